@@ -1,0 +1,89 @@
+// The reverse-mode autograd engine.
+//
+// Every differentiable op computes its output and then calls record(), with
+// the backward written as a lambda right below the forward:
+//
+//   Tensor out = ...forward...;                       // out = a * b
+//   record(out, "MulBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
+//     return grads{g * b_, g * a_};                   // dL/da = g b, dL/db = g a
+//   });
+//
+// Rules for backward lambdas:
+//  * return one gradient per input, in order; an undefined Tensor means "none";
+//  * a gradient may have the broadcast (output) shape: the engine's
+//    accumulate step sums it back to the input's shape (and checks it fits);
+//  * capture tensors with .detach() (never `out` itself: that would make a
+//    reference cycle out -> node -> lambda -> out);
+//  * backward runs under NoGradGuard, so it may use any public op.
+//
+// backward() sorts the graph topologically with an explicit stack (no
+// recursion: a chain of 100,000 ops is fine), then sweeps it in reverse.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attograd/tensor.h"
+
+namespace ag {
+
+using grads = std::vector<Tensor>;
+using BackwardFn = std::function<grads(const Tensor& grad_output)>;
+
+// One recorded op: what it consumed and how to send a gradient back.
+class Node {
+ public:
+  Node(std::string name, std::vector<Tensor> inputs, BackwardFn backward, Shape output_shape);
+  ~Node();  // iterative: dropping a 100,000-op chain must not recurse
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::vector<Tensor>& inputs() const { return inputs_; }
+  const Shape& output_shape() const { return output_shape_; }
+  bool released() const { return released_; }
+
+  // dL/dinputs from dL/doutput (checks the node was not freed).
+  grads apply(const Tensor& grad_output);
+  // Frees saved tensors and the lambda (after a backward without retain_graph).
+  void release();
+
+ private:
+  friend class NodeDeleter;
+  std::string name_;
+  std::vector<Tensor> inputs_;
+  BackwardFn backward_;
+  Shape output_shape_;
+  bool released_ = false;
+};
+
+// True unless a NoGradGuard is alive on this thread.
+bool grad_mode_enabled();
+
+// RAII: while alive, ops record nothing (inference, optimizer steps, backward).
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// True when grad mode is on and some input requires grad: the op must record.
+bool any_requires_grad(const std::vector<Tensor>& inputs);
+
+// Attaches a Node named `name` to `out` when any_requires_grad(inputs);
+// otherwise does nothing (and the lambda is dropped).
+void record(Tensor& out, const char* name, std::vector<Tensor> inputs, BackwardFn backward);
+
+// The one place a gradient meets its tensor: checks that `grad` has `shape`
+// or a shape `shape` broadcasts to, and sums the broadcast dims away.
+// Throws "autograd: MulBackward produced a gradient of shape [..] for input 1 of shape [..]".
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape, const std::string& op, size_t input);
+
+}  // namespace ag

@@ -1,0 +1,34 @@
+// GEMM: the one entry point every matmul-shaped computation goes through
+// (matmul, bmm, linear, and all their backwards).
+//
+//   C[b] = op(A[b]) @ op(B[b]) + beta * C[b]     for b in [0, batch)
+//
+// Row-major. op(X) is X or X^T (trans_x). op(A) is [M, K], op(B) is [K, N],
+// C is [M, N]. lda/ldb/ldc are row strides of the stored (untransposed) A, B,
+// C in elements; stride_a/b/c step from one batch item to the next (0 repeats
+// the same matrix: that is how matmul broadcasts a weight over a batch).
+// beta is 0 (overwrite C; C may be uninitialised) or 1 (accumulate into C).
+#pragma once
+
+#include <cstdint>
+
+namespace ag::kernels {
+
+struct GemmShape {
+  int64_t batch = 1;
+  int64_t M = 0, N = 0, K = 0;
+  bool trans_a = false, trans_b = false;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  float beta = 0;  // 0 or 1
+};
+
+// The fast path (chosen at run time by CPU features; see gemm.cpp).
+void gemm(const GemmShape& s, const float* A, const float* B, float* C);
+void gemm(const GemmShape& s, const double* A, const double* B, double* C);
+
+// The plain triple loop: the reference the tests compare the fast path with.
+void gemm_naive(const GemmShape& s, const float* A, const float* B, float* C);
+void gemm_naive(const GemmShape& s, const double* A, const double* B, double* C);
+
+}  // namespace ag::kernels

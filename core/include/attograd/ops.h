@@ -1,0 +1,121 @@
+// Every differentiable op, as free functions (and operators where natural).
+// Elementwise ops broadcast as NumPy does; negative dims count from the end.
+// Each op lives in one .cpp file of core/src/ops_*.cpp with its backward
+// written right below its forward.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "attograd/tensor.h"
+
+namespace ag {
+
+// ---- elementwise binary (ops_binary.cpp) ------------------------------------
+// Both operands must share a dtype (no silent promotion); a scalar takes the
+// tensor's dtype.
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& base, double exponent);
+Tensor pow(const Tensor& base, const Tensor& exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);  // elementwise; gradient to the larger (a on ties)
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+
+// Comparisons and logic give bool tensors and are not differentiable.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& a);
+
+// ---- elementwise unary (ops_unary.cpp) ---------------------------------------
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor abs(const Tensor& x);
+
+// ---- reductions (ops_reduce.cpp) ---------------------------------------------
+Tensor sum(const Tensor& x);  // all elements -> 0-d
+Tensor sum(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor max(const Tensor& x);  // all elements -> 0-d
+// Values of the maximum along `dim` (the gradient goes to the first maximum).
+Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);  // int64
+
+// ---- shape and views (ops_shape.cpp) -----------------------------------------
+Tensor reshape(const Tensor& x, Shape shape);  // one dim may be -1
+Tensor view(const Tensor& x, Shape shape);     // reshape that requires no copy
+Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor squeeze(const Tensor& x);               // all size-1 dims
+Tensor squeeze(const Tensor& x, int64_t dim);  // that dim, if its size is 1
+Tensor expand(const Tensor& x, Shape shape);   // -1 keeps a dim
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+
+// ---- indexing, joining, selecting (ops_index.cpp) ----------------------------
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, int64_t dim);
+// `repeats` is int64 1-D with one count per slice along dim.
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, int64_t dim);
+// x with `value` wherever the bool mask (broadcast to x) is true.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+// cond ? a : b, elementwise with broadcasting; cond is bool.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, double b);
+// Slice [start, end) along dim (negative start/end count from the end).
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+// out[..., i, ...] = x[..., index[i], ...] along dim; index is int64 1-D.
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+
+// ---- matmul family (ops_matmul.cpp) ------------------------------------------
+// All of them call kernels::gemm (core/kernels/gemm.h), forward and backward.
+Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules, batched broadcast
+Tensor bmm(const Tensor& a, const Tensor& b);     // [B, n, k] @ [B, k, m] -> [B, n, m]
+Tensor mm(const Tensor& a, const Tensor& b);      // [n, k] @ [k, m] -> [n, m]
+// x W^T (+ b) over the last axis of any-rank x; W is [out, in]. Uses the
+// transposed kernel, never a materialised W^T.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// ---- softmax family (ops_softmax.cpp) ----------------------------------------
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// ---- random and losses (ops_loss.cpp) ----------------------------------------
+// Inverted dropout: in training, zero each element with probability p and scale
+// the rest by 1/(1-p); identity when !training or p == 0. p in [0, 1).
+Tensor dropout(const Tensor& x, double p, bool training);
+// mean((input - target)^2) (reduction "mean", as PyTorch's default)
+Tensor mse_loss(const Tensor& input, const Tensor& target);
+// logits [N, C] (or [C]) and int64 targets [N] (or 0-d): mean over N of
+// -log_softmax(logits)[n, target[n]]. Targets out of [0, C) throw.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets);
+
+}  // namespace ag

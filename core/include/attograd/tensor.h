@@ -1,0 +1,153 @@
+// ag::Tensor — an N-d array handle with reverse-mode autograd.
+//
+// A Tensor is a cheap handle (a shared_ptr) to a TensorImpl:
+//   storage  shared, 64-byte aligned bytes (several views may share it)
+//   offset   first element, in elements
+//   shape    e.g. [B, T, d]; strides in elements, row-major when contiguous
+//   dtype    float32 (default), float64, int64, bool
+//   autograd requires_grad, grad (a Tensor), grad_fn (the Node that made it)
+// Copying a Tensor shares everything, as in PyTorch. View ops (reshape of a
+// contiguous tensor, transpose, permute, expand, squeeze, unsqueeze) share
+// storage; every other op writes a fresh contiguous tensor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "attograd/dtype.h"
+#include "attograd/error.h"
+
+namespace ag {
+
+using Shape = std::vector<int64_t>;
+
+class Node;
+
+// Raw, 64-byte aligned bytes (aligned for the SIMD kernels).
+class Storage {
+ public:
+  explicit Storage(size_t nbytes);  // zero-filled
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+
+ private:
+  std::byte* data_;
+  size_t nbytes_;
+};
+
+class Tensor;
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;
+  Shape shape;
+  Shape strides;
+  DType dtype = kFloat32;
+  bool requires_grad = false;
+  std::shared_ptr<Tensor> grad;     // accumulated dL/dself (leaves), null until a backward
+  std::shared_ptr<Node> grad_fn;    // the op that produced this tensor; null for leaves
+  std::string name;                 // optional label for printing and the viewer
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: the "None" of optional arguments
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- shape and type -------------------------------------------------------
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  const Shape& strides() const;
+  int64_t dim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t numel() const;
+  int64_t size(int64_t dim) const;  // negative dims count from the end
+  DType dtype() const;
+  bool is_contiguous() const;
+
+  // ---- data -----------------------------------------------------------------
+  Tensor contiguous() const;  // itself when already contiguous (differentiable)
+  Tensor clone() const;       // a fresh contiguous copy (differentiable)
+  Tensor to(DType dtype) const;  // differentiable between float32 and float64
+  std::vector<double> to_vector() const;  // row-major values, whatever the strides
+  double item() const;                    // the one value of a 1-element tensor
+  // Pointer to the first element (at `offset`); T must match dtype(). Walk it
+  // with strides(), or call contiguous() first to walk it linearly.
+  template <typename T>
+  T* data_ptr() const;
+
+  // ---- autograd -------------------------------------------------------------
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool requires_grad() const;
+  Tensor grad() const;  // undefined until a backward reaches this tensor
+  // Seeds dL/dself with `grad_output` (ones for a scalar when omitted) and
+  // accumulates dL/dleaf into every leaf's grad(). The graph is freed after
+  // the sweep unless retain_graph.
+  void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
+  void zero_grad();
+  void set_grad(const Tensor& grad);  // used by optimizers and zero_grad
+  Tensor detach() const;  // same storage, no graph, requires_grad false
+  bool is_leaf() const;
+  std::string grad_fn_name() const;  // "BmmBackward", or "" for a leaf
+  const std::shared_ptr<Node>& grad_fn() const;
+
+  // Optional label (e.g. "scores", "attention_weights"), shown by the viewer.
+  Tensor& set_name(std::string name);
+  const std::string& name() const;
+
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+  // True when both handles point at the same tensor (not value equality).
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+ private:
+  const TensorImpl& checked() const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// ---- creation ----------------------------------------------------------------
+// tensor({1, 2, 3, 4}, {2, 2}) -> [[1, 2], [3, 4]]. An empty shape makes a
+// 1-D tensor of values.size() elements.
+Tensor tensor(std::vector<double> values, Shape shape = {}, DType dtype = kFloat32);
+Tensor scalar_tensor(double value, DType dtype = kFloat32);  // 0-d
+Tensor empty(Shape shape, DType dtype = kFloat32);           // zero-filled, like zeros
+Tensor zeros(Shape shape, DType dtype = kFloat32);
+Tensor ones(Shape shape, DType dtype = kFloat32);
+Tensor full(Shape shape, double value, DType dtype = kFloat32);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor arange(int64_t n, DType dtype = kFloat32);  // 0, 1, ..., n-1
+// Random draws use one global generator; manual_seed makes every draw (init,
+// dropout, rand, randn) reproducible.
+void manual_seed(uint64_t seed);
+Tensor rand(Shape shape, DType dtype = kFloat32);   // uniform [0, 1)
+Tensor randn(Shape shape, DType dtype = kFloat32);  // standard normal
+Tensor uniform(Shape shape, double low, double high, DType dtype = kFloat32);
+// The next raw 64-bit draw of the global generator (for dropout masks etc.).
+uint64_t random_u64();
+
+// ---- shape helpers -----------------------------------------------------------
+int64_t shape_numel(const Shape& shape);
+Shape contiguous_strides(const Shape& shape);
+// Normalises a possibly negative dim against `ndim`, throwing
+// "op: dim 3 out of range for a 2-D tensor of shape [2, 3]".
+int64_t normalize_dim(int64_t dim, const Shape& shape, const char* op);
+// NumPy broadcasting of two shapes; throws "op: shapes [2, 3] and [4] do not broadcast".
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+// ---- printing ----------------------------------------------------------------
+// PyTorch style: tensor([[2., 3.]], grad_fn=<BmmBackward>)
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+std::string to_string(const Tensor& t);
+
+// ---- threads -----------------------------------------------------------------
+// Worker threads for the kernels; default: all cores. n < 1 throws.
+void set_num_threads(int n);
+int get_num_threads();
+
+}  // namespace ag

@@ -1,0 +1,193 @@
+// The autograd engine: nodes, grad mode, recording, and the backward sweep.
+// It knows nothing about individual ops: each op hands it a backward lambda.
+#include "attograd/autograd.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "attograd/ops.h"
+
+namespace ag {
+
+// ---- Node ------------------------------------------------------------------------
+
+Node::Node(std::string name, std::vector<Tensor> inputs, BackwardFn backward, Shape output_shape)
+    : name_(std::move(name)),
+      inputs_(std::move(inputs)),
+      backward_(std::move(backward)),
+      output_shape_(std::move(output_shape)) {}
+
+// Destroying the last handle of a long chain would otherwise recurse once per
+// op (node -> input tensor -> its node -> ...) and overflow the stack. Instead,
+// nodes that only we keep alive are moved onto a heap-allocated worklist and
+// their inputs are cleared there, one level at a time.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> worklist;
+  auto adopt_sole_parents = [&worklist](std::vector<Tensor>& inputs) {
+    for (Tensor& input : inputs) {
+      const std::shared_ptr<TensorImpl>& impl = input.impl();
+      if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1)
+        worklist.push_back(std::move(impl->grad_fn));
+    }
+    inputs.clear();
+  };
+  adopt_sole_parents(inputs_);
+  while (!worklist.empty()) {
+    std::shared_ptr<Node> node = std::move(worklist.back());
+    worklist.pop_back();
+    adopt_sole_parents(node->inputs_);
+    node->backward_ = nullptr;
+  }  // `node` dies here with no inputs left: no recursion
+}
+
+grads Node::apply(const Tensor& grad_output) {
+  if (released_)
+    throw Error("backward: trying to backward through " + name_ +
+                " a second time, but its saved tensors were freed by the first backward; "
+                "call backward(grad, /*retain_graph=*/true) the first time");
+  grads result = backward_(grad_output);
+  if (result.size() != inputs_.size())
+    throw Error("autograd: " + name_ + " returned " + std::to_string(result.size()) +
+                " gradients for " + std::to_string(inputs_.size()) + " inputs");
+  return result;
+}
+
+void Node::release() {
+  released_ = true;
+  backward_ = nullptr;
+  // Keep the inputs: the graph's structure stays walkable, so a second
+  // backward reaches this node and reports the freed graph clearly.
+}
+
+// ---- grad mode ------------------------------------------------------------------
+
+namespace {
+thread_local bool grad_mode = true;
+}
+
+bool grad_mode_enabled() { return grad_mode; }
+NoGradGuard::NoGradGuard() : previous_(grad_mode) { grad_mode = false; }
+NoGradGuard::~NoGradGuard() { grad_mode = previous_; }
+
+bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  if (!grad_mode) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+void record(Tensor& out, const char* name, std::vector<Tensor> inputs, BackwardFn backward) {
+  if (!any_requires_grad(inputs)) return;
+  TensorImpl& impl = *out.impl();
+  impl.requires_grad = true;
+  impl.grad_fn = std::make_shared<Node>(name, std::move(inputs), std::move(backward), out.shape());
+}
+
+// ---- accumulation ---------------------------------------------------------------
+
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape, const std::string& op, size_t input) {
+  if (grad.shape() == shape) return grad;
+  const Shape& g = grad.shape();
+  auto fail = [&]() {
+    throw Error("autograd: " + op + " produced a gradient of shape " + shape_str(g) +
+                " for input " + std::to_string(input) + " of shape " + shape_str(shape));
+  };
+  if (g.size() < shape.size()) fail();
+  // Dims to sum: the extra leading ones, and those where the input had size 1.
+  const size_t lead = g.size() - shape.size();
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < g.size(); ++d) {
+    if (d < lead) {
+      dims.push_back(static_cast<int64_t>(d));
+    } else if (shape[d - lead] != g[d]) {
+      if (shape[d - lead] != 1) fail();
+      dims.push_back(static_cast<int64_t>(d));
+    }
+  }
+  return reshape(sum(grad, dims, /*keepdim=*/true), shape);
+}
+
+namespace {
+
+void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
+  if (!leaf.grad) {
+    // Contiguous, so optimizers can walk .grad() linearly (a gradient may be
+    // a broadcast view, e.g. the ones of SumBackward).
+    leaf.grad = std::make_shared<Tensor>(grad.contiguous().detach());
+  } else {
+    *leaf.grad = add(*leaf.grad, grad).detach();
+  }
+}
+
+// Nodes reachable from `root`, ordered so that every node comes before the
+// nodes of its inputs (reverse post-order of an iterative DFS).
+std::vector<Node*> topological_order(Node* root) {
+  std::vector<Node*> post_order;
+  std::unordered_set<Node*> visited{root};
+  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};  // (node, next input to visit)
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs().size()) {
+      const Tensor& input = node->inputs()[next++];
+      Node* child = input.defined() ? input.grad_fn().get() : nullptr;
+      if (child && visited.insert(child).second) stack.emplace_back(child, 0);
+    } else {
+      post_order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return {post_order.rbegin(), post_order.rend()};
+}
+
+}  // namespace
+
+void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
+  check(requires_grad(), "backward",
+        "tensor of shape " + shape_str(shape()) + " does not require grad and has no grad_fn");
+  Tensor seed = grad_output;
+  if (!seed.defined()) {
+    check(numel() == 1, "backward",
+          "grad can be implicitly created only for scalar outputs, got shape " +
+              shape_str(shape()) + "; pass backward(grad_output)");
+    seed = ones(shape(), dtype());
+  }
+  check(seed.shape() == shape(), "backward",
+        "grad_output of shape " + shape_str(seed.shape()) + " does not match tensor of shape " +
+            shape_str(shape()));
+  check(seed.dtype() == dtype(), "backward",
+        std::string("grad_output is ") + dtype_name(seed.dtype()) + ", tensor is " +
+            dtype_name(dtype()));
+
+  NoGradGuard no_grad;  // backward lambdas must not record
+  if (is_leaf()) {
+    accumulate_into_leaf(*impl(), seed);
+    return;
+  }
+  const std::vector<Node*> order = topological_order(grad_fn().get());
+  std::unordered_map<Node*, Tensor> pending{{grad_fn().get(), seed}};
+  for (Node* node : order) {
+    auto it = pending.find(node);
+    if (it == pending.end()) continue;  // no gradient flowed here
+    const Tensor grad_out = std::move(it->second);
+    pending.erase(it);
+    const grads input_grads = node->apply(grad_out);
+    for (size_t i = 0; i < input_grads.size(); ++i) {
+      const Tensor& input = node->inputs()[i];
+      if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) continue;
+      Tensor g = sum_to_shape(input_grads[i], input.shape(), node->name(), i);
+      if (g.dtype() != input.dtype())
+        throw Error("autograd: " + node->name() + " produced a " + dtype_name(g.dtype()) +
+                    " gradient for " + dtype_name(input.dtype()) + " input " + std::to_string(i));
+      if (input.is_leaf()) {
+        accumulate_into_leaf(*input.impl(), g);
+        continue;
+      }
+      Node* parent = input.grad_fn().get();
+      auto [slot, inserted] = pending.try_emplace(parent, g);
+      if (!inserted) slot->second = add(slot->second, g);
+    }
+    if (!retain_graph) node->release();
+  }
+}
+
+}  // namespace ag

@@ -1,0 +1,92 @@
+// Internal helpers for elementwise kernels: walking tensors of any strides
+// (including the stride-0 dims of a broadcast) in row-major order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "attograd/tensor.h"
+
+namespace ag::detail {
+
+// Strides of `t` seen at shape `out` (which t broadcasts to): leading missing
+// dims and size-1 dims that broadcast get stride 0.
+inline Shape broadcast_strides(const Tensor& t, const Shape& out) {
+  Shape strides(out.size(), 0);
+  const size_t lead = out.size() - t.shape().size();
+  for (size_t d = 0; d < t.shape().size(); ++d) {
+    if (t.shape()[d] != 1) strides[lead + d] = t.strides()[d];
+  }
+  return strides;
+}
+
+// Calls fn(offsets) for every index of `shape` in row-major order, where
+// offsets[k] is the element offset of operand k (from strides[k]).
+template <size_t N, typename Fn>
+void for_each_offset(const Shape& shape, const std::array<Shape, N>& strides, Fn&& fn) {
+  const int64_t total = shape_numel(shape);
+  if (total == 0) return;
+  std::array<int64_t, N> base{};
+  if (shape.empty()) {
+    fn(base);
+    return;
+  }
+  const size_t nd = shape.size();
+  const int64_t inner = shape[nd - 1];
+  std::array<int64_t, N> inner_stride;
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = strides[k][nd - 1];
+  std::vector<int64_t> index(nd, 0);
+  for (int64_t row = 0; row < total / inner; ++row) {
+    std::array<int64_t, N> offsets = base;
+    for (int64_t i = 0; i < inner; ++i) {
+      fn(offsets);
+      for (size_t k = 0; k < N; ++k) offsets[k] += inner_stride[k];
+    }
+    // Odometer step over the outer dims (last-but-one fastest).
+    for (int64_t d = static_cast<int64_t>(nd) - 2; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k) base[k] += strides[k][d];
+      if (++index[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) base[k] -= strides[k][d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// out[i] = fn(x[i]) into a fresh contiguous tensor of dtype R.
+template <typename T, typename R, typename Fn>
+Tensor map_unary(const Tensor& x, DType out_dtype, Fn&& fn) {
+  Tensor out = empty(x.shape(), out_dtype);
+  const T* in = x.data_ptr<T>();
+  R* o = out.data_ptr<R>();
+  if (x.is_contiguous()) {
+    const int64_t n = x.numel();
+    for (int64_t i = 0; i < n; ++i) o[i] = fn(in[i]);
+    return out;
+  }
+  int64_t i = 0;
+  for_each_offset<1>(x.shape(), {x.strides()},
+                     [&](const std::array<int64_t, 1>& off) { o[i++] = fn(in[off[0]]); });
+  return out;
+}
+
+// out = fn(a, b) with NumPy broadcasting, into a fresh tensor of dtype R.
+template <typename T, typename R, typename Fn>
+Tensor map_binary(const Tensor& a, const Tensor& b, const char* op, DType out_dtype, Fn&& fn) {
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
+  Tensor out = empty(shape, out_dtype);
+  const T* pa = a.data_ptr<T>();
+  const T* pb = b.data_ptr<T>();
+  R* o = out.data_ptr<R>();
+  if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
+    const int64_t n = out.numel();
+    for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], pb[i]);
+    return out;
+  }
+  int64_t i = 0;
+  for_each_offset<2>(shape, {broadcast_strides(a, shape), broadcast_strides(b, shape)},
+                     [&](const std::array<int64_t, 2>& off) { o[i++] = fn(pa[off[0]], pb[off[1]]); });
+  return out;
+}
+
+}  // namespace ag::detail

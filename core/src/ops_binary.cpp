@@ -1,0 +1,172 @@
+// Elementwise binary ops with NumPy broadcasting, and comparisons.
+// Backward lambdas return gradients at the broadcast (output) shape; the
+// engine's sum_to_shape reduces them to each input's shape.
+#include <cmath>
+
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
+#include "elementwise.h"
+
+namespace ag {
+
+namespace {
+
+// Both operands of arithmetic must share a numeric dtype: no silent promotion.
+void check_arithmetic(const Tensor& a, const Tensor& b, const char* op) {
+  check(a.defined() && b.defined(), op, "undefined tensor operand");
+  check(a.dtype() == b.dtype(), op,
+        std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
+            " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  check(a.dtype() != kBool, op, "arithmetic on bool tensors is not supported; use .to(...) first");
+}
+
+template <typename Fn>
+Tensor arithmetic(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
+  check_arithmetic(a, b, op);
+  return dispatch_all(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return detail::map_binary<T, T>(a, b, op, a.dtype(), [&](T x, T y) { return static_cast<T>(fn(x, y)); });
+  });
+}
+
+Tensor scalar_like(double value, const Tensor& t) { return scalar_tensor(value, t.dtype()); }
+
+}  // namespace
+
+// out = a + b  =>  dL/da = g, dL/db = g
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor out = arithmetic(a, b, "add", [](auto x, auto y) { return x + y; });
+  record(out, "AddBackward", {a, b}, [](const Tensor& g) { return grads{g, g}; });
+  return out;
+}
+
+// out = a - b  =>  dL/da = g, dL/db = -g
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor out = arithmetic(a, b, "sub", [](auto x, auto y) { return x - y; });
+  record(out, "SubBackward", {a, b}, [](const Tensor& g) { return grads{g, neg(g)}; });
+  return out;
+}
+
+// out = a * b  =>  dL/da = g * b, dL/db = g * a
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = arithmetic(a, b, "mul", [](auto x, auto y) { return x * y; });
+  record(out, "MulBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
+    return grads{mul(g, b_), mul(g, a_)};
+  });
+  return out;
+}
+
+// out = a / b  =>  dL/da = g / b, dL/db = -g a / b^2
+Tensor div(const Tensor& a, const Tensor& b) {
+  check_arithmetic(a, b, "div");
+  if (a.dtype() == kInt64) {
+    // Integer division by zero is undefined behaviour in C++: refuse it.
+    for (double v : b.to_vector()) check(v != 0, "div", "integer division by zero");
+  }
+  Tensor out = arithmetic(a, b, "div", [](auto x, auto y) { return x / y; });
+  record(out, "DivBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
+    return grads{div(g, b_), neg(div(mul(g, a_), mul(b_, b_)))};
+  });
+  return out;
+}
+
+// out = x^p  =>  dL/dx = g p x^(p-1)
+Tensor pow(const Tensor& base, double exponent) {
+  check(base.defined() && is_floating(base.dtype()), "pow",
+        "expected a floating-point base tensor");
+  Tensor out = dispatch_floating(base.dtype(), "pow", [&](auto tag) {
+    using T = decltype(tag);
+    return detail::map_unary<T, T>(base, base.dtype(),
+                                   [&](T x) { return static_cast<T>(std::pow(x, exponent)); });
+  });
+  record(out, "PowBackward", {base}, [x = base.detach(), exponent](const Tensor& g) {
+    return grads{mul(g, mul(scalar_like(exponent, x), pow(x, exponent - 1.0)))};
+  });
+  return out;
+}
+
+// out = x^y  =>  dL/dx = g y x^(y-1), dL/dy = g out ln x (taken as 0 where x <= 0)
+Tensor pow(const Tensor& base, const Tensor& exponent) {
+  check_arithmetic(base, exponent, "pow");
+  check(is_floating(base.dtype()), "pow", "expected floating-point tensors");
+  Tensor out = arithmetic(base, exponent, "pow", [](auto x, auto y) { return std::pow(x, y); });
+  record(out, "PowBackward", {base, exponent},
+         [x = base.detach(), y = exponent.detach(), o = out.detach()](const Tensor& g) {
+           const Tensor positive = gt(x, zeros_like(x));
+           const Tensor log_x = log(where(positive, x, 1.0));  // ln 1 = 0 off the domain
+           return grads{mul(g, mul(y, pow(x, sub(y, ones_like(y))))), mul(g, mul(o, log_x))};
+         });
+  return out;
+}
+
+// out = max(a, b)  =>  the gradient goes to the larger operand (to a on ties)
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  Tensor out = arithmetic(a, b, "maximum", [](auto x, auto y) { return x >= y ? x : y; });
+  record(out, "MaximumBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
+    const Tensor a_wins = ge(a_, b_);
+    const Tensor zero = zeros_like(g);
+    return grads{where(a_wins, g, zero), where(a_wins, zero, g)};
+  });
+  return out;
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, double b) { return add(a, scalar_like(b, a)); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, scalar_like(b, a)); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, scalar_like(b, a)); }
+Tensor operator/(const Tensor& a, double b) { return div(a, scalar_like(b, a)); }
+Tensor operator+(double a, const Tensor& b) { return add(scalar_like(a, b), b); }
+Tensor operator-(double a, const Tensor& b) { return sub(scalar_like(a, b), b); }
+Tensor operator*(double a, const Tensor& b) { return mul(scalar_like(a, b), b); }
+Tensor operator/(double a, const Tensor& b) { return div(scalar_like(a, b), b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+
+// ---- comparisons and logic: bool results, no gradient ------------------------------
+
+namespace {
+
+template <typename Fn>
+Tensor compare(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
+  check(a.defined() && b.defined(), op, "undefined tensor operand");
+  check(a.dtype() == b.dtype(), op,
+        std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
+            " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  return dispatch_all(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return detail::map_binary<T, bool>(a, b, op, kBool, fn);
+  });
+}
+
+Tensor as_bool(const Tensor& t, const char* op) {
+  check(t.defined() && t.dtype() == kBool, op,
+        std::string("expected a bool tensor, got ") + (t.defined() ? dtype_name(t.dtype()) : "none"));
+  return t;
+}
+
+}  // namespace
+
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", [](auto x, auto y) { return x == y; }); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(a, b, "ne", [](auto x, auto y) { return x != y; }); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", [](auto x, auto y) { return x < y; }); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", [](auto x, auto y) { return x <= y; }); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", [](auto x, auto y) { return x > y; }); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", [](auto x, auto y) { return x >= y; }); }
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return compare(as_bool(a, "logical_and"), as_bool(b, "logical_and"), "logical_and",
+                 [](auto x, auto y) { return x && y; });
+}
+
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return compare(as_bool(a, "logical_or"), as_bool(b, "logical_or"), "logical_or",
+                 [](auto x, auto y) { return x || y; });
+}
+
+Tensor logical_not(const Tensor& a) {
+  return detail::map_unary<bool, bool>(as_bool(a, "logical_not"), kBool, [](bool x) { return !x; });
+}
+
+}  // namespace ag

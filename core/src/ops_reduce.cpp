@@ -1,0 +1,197 @@
+// Reductions: sum, mean, max, argmax. Sums accumulate in double (float
+// inputs) or int64 (int64/bool inputs) so long rows keep their precision.
+#include <algorithm>
+#include <limits>
+
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
+#include "elementwise.h"
+
+namespace ag {
+
+namespace {
+
+// The shape after reducing `dims` (kept as size 1 when keepdim).
+Shape reduced_shape(const Shape& shape, const std::vector<bool>& reduce, bool keepdim) {
+  Shape out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!reduce[d]) out.push_back(shape[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+std::vector<bool> dims_mask(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
+  std::vector<bool> reduce(x.shape().size(), false);
+  for (int64_t dim : dims) {
+    if (x.dim() == 0) {
+      normalize_dim(dim, x.shape(), op);  // validates; a 0-d tensor has nothing to reduce
+      continue;
+    }
+    const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), op));
+    check(!reduce[d], op, "dim " + std::to_string(dim) + " repeats in " + shape_str(dims));
+    reduce[d] = true;
+  }
+  return reduce;
+}
+
+// Sum over the dims marked in `reduce`; the result is contiguous, with the
+// reduced dims kept as size 1.
+Tensor sum_kept(const Tensor& x, const std::vector<bool>& reduce) {
+  const Shape kept = reduced_shape(x.shape(), reduce, /*keepdim=*/true);
+  // Walk x; the output stride of every reduced dim is 0 so its elements pile up.
+  Shape out_strides = contiguous_strides(kept);
+  for (size_t d = 0; d < reduce.size(); ++d)
+    if (reduce[d]) out_strides[d] = 0;
+  const DType out_dtype = is_floating(x.dtype()) ? x.dtype() : kInt64;
+  Tensor out = zeros(kept, out_dtype);
+  dispatch_all(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+    std::vector<Acc> acc(static_cast<size_t>(out.numel()), Acc(0));
+    const T* in = x.data_ptr<T>();
+    detail::for_each_offset<2>(x.shape(), {x.strides(), out_strides},
+                               [&](const std::array<int64_t, 2>& off) {
+                                 acc[static_cast<size_t>(off[1])] += static_cast<Acc>(in[off[0]]);
+                               });
+    dispatch_all(out_dtype, [&](auto out_tag) {
+      using O = decltype(out_tag);
+      O* o = out.data_ptr<O>();
+      for (size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<O>(acc[i]);
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+// y = sum over dims of x  =>  dL/dx = dL/dy broadcast back over those dims
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  check(x.defined(), "sum", "undefined tensor");
+  const std::vector<bool> reduce = dims_mask(x, dims, "sum");
+  const Tensor kept = sum_kept(x, reduce);
+  Tensor y = keepdim ? kept : view(kept, reduced_shape(x.shape(), reduce, false));
+  record(y, "SumBackward", {x}, [in_shape = x.shape(), kept_shape = kept.shape()](const Tensor& g) {
+    return grads{expand(reshape(g, kept_shape), in_shape)};
+  });
+  return y;
+}
+
+Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
+  return sum(x, std::vector<int64_t>{dim}, keepdim);
+}
+
+Tensor sum(const Tensor& x) {
+  check(x.defined(), "sum", "undefined tensor");
+  std::vector<int64_t> all(x.shape().size());
+  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
+  return sum(x, all, /*keepdim=*/false);
+}
+
+// mean = sum / count (composed: its backward comes from sum and div)
+Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
+  check(x.defined() && is_floating(x.dtype()), "mean", "expected a floating-point tensor");
+  const int64_t count = x.dim() == 0 ? 1 : x.size(dim);
+  check(count > 0, "mean", "mean over an empty dim of shape " + shape_str(x.shape()));
+  return sum(x, dim, keepdim) / static_cast<double>(count);
+}
+
+Tensor mean(const Tensor& x) {
+  check(x.defined() && is_floating(x.dtype()), "mean", "expected a floating-point tensor");
+  check(x.numel() > 0, "mean", "mean of an empty tensor of shape " + shape_str(x.shape()));
+  return sum(x) / static_cast<double>(x.numel());
+}
+
+// ---- max / argmax along one dim -------------------------------------------------
+// x is viewed as [outer, n, inner] around `dim`.
+
+namespace {
+
+struct ArgMax {
+  Tensor values, indices;  // both with the dim kept as size 1
+};
+
+ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
+  check(x.defined(), op, "undefined tensor");
+  check(x.dtype() != kBool, op, "not defined for bool tensors");
+  const Tensor c = x.contiguous();
+  const Shape shape = c.dim() == 0 ? Shape{1} : c.shape();
+  const size_t d = static_cast<size_t>(x.dim() == 0 ? 0 : normalize_dim(dim, x.shape(), op));
+  const int64_t n = shape[d];
+  check(n > 0, op, "reduction over an empty dim of shape " + shape_str(x.shape()));
+  const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + static_cast<long>(d)));
+  const int64_t inner = shape_numel(Shape(shape.begin() + static_cast<long>(d) + 1, shape.end()));
+  Shape kept = shape;
+  kept[d] = 1;
+  ArgMax r{empty(kept, x.dtype()), empty(kept, kInt64)};
+  dispatch_all(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = c.data_ptr<T>();
+    T* values = r.values.data_ptr<T>();
+    int64_t* indices = r.indices.data_ptr<int64_t>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* row = in + o * n * inner + i;
+        int64_t best = 0;
+        auto is_nan = [](T v) { return v != v; };
+        for (int64_t k = 1; k < n && !is_nan(row[best * inner]); ++k)  // a NaN wins, as in PyTorch
+          if (row[k * inner] > row[best * inner] || is_nan(row[k * inner])) best = k;
+        values[o * inner + i] = row[best * inner];
+        indices[o * inner + i] = best;
+      }
+    }
+  });
+  if (x.dim() == 0) return {r.values.detach(), r.indices};
+  return r;
+}
+
+Shape drop_dim(const Shape& shape, int64_t dim) {
+  Shape out = shape;
+  if (!out.empty()) out.erase(out.begin() + dim);
+  return out;
+}
+
+}  // namespace
+
+// y = max_k x[..., k, ...]  =>  dL/dx = dL/dy at the first argmax, 0 elsewhere
+Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+  ArgMax r = argmax_kept(x, dim, "max");
+  const int64_t d = x.dim() == 0 ? 0 : normalize_dim(dim, x.shape(), "max");
+  const Shape out_shape = x.dim() == 0 ? Shape{} : keepdim ? r.values.shape() : drop_dim(x.shape(), d);
+  Tensor y = reshape(r.values, out_shape);
+  record(y, "MaxBackward",
+         {x}, [in_shape = x.shape(), kept = r.values.shape(), indices = r.indices, d](const Tensor& g) {
+           // Scatter g into a zero tensor of x's shape at the recorded indices.
+           const Tensor gc = reshape(g, kept).contiguous();
+           Tensor gx = zeros(in_shape.empty() ? Shape{1} : in_shape, g.dtype());
+           const int64_t n = in_shape.empty() ? 1 : in_shape[static_cast<size_t>(d)];
+           const int64_t inner =
+               shape_numel(Shape(kept.begin() + d + 1, kept.end()));
+           const int64_t outer = shape_numel(kept) / std::max<int64_t>(inner, 1);
+           dispatch_floating(g.dtype(), "max", [&](auto tag) {
+             using T = decltype(tag);
+             const T* src = gc.data_ptr<T>();
+             const int64_t* idx = indices.data_ptr<int64_t>();
+             T* dst = gx.data_ptr<T>();
+             for (int64_t o = 0; o < outer; ++o)
+               for (int64_t i = 0; i < inner; ++i)
+                 dst[o * n * inner + idx[o * inner + i] * inner + i] = src[o * inner + i];
+           });
+           return grads{reshape(gx, in_shape)};
+         });
+  return y;
+}
+
+Tensor max(const Tensor& x) {
+  check(x.defined(), "max", "undefined tensor");
+  check(x.numel() > 0, "max", "max of an empty tensor of shape " + shape_str(x.shape()));
+  return max(reshape(x, {-1}), 0, /*keepdim=*/false);
+}
+
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  ArgMax r = argmax_kept(x, dim, "argmax");
+  if (keepdim || x.dim() == 0) return x.dim() == 0 ? reshape(r.indices, {}) : r.indices;
+  return reshape(r.indices, drop_dim(x.shape(), normalize_dim(dim, x.shape(), "argmax")));
+}
+
+}  // namespace ag

@@ -1,0 +1,113 @@
+// Elementwise unary ops. Each backward is written in terms of the forward's
+// input x or output y, whichever makes the derivative cheapest.
+#include <cmath>
+
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
+#include "elementwise.h"
+
+namespace ag {
+
+namespace {
+
+// y = fn(x) for float32/float64 x.
+template <typename Fn>
+Tensor float_map(const Tensor& x, const char* op, Fn fn) {
+  check(x.defined(), op, "undefined tensor");
+  return dispatch_floating(x.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    return detail::map_unary<T, T>(x, x.dtype(), [&](T v) { return static_cast<T>(fn(v)); });
+  });
+}
+
+// y = fn(x) for float32/float64/int64 x.
+template <typename Fn>
+Tensor signed_map(const Tensor& x, const char* op, Fn fn) {
+  check(x.defined(), op, "undefined tensor");
+  check(x.dtype() != kBool, op, "not defined for bool tensors");
+  return dispatch_all(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      return Tensor();  // unreachable: rejected above
+    } else {
+      return detail::map_unary<T, T>(x, x.dtype(), [&](T v) { return static_cast<T>(fn(v)); });
+    }
+  });
+}
+
+}  // namespace
+
+// y = -x  =>  dL/dx = -g
+Tensor neg(const Tensor& x) {
+  Tensor y = signed_map(x, "neg", [](auto v) { return -v; });
+  record(y, "NegBackward", {x}, [](const Tensor& g) { return grads{neg(g)}; });
+  return y;
+}
+
+// y = |x|  =>  dL/dx = g sign(x)   (0 at x = 0, as PyTorch)
+Tensor abs(const Tensor& x) {
+  Tensor y = signed_map(x, "abs", [](auto v) { return v < 0 ? -v : v; });
+  record(y, "AbsBackward", {x}, [x_ = x.detach()](const Tensor& g) {
+    const Tensor sign = float_map(x_, "abs", [](auto v) { return (v > 0) - (v < 0); });
+    return grads{mul(g, sign)};
+  });
+  return y;
+}
+
+// y = e^x  =>  dL/dx = g y
+Tensor exp(const Tensor& x) {
+  Tensor y = float_map(x, "exp", [](auto v) { return std::exp(v); });
+  record(y, "ExpBackward", {x}, [y_ = y.detach()](const Tensor& g) { return grads{mul(g, y_)}; });
+  return y;
+}
+
+// y = ln x  =>  dL/dx = g / x
+Tensor log(const Tensor& x) {
+  Tensor y = float_map(x, "log", [](auto v) { return std::log(v); });
+  record(y, "LogBackward", {x}, [x_ = x.detach()](const Tensor& g) { return grads{div(g, x_)}; });
+  return y;
+}
+
+// y = tanh x  =>  dL/dx = g (1 - y^2)
+Tensor tanh(const Tensor& x) {
+  Tensor y = float_map(x, "tanh", [](auto v) { return std::tanh(v); });
+  record(y, "TanhBackward", {x}, [y_ = y.detach()](const Tensor& g) {
+    return grads{mul(g, 1.0 - mul(y_, y_))};
+  });
+  return y;
+}
+
+// y = 1 / (1 + e^-x)  =>  dL/dx = g y (1 - y)
+Tensor sigmoid(const Tensor& x) {
+  // Two branches so that e^(-x) never overflows for very negative x.
+  Tensor y = float_map(x, "sigmoid", [](auto v) {
+    using T = decltype(v);
+    if (v >= 0) return T(1) / (T(1) + std::exp(-v));
+    const T e = std::exp(v);
+    return e / (T(1) + e);
+  });
+  record(y, "SigmoidBackward", {x}, [y_ = y.detach()](const Tensor& g) {
+    return grads{mul(g, mul(y_, 1.0 - y_))};
+  });
+  return y;
+}
+
+// y = max(x, 0)  =>  dL/dx = g [x > 0]
+Tensor relu(const Tensor& x) {
+  Tensor y = float_map(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  record(y, "ReluBackward", {x}, [y_ = y.detach()](const Tensor& g) {
+    return grads{where(gt(y_, zeros_like(y_)), g, 0.0)};
+  });
+  return y;
+}
+
+// y = sqrt x  =>  dL/dx = g / (2 y)
+Tensor sqrt(const Tensor& x) {
+  Tensor y = float_map(x, "sqrt", [](auto v) { return std::sqrt(v); });
+  record(y, "SqrtBackward", {x}, [y_ = y.detach()](const Tensor& g) {
+    return grads{div(g, 2.0 * y_)};
+  });
+  return y;
+}
+
+}  // namespace ag

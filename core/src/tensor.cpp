@@ -1,0 +1,457 @@
+// Tensor handle, storage, creation functions, the random generator and
+// PyTorch-style printing. Ops live in ops_*.cpp; the engine in autograd.cpp.
+#include "attograd/tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <mutex>
+#include <new>
+#include <random>
+#include <sstream>
+
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
+#include "elementwise.h"
+
+namespace ag {
+
+// ---- dtypes and shapes ---------------------------------------------------------
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    case DType::Int64: return "int64";
+    case DType::Bool: return "bool";
+  }
+  return "unknown";
+}
+
+size_t dtype_size(DType dtype) {
+  return dispatch_all(dtype, [](auto tag) { return sizeof(tag); });
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * std::max<int64_t>(shape[d + 1], 1);
+  return strides;
+}
+
+int64_t normalize_dim(int64_t dim, const Shape& shape, const char* op) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  const int64_t lo = nd == 0 ? -1 : -nd, hi = nd == 0 ? 0 : nd - 1;  // 0-d accepts dim 0/-1
+  check(dim >= lo && dim <= hi, op,
+        "dim " + std::to_string(dim) + " out of range for a " + std::to_string(nd) +
+            "-D tensor of shape " + shape_str(shape));
+  return dim < 0 ? dim + std::max<int64_t>(nd, 1) : dim;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Align from the right: missing leading dims count as 1.
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    check(da == db || da == 1 || db == 1, op,
+          "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// ---- storage ----------------------------------------------------------------
+
+Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
+  // 64-byte alignment lets SIMD kernels use aligned loads on fresh tensors.
+  const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
+  data_ = static_cast<std::byte*>(::operator new(rounded, std::align_val_t{64}));
+  std::memset(data_, 0, rounded);
+}
+
+Storage::~Storage() { ::operator delete(data_, std::align_val_t{64}); }
+
+// ---- Tensor -------------------------------------------------------------------
+
+const TensorImpl& Tensor::checked() const {
+  if (!impl_) throw Error("tensor: operation on an undefined tensor (Tensor{})");
+  return *impl_;
+}
+
+const Shape& Tensor::shape() const { return checked().shape; }
+const Shape& Tensor::strides() const { return checked().strides; }
+int64_t Tensor::numel() const { return shape_numel(shape()); }
+DType Tensor::dtype() const { return checked().dtype; }
+
+int64_t Tensor::size(int64_t d) const { return shape()[normalize_dim(d, shape(), "size")]; }
+
+bool Tensor::is_contiguous() const {
+  const TensorImpl& t = checked();
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(t.shape.size()) - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  const TensorImpl& t = checked();
+  check(t.dtype == dtype_of<T>(), "data_ptr",
+        std::string("tensor is ") + dtype_name(t.dtype) + ", asked for " +
+            dtype_name(dtype_of<T>()));
+  return reinterpret_cast<T*>(t.storage->data()) + t.offset;
+}
+template float* Tensor::data_ptr<float>() const;
+template double* Tensor::data_ptr<double>() const;
+template int64_t* Tensor::data_ptr<int64_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  const Tensor& x = *this;
+  Tensor out = dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return detail::map_unary<T, T>(x, dtype(), [](T v) { return v; });
+  });
+  // y = x  =>  dL/dx = dL/dy
+  record(out, "CloneBackward", {x}, [](const Tensor& g) { return grads{g}; });
+  return out;
+}
+
+Tensor Tensor::to(DType target) const {
+  const Tensor& x = *this;
+  if (target == dtype()) return x;
+  Tensor out = dispatch_all(dtype(), [&](auto src_tag) {
+    using S = decltype(src_tag);
+    return dispatch_all(target, [&](auto dst_tag) {
+      using D = decltype(dst_tag);
+      return detail::map_unary<S, D>(x, target, [](S v) { return static_cast<D>(v); });
+    });
+  });
+  if (is_floating(dtype()) && is_floating(target)) {
+    // y = cast(x)  =>  dL/dx = cast back(dL/dy)
+    const DType source = dtype();
+    record(out, "ToCopyBackward", {x}, [source](const Tensor& g) { return grads{g.to(source)}; });
+  }
+  return out;
+}
+
+std::vector<double> Tensor::to_vector() const {
+  Tensor c = contiguous();
+  std::vector<double> values(static_cast<size_t>(c.numel()));
+  dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = c.data_ptr<T>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(p[i]);
+  });
+  return values;
+}
+
+double Tensor::item() const {
+  check(numel() == 1, "item",
+        "only a one-element tensor converts to a number, got shape " + shape_str(shape()));
+  return to_vector()[0];
+}
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  TensorImpl& t = const_cast<TensorImpl&>(checked());
+  check(!requires_grad || is_floating(t.dtype), "requires_grad_",
+        std::string("only floating-point tensors can require gradients, got ") +
+            dtype_name(t.dtype));
+  check(requires_grad || !t.grad_fn, "requires_grad_",
+        "cannot turn off requires_grad of a non-leaf tensor (use detach())");
+  t.requires_grad = requires_grad;
+  return *this;
+}
+
+bool Tensor::requires_grad() const { return checked().requires_grad; }
+
+Tensor Tensor::grad() const {
+  const TensorImpl& t = checked();
+  return t.grad ? *t.grad : Tensor();
+}
+
+void Tensor::set_grad(const Tensor& grad) {
+  TensorImpl& t = const_cast<TensorImpl&>(checked());
+  if (!grad.defined()) {
+    t.grad.reset();
+    return;
+  }
+  check(grad.shape() == t.shape && grad.dtype() == t.dtype, "set_grad",
+        "gradient of shape " + shape_str(grad.shape()) + " (" + dtype_name(grad.dtype()) +
+            ") does not match tensor of shape " + shape_str(t.shape) + " (" +
+            dtype_name(t.dtype) + ")");
+  t.grad = std::make_shared<Tensor>(grad);
+}
+
+void Tensor::zero_grad() { set_grad(Tensor()); }
+
+Tensor Tensor::detach() const {
+  const TensorImpl& t = checked();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = t.storage;
+  impl->offset = t.offset;
+  impl->shape = t.shape;
+  impl->strides = t.strides;
+  impl->dtype = t.dtype;
+  impl->name = t.name;
+  return Tensor(impl);
+}
+
+bool Tensor::is_leaf() const { return checked().grad_fn == nullptr; }
+
+std::string Tensor::grad_fn_name() const {
+  const TensorImpl& t = checked();
+  return t.grad_fn ? t.grad_fn->name() : std::string();
+}
+
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return checked().grad_fn; }
+
+Tensor& Tensor::set_name(std::string name) {
+  const_cast<TensorImpl&>(checked()).name = std::move(name);
+  return *this;
+}
+
+const std::string& Tensor::name() const { return checked().name; }
+
+// ---- creation -------------------------------------------------------------------
+
+Tensor empty(Shape shape, DType dtype) {
+  for (int64_t d : shape)
+    check(d >= 0, "empty", "negative dimension in shape " + shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  impl->strides = contiguous_strides(shape);
+  impl->shape = std::move(shape);
+  impl->dtype = dtype;
+  return Tensor(impl);
+}
+
+Tensor full(Shape shape, double value, DType dtype) {
+  Tensor t = empty(std::move(shape), dtype);
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    std::fill_n(t.data_ptr<T>(), t.numel(), static_cast<T>(value));
+  });
+  return t;
+}
+
+Tensor zeros(Shape shape, DType dtype) { return empty(std::move(shape), dtype); }
+Tensor ones(Shape shape, DType dtype) { return full(std::move(shape), 1.0, dtype); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
+
+Tensor tensor(std::vector<double> values, Shape shape, DType dtype) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  check(shape_numel(shape) == static_cast<int64_t>(values.size()), "tensor",
+        std::to_string(values.size()) + " values do not fill shape " + shape_str(shape));
+  Tensor t = empty(std::move(shape), dtype);
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data_ptr<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+  });
+  return t;
+}
+
+Tensor arange(int64_t n, DType dtype) {
+  check(n >= 0, "arange", "n must be >= 0, got " + std::to_string(n));
+  std::vector<double> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = static_cast<double>(i);
+  return tensor(std::move(values), {n}, dtype);
+}
+
+// ---- random -------------------------------------------------------------------------
+// One global 64-bit Mersenne Twister. Our own uniform/normal transforms (not
+// std::*_distribution, whose output differs between standard libraries) keep
+// every draw identical across platforms for a given seed.
+
+namespace {
+std::mutex rng_mutex;
+std::mt19937_64& rng() {
+  static std::mt19937_64 generator(0x5eed);
+  return generator;
+}
+double next_uniform_locked() { return static_cast<double>(rng()() >> 11) * 0x1.0p-53; }
+}  // namespace
+
+void manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  rng().seed(seed);
+}
+
+uint64_t random_u64() {
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  return rng()();
+}
+
+Tensor uniform(Shape shape, double low, double high, DType dtype) {
+  check(is_floating(dtype), "uniform",
+        std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
+  check(low <= high, "uniform", "low must be <= high");
+  const int64_t n = shape_numel(shape);
+  std::vector<double> values(static_cast<size_t>(n));
+  {
+    std::lock_guard<std::mutex> lock(rng_mutex);
+    for (double& v : values) v = low + (high - low) * next_uniform_locked();
+  }
+  return tensor(std::move(values), std::move(shape), dtype);
+}
+
+Tensor rand(Shape shape, DType dtype) { return uniform(std::move(shape), 0.0, 1.0, dtype); }
+
+Tensor randn(Shape shape, DType dtype) {
+  check(is_floating(dtype), "randn",
+        std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
+  const int64_t n = shape_numel(shape);
+  std::vector<double> values(static_cast<size_t>(n));
+  {
+    // Box-Muller: two uniforms -> two independent standard normals.
+    std::lock_guard<std::mutex> lock(rng_mutex);
+    for (size_t i = 0; i < values.size(); i += 2) {
+      const double u1 = 1.0 - next_uniform_locked();  // (0, 1]: log is finite
+      const double u2 = next_uniform_locked();
+      const double r = std::sqrt(-2.0 * std::log(u1));
+      values[i] = r * std::cos(2.0 * M_PI * u2);
+      if (i + 1 < values.size()) values[i + 1] = r * std::sin(2.0 * M_PI * u2);
+    }
+  }
+  return tensor(std::move(values), std::move(shape), dtype);
+}
+
+// ---- printing ---------------------------------------------------------------------
+// Mirrors PyTorch's repr: integral floats print as "2.", others with 4
+// decimals, scientific notation when the magnitudes span too much; more than
+// 1000 elements are summarised with "..." keeping 3 items at each edge.
+
+namespace {
+
+struct Formatter {
+  DType dtype;
+  bool integral = true, scientific = false;
+  int width = 1;
+
+  std::string format(double v) const {
+    std::ostringstream s;
+    if (dtype == kBool) return v != 0 ? "True" : "False";
+    if (dtype == kInt64) {
+      s << static_cast<int64_t>(v);
+    } else if (std::isnan(v)) {
+      s << "nan";
+    } else if (std::isinf(v)) {
+      s << (v > 0 ? "inf" : "-inf");
+    } else if (scientific) {
+      s << std::scientific << std::setprecision(4) << v;
+    } else if (integral) {
+      s << std::fixed << std::setprecision(0) << v << ".";
+    } else {
+      s << std::fixed << std::setprecision(4) << v;
+    }
+    return s.str();
+  }
+};
+
+constexpr int64_t kSummarizeThreshold = 1000, kEdgeItems = 3;
+
+void print_recursive(std::ostream& os, const std::vector<double>& values, const Shape& shape,
+                     size_t dim, int64_t offset, const Formatter& f, int indent, bool summarize) {
+  if (dim == shape.size()) {
+    std::string s = f.format(values[static_cast<size_t>(offset)]);
+    os << std::string(static_cast<size_t>(std::max<int>(0, f.width - static_cast<int>(s.size()))), ' ') << s;
+    return;
+  }
+  const int64_t n = shape[dim];
+  const int64_t inner = shape_numel(Shape(shape.begin() + static_cast<long>(dim) + 1, shape.end()));
+  os << "[";
+  const bool cut = summarize && n > 2 * kEdgeItems;
+  for (int64_t i = 0; i < n; ++i) {
+    if (cut && i == kEdgeItems) {
+      if (dim + 1 == shape.size()) {
+        os << "...";
+      } else {
+        os << "...";
+      }
+      i = n - kEdgeItems - 1;
+      os << (dim + 1 == shape.size() ? ", " : ",\n" + std::string(static_cast<size_t>(indent) + dim + 1, ' '));
+      continue;
+    }
+    print_recursive(os, values, shape, dim + 1, offset + i * inner, f, indent, summarize);
+    if (i + 1 < n) {
+      if (dim + 1 == shape.size()) {
+        os << ", ";
+      } else {
+        // New line per row; an extra blank line per level beyond the second.
+        os << "," << std::string(shape.size() - dim - 1, '\n')
+           << std::string(static_cast<size_t>(indent) + dim + 1, ' ');
+      }
+    }
+  }
+  os << "]";
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  if (!t.defined()) return os << "None";
+  const std::vector<double> values = t.to_vector();
+  Formatter f{t.dtype()};
+  if (is_floating(t.dtype())) {
+    double max_abs = 0, min_abs = INFINITY;
+    for (double v : values) {
+      if (!std::isfinite(v)) continue;
+      if (v != std::round(v)) f.integral = false;
+      max_abs = std::max(max_abs, std::abs(v));
+      if (v != 0) min_abs = std::min(min_abs, std::abs(v));
+    }
+    f.scientific = max_abs >= 1e8 || (min_abs < INFINITY && max_abs / min_abs > 1000.0 && !f.integral);
+  }
+  const bool summarize = t.numel() > kSummarizeThreshold;
+  for (double v : values) f.width = std::max<int>(f.width, static_cast<int>(f.format(v).size()));
+  os << "tensor(";
+  if (t.dim() == 0) {
+    os << f.format(values[0]);
+  } else if (t.numel() == 0) {
+    os << "[]";
+    if (t.dim() > 1) os << ", size=" << shape_str(t.shape());
+  } else {
+    print_recursive(os, values, t.shape(), 0, 0, f, 7, summarize);
+  }
+  if (t.dtype() == kFloat64) os << ", dtype=float64";
+  if (!t.is_leaf()) {
+    os << ", grad_fn=<" << t.grad_fn_name() << ">";
+  } else if (t.requires_grad()) {
+    os << ", requires_grad=True";
+  }
+  return os << ")";
+}
+
+std::string to_string(const Tensor& t) {
+  std::ostringstream s;
+  s << t;
+  return s.str();
+}
+
+}  // namespace ag

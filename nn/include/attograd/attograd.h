@@ -1,0 +1,5 @@
+// attograd — one header for everything: core (tensors, autograd, ops,
+// gradcheck, .npy/.npz) and nn (masks, attention, modules, losses, optimizers).
+#pragma once
+
+#include "attograd/core.h"

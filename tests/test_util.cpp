@@ -1,0 +1,88 @@
+#include "test_util.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace ag::testing {
+
+std::string source_path(const std::string& relative) {
+  return std::string(ATTOGRAD_SOURCE_DIR) + "/" + relative;
+}
+
+const std::map<std::string, Tensor>& fixture(const std::string& file) {
+  static std::map<std::string, std::map<std::string, Tensor>> cache;
+  auto it = cache.find(file);
+  if (it == cache.end()) it = cache.emplace(file, load_npz(source_path("tests/fixtures/" + file))).first;
+  return it->second;
+}
+
+const Tensor& fixture_tensor(const std::string& file, const std::string& name) {
+  const auto& entries = fixture(file);
+  auto it = entries.find(name);
+  if (it == entries.end()) throw Error("fixture: no entry '" + name + "' in " + file);
+  return it->second;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  check(a.shape() == b.shape(), "max_abs_diff",
+        "shapes differ: " + shape_str(a.shape()) + " vs " + shape_str(b.shape()));
+  const std::vector<double> x = a.to_vector(), y = b.to_vector();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = std::abs(x[i] - y[i]);
+    if (std::isnan(d)) return INFINITY;
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected, double atol,
+                                     double rtol) {
+  if (actual.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "shape " << shape_str(actual.shape()) << " vs expected "
+                                         << shape_str(expected.shape());
+  const std::vector<double> x = actual.to_vector(), y = expected.to_vector();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(std::abs(x[i] - y[i]) <= atol + rtol * std::abs(y[i])))
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << x[i] << " vs expected " << y[i] << " (max abs diff "
+             << max_abs_diff(actual, expected) << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult all_close(const Tensor& actual, const std::vector<double>& expected,
+                                     double atol, double rtol) {
+  if (actual.numel() != static_cast<int64_t>(expected.size()))
+    return ::testing::AssertionFailure() << "numel " << actual.numel() << " vs expected " << expected.size();
+  return all_close(actual, tensor(expected, actual.shape(), kFloat64), atol, rtol);
+}
+
+Tensor leaf64(const Shape& shape, double low, double high) {
+  return uniform(shape, low, high, kFloat64).requires_grad_();
+}
+
+::testing::AssertionResult grad_ok(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                                   const std::vector<Tensor>& inputs, double atol, double rtol) {
+  const GradcheckResult r = gradcheck(fn, inputs, 1e-6, atol, rtol);
+  if (r.ok) return ::testing::AssertionSuccess() << r.message;
+  return ::testing::AssertionFailure() << r.message;
+}
+
+::testing::AssertionResult throws_error(const std::function<void()>& fn,
+                                        const std::vector<std::string>& fragments) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (const std::string& f : fragments)
+      if (message.find(f) == std::string::npos)
+        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << f << "\"";
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw a non-ag::Error: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+}  // namespace ag::testing

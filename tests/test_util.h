@@ -1,0 +1,43 @@
+// Shared helpers for the GoogleTest suites.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attograd/attograd.h"
+
+namespace ag::testing {
+
+// Path of a file under the source tree, e.g. source_path("tests/fixtures/core.npz").
+std::string source_path(const std::string& relative);
+
+// Fixtures written by scripts/make_fixtures.py (PyTorch), loaded with our own load_npz.
+const std::map<std::string, Tensor>& fixture(const std::string& file);
+const Tensor& fixture_tensor(const std::string& file, const std::string& name);
+
+// Max |a - b| over all elements; shapes must match.
+double max_abs_diff(const Tensor& a, const Tensor& b);
+
+// Checks shape and every value within atol + rtol * |expected|.
+::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,
+                                     double atol = 1e-5, double rtol = 1e-5);
+::testing::AssertionResult all_close(const Tensor& actual, const std::vector<double>& expected,
+                                     double atol = 1e-5, double rtol = 1e-5);
+
+// float64 random leaves that require grad.
+Tensor leaf64(const Shape& shape, double low = -1.0, double high = 1.0);
+
+// gradcheck with the default tolerances, as an assertion.
+::testing::AssertionResult grad_ok(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                                   const std::vector<Tensor>& inputs, double atol = 1e-5,
+                                   double rtol = 1e-3);
+
+// Runs fn and checks it throws ag::Error whose message contains every fragment.
+::testing::AssertionResult throws_error(const std::function<void()>& fn,
+                                        const std::vector<std::string>& fragments);
+
+}  // namespace ag::testing
