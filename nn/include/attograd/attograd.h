@@ -3,3 +3,5 @@
 #pragma once
 
 #include "attograd/core.h"
+#include "attograd/nn/layers.h"
+#include "attograd/nn/module.h"

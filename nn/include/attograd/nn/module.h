@@ -1,0 +1,75 @@
+// nn::Module — the base of every layer: named parameters, sub-modules,
+// train/eval mode, state dicts.
+//
+// A module owns its parameters as Tensor members and registers them (and its
+// sub-module members) in its constructor, in the order PyTorch would:
+//
+//   class Linear : public Module {
+//     Linear(...) : Module("Linear") {
+//       register_parameter("weight", &weight);   // -> "weight"
+//     }
+//     Tensor weight;
+//   };
+//   // in AdditiveAttention: register_module("W_q", &W_q) -> "W_q.weight"
+//
+// Modules are neither copyable nor movable: registration stores pointers to
+// members. Hold them by value in their parent or by std::unique_ptr.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attograd/core.h"
+
+namespace ag::nn {
+
+class Module {
+ public:
+  explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // "AdditiveAttention": used in error messages.
+  const std::string& type_name() const { return type_name_; }
+
+  // Parameters of this module and its sub-modules, depth first in
+  // registration order, with dotted names ("W_q.weight").
+  std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+  std::vector<Tensor> parameters() const;
+
+  // name -> detached parameter (shares storage), as torch's state_dict().
+  std::map<std::string, Tensor> state_dict() const;
+  // Copies values into the existing parameters (in place, so optimizers that
+  // already hold them keep working). Entries are converted to the parameter's
+  // dtype. Missing or unexpected names (when strict), and mis-shaped entries
+  // (always), throw ag::Error naming the module, the entry and the shapes.
+  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+
+  // Training mode (dropout active) for this module and all sub-modules.
+  Module& train(bool on = true);
+  Module& eval() { return train(false); }
+  bool is_training() const { return training_; }
+
+  void zero_grad();
+  // Converts every parameter to `dtype` (float32 or float64); create
+  // optimizers after calling it.
+  Module& to(DType dtype);
+
+ protected:
+  void register_parameter(std::string name, Tensor* parameter);
+  void register_module(std::string name, Module* child);
+
+ private:
+  void collect(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out) const;
+  std::vector<std::pair<std::string, Tensor*>> all_parameter_slots() const;
+
+  std::string type_name_;
+  std::vector<std::pair<std::string, Tensor*>> parameters_;
+  std::vector<std::pair<std::string, Module*>> children_;
+  bool training_ = true;
+};
+
+}  // namespace ag::nn

@@ -1,0 +1,106 @@
+#include "attograd/nn/module.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ag::nn {
+
+void Module::register_parameter(std::string name, Tensor* parameter) {
+  check(parameter != nullptr && parameter->defined(), "Module.register_parameter",
+        type_name_ + ": parameter '" + name + "' is undefined");
+  parameter->requires_grad_();
+  parameters_.emplace_back(std::move(name), parameter);
+}
+
+void Module::register_module(std::string name, Module* child) {
+  check(child != nullptr, "Module.register_module", type_name_ + ": sub-module '" + name + "' is null");
+  child->training_ = training_;
+  children_.emplace_back(std::move(name), child);
+}
+
+void Module::collect(const std::string& prefix,
+                     std::vector<std::pair<std::string, Tensor*>>& out) const {
+  for (const auto& [name, slot] : parameters_) out.emplace_back(prefix + name, slot);
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+}
+
+std::vector<std::pair<std::string, Tensor*>> Module::all_parameter_slots() const {
+  std::vector<std::pair<std::string, Tensor*>> slots;
+  collect("", slots);
+  return slots;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (const auto& [name, slot] : all_parameter_slots()) named.emplace_back(name, *slot);
+  return named;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> params;
+  for (const auto& [name, slot] : all_parameter_slots()) params.push_back(*slot);
+  return params;
+}
+
+std::map<std::string, Tensor> Module::state_dict() const {
+  std::map<std::string, Tensor> state;
+  for (const auto& [name, slot] : all_parameter_slots()) state.emplace(name, slot->detach());
+  return state;
+}
+
+void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
+  const std::string op = type_name_ + ".load_state_dict";
+  const auto slots = all_parameter_slots();
+  // Check everything first, so a failed load changes nothing.
+  std::set<std::string> known;
+  for (const auto& [name, slot] : slots) {
+    known.insert(name);
+    auto it = state.find(name);
+    if (it == state.end()) {
+      check(!strict, op.c_str(), "missing entry '" + name + "' of shape " + shape_str(slot->shape()));
+      continue;
+    }
+    check(it->second.defined() && it->second.shape() == slot->shape(), op.c_str(),
+          "entry '" + name + "' has shape " +
+              (it->second.defined() ? shape_str(it->second.shape()) : std::string("none")) +
+              ", the parameter has shape " + shape_str(slot->shape()));
+    check(it->second.dtype() != kBool, op.c_str(), "entry '" + name + "' is a bool tensor");
+  }
+  if (strict) {
+    for (const auto& [name, value] : state)
+      check(known.count(name) > 0, op.c_str(),
+            "unexpected entry '" + name + "' of shape " + shape_str(value.shape()));
+  }
+  // Copy in place: optimizers holding these parameters see the new values.
+  for (const auto& [name, slot] : slots) {
+    auto it = state.find(name);
+    if (it == state.end()) continue;
+    const Tensor source = it->second.detach().to(slot->dtype()).contiguous();
+    const Tensor target = *slot;
+    check(target.is_contiguous(), op.c_str(), "parameter '" + name + "' is not contiguous");
+    dispatch_floating(target.dtype(), op.c_str(), [&](auto tag) {
+      using T = decltype(tag);
+      std::copy_n(source.data_ptr<T>(), source.numel(), target.data_ptr<T>());
+    });
+  }
+}
+
+Module& Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+  return *this;
+}
+
+void Module::zero_grad() {
+  for (const auto& [name, slot] : all_parameter_slots()) slot->zero_grad();
+}
+
+Module& Module::to(DType dtype) {
+  check(is_floating(dtype), (type_name_ + ".to").c_str(),
+        std::string("parameters must be float32 or float64, got ") + dtype_name(dtype));
+  for (const auto& [name, slot] : all_parameter_slots())
+    *slot = slot->detach().to(dtype).contiguous().requires_grad_();
+  return *this;
+}
+
+}  // namespace ag::nn
