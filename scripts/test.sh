@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds attograd and runs every test (GoogleTest suites via ctest).
+#   scripts/test.sh              Release build in build/
+#   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/
+# Installs missing Debian packages first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh tests
+
+build=build
+flags=(-DCMAKE_BUILD_TYPE=Release)
+if [[ "${1:-}" == "--sanitize" ]]; then
+  build=build-sanitize
+  # Benchmarks and demos are not tests: skip them in the slow sanitizer build.
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTOGRAD_SANITIZE=ON -DATTOGRAD_BUILD_BENCHMARKS=OFF
+         -DATTOGRAD_BUILD_EXAMPLES=OFF)
+fi
+jobs=$(nproc)
+cmake -S . -B "$build" -G Ninja -DATTOGRAD_BUILD_VIEWER=OFF "${flags[@]}"
+cmake --build "$build" -j "$jobs"
+# One thread per test program, two programs at a time: the kernels' own
+# thread tests set their thread counts explicitly.
+ctest --test-dir "$build" --output-on-failure -j "$jobs"
