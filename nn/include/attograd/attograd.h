@@ -4,4 +4,5 @@
 
 #include "attograd/core.h"
 #include "attograd/nn/layers.h"
+#include "attograd/nn/masks.h"
 #include "attograd/nn/module.h"

@@ -1,0 +1,118 @@
+// Masks and masked softmax: every way attograd lets you say "query i may not
+// look at key j", and the one place that converts between them.
+//
+// Four conventions are in use, each from a text a learner will meet:
+//
+//   valid lengths  d2l: an int64 length per batch item or per row; keys at or
+//                  beyond the length are masked. masked_softmax() writes the
+//                  book's -1e6 over them before the softmax.
+//   keep mask      bool, true = may attend (PyTorch 2's bool attn_mask, Keras'
+//                  value_mask, causal_mask()). The normal form: every other
+//                  convention is converted to it below.
+//   additive mask  float, added to the scores: 0 = keep, -1e9 = masked
+//                  (PyTorch 2's float attn_mask; -inf is allowed there too).
+//   padding mask   seed 002's M, float or bool, 1 at padding, used as
+//                  scores += -1e9 * M.
+//
+// Shapes. The scores of d2l's modules are [B, Tq, Tk], of multi-head attention
+// [B, heads, Tq, Tk]. Keep and additive masks broadcast to the scores as in
+// NumPy (aligned from the last axis): [Tq, Tk] (causal), [B, Tq, Tk] (full),
+// [B, 1, Tq, Tk] (per batch item, shared by the heads), [B, 1, Tk] (key
+// padding). A per-key mask [B, Tk] would align as [Tq, Tk] — make it
+// [B, 1, Tk] first with key_keep_to_keep().
+//
+// Fully masked rows (valid length 0, or a keep-mask row with no true entry)
+// never give NaN. What they give is a choice, MaskedRows:
+//   Uniform  d2l's behaviour: every score of the row is replaced by the same
+//            mask value, so the softmax spreads the weight 1/Tk evenly over
+//            all keys, padding included (the output row is the mean value).
+//   Zero     the row's weights are all 0, so its output row is 0 and no
+//            gradient flows back through it.
+// masked_softmax(X, valid_lens) follows the book (Uniform);
+// scaled_dot_product_attention uses Zero (PyTorch would give NaN there).
+#pragma once
+
+#include <string>
+
+#include "attograd/core.h"
+
+namespace ag {
+
+// d2l's mask value: masked scores become -1e6 before the softmax.
+inline constexpr double kD2lMaskValue = -1e6;
+// The additive-mask value of seed 002 and Keras: scores += -1e9 * M.
+inline constexpr double kAdditiveMaskValue = -1e9;
+// additive_to_keep() counts an entry as masked at or below this: exp(-1e4)
+// underflows to exactly 0 in float32 and float64, so such a key gets no weight.
+inline constexpr double kAdditiveMaskedBelow = -1e4;
+// The most negative finite float32 (-FLT_MAX): the default score written over
+// masked keys by the keep-mask masked_softmax. Finite (so a fully masked row
+// cannot turn into NaN) and lower than any real score (so masked keys get an
+// exact 0 even when the real scores are far below -1e6).
+inline constexpr double kMaskedScore = -3.4028234663852886e38;
+
+// What a fully masked row's weights are; see the header comment.
+enum class MaskedRows { Uniform, Zero };
+
+// ---- making masks --------------------------------------------------------------
+// bool [*lens.shape, maxlen]: out[..., j] = j < lens[...]. lens is int64 of any
+// rank (1-D gives d2l's [len(lens), maxlen]), 0 <= lens <= maxlen.
+Tensor sequence_mask(const Tensor& lens, int64_t maxlen);
+// bool [num_queries, num_keys], true where key j <= query i (the look-ahead
+// mask of a decoder; PyTorch's is_causal, aligned at the top left).
+Tensor causal_mask(int64_t num_queries, int64_t num_keys);
+
+// ---- masked softmax ---------------------------------------------------------------
+// d2l's masked_softmax: softmax over the last axis of X (rank >= 2 when
+// valid_lens is given); valid_lens is undefined (plain softmax), int64 1-D of
+// length X.shape[0] (one length per batch item, shared by its rows) or int64
+// of shape X.shape[:-1] (one length per row), with 0 <= length <= X.shape[-1].
+// Scores at or beyond the valid length are replaced by mask_value. A row of
+// length 0 comes out uniform (MaskedRows::Uniform).
+Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens = Tensor(),
+                      double mask_value = kD2lMaskValue);
+// Softmax over the last axis of `scores` where the bool `keep_mask`
+// (broadcastable to scores) is true; masked scores are replaced by
+// mask_value, and fully masked rows come out as `fully_masked_rows` says.
+Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows fully_masked_rows,
+                      double mask_value = kMaskedScore);
+
+// ---- conversions: the one place -----------------------------------------------------
+// Every function that turns one convention into another lives here; the
+// attention code and the Keras layers call these and nothing else.
+
+// valid lengths (as masked_softmax accepts them) -> bool keep mask of exactly
+// `scores_shape`. Throws as check_valid_lens() does.
+Tensor lengths_to_keep(const Tensor& valid_lens, const Shape& scores_shape);
+// Per-key bool keep mask [B, Tk] (Keras' value_mask) -> [B, 1, ..., 1, Tk],
+// aligned with scores of shape [B, ..., Tk] so that it broadcasts over queries
+// (and heads).
+Tensor key_keep_to_keep(const Tensor& key_keep, const Shape& scores_shape);
+// bool keep -> additive float mask of `dtype`: 0 where kept, masked_value elsewhere.
+Tensor keep_to_additive(const Tensor& keep, DType dtype = kFloat32,
+                        double masked_value = kAdditiveMaskValue);
+// additive float mask -> bool keep: true where the entry is > masked_below
+// (so -1e9 and -inf are masked; 0 and small biases are kept).
+Tensor additive_to_keep(const Tensor& additive, double masked_below = kAdditiveMaskedBelow);
+// padding indicator M (bool, or float with 1 at padding) -> bool keep: M == 0.
+Tensor padding_to_keep(const Tensor& padding);
+// bool keep -> padding indicator M of `dtype`: 1 at padding, 0 where kept.
+Tensor keep_to_padding(const Tensor& keep, DType dtype = kFloat32);
+// padding indicator M -> additive mask masked_value * M (seed 002's
+// scores += -1e9 * M), of M's dtype (float32 when M is bool).
+Tensor padding_to_additive(const Tensor& padding, double masked_value = kAdditiveMaskValue);
+// Logical and of two keep masks (broadcasting); an undefined mask keeps all,
+// so merge_keep(a, Tensor()) is a.
+Tensor merge_keep(const Tensor& a, const Tensor& b);
+
+// ---- the checks every entry point runs ------------------------------------------------
+// Throws ag::Error starting with `op` unless valid_lens is undefined or int64,
+// 1-D of length scores_shape[0] or of shape scores_shape[:-1], with every
+// length in [0, scores_shape.back()].
+void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, const std::string& op);
+// Throws ag::Error starting with `op` unless mask is undefined, or bool, or of
+// the floating dtype `scores_dtype`, and broadcasts to scores_shape.
+void check_mask(const Tensor& mask, const Shape& scores_shape, DType scores_dtype,
+                const std::string& op);
+
+}  // namespace ag
