@@ -1,5 +1,8 @@
 // Selecting, joining and repeating: where, masked_fill, cat, stack,
 // repeat_interleave, narrow, index_select.
+#include <cstring>
+#include <limits>
+
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "elementwise.h"
@@ -15,7 +18,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check(a.dtype() == b.dtype(), "where",
         std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
             " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
-  const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  const Shape shape =
+      broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = empty(shape, a.dtype());
   dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -53,6 +57,276 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
         "mask of shape " + shape_str(mask.shape()) + " does not broadcast to input shape " +
             shape_str(x.shape()));
   return where(mask, scalar_tensor(value, x.dtype()), x);
+}
+
+// ---- joining, slicing, repeating, selecting ---------------------------------------
+// These ops move whole slices along one dim. Around that dim a contiguous
+// tensor is [outer, n, inner]: each of the `outer` blocks holds n slices of
+// `inner` contiguous elements, so the kernels copy `inner` elements at a time
+// (with memcpy, whatever the dtype) instead of computing an index per element.
+
+namespace {
+
+struct Blocks {
+  int64_t outer, n, inner;
+};
+
+Blocks blocks_around(const Shape& shape, size_t d) {
+  const auto at = shape.begin() + static_cast<long>(d);
+  return {shape_numel(Shape(shape.begin(), at)), shape[d], shape_numel(Shape(at + 1, shape.end()))};
+}
+
+// The first element of t, as bytes.
+std::byte* bytes_of(const Tensor& t) {
+  return t.impl()->storage->data() + t.impl()->offset * static_cast<int64_t>(dtype_size(t.dtype()));
+}
+
+// Copies `rows` consecutive slices of `inner` elements from src (starting at
+// slice src_row) to dst (starting at slice dst_row); both contiguous, same dtype.
+void copy_rows(const Tensor& src, int64_t src_row, const Tensor& dst, int64_t dst_row, int64_t rows,
+               int64_t inner) {
+  const int64_t size = static_cast<int64_t>(dtype_size(src.dtype()));
+  const size_t nbytes = static_cast<size_t>(rows * inner * size);
+  if (nbytes == 0) return;
+  std::memcpy(bytes_of(dst) + dst_row * inner * size, bytes_of(src) + src_row * inner * size,
+              nbytes);
+}
+
+// With src viewed as [outer, src_n, inner] and dst as [outer, dst_n, inner]:
+//   dst[o, dst_start + k, :] = src[o, src_start + k, :]  for k < count.
+void copy_slices(const Tensor& src, int64_t src_n, int64_t src_start, const Tensor& dst,
+                 int64_t dst_n, int64_t dst_start, int64_t count, int64_t outer, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    copy_rows(src, o * src_n + src_start, dst, o * dst_n + dst_start, count, inner);
+}
+
+// The values of an int64 tensor, read as integers (a trip through double
+// would round large ones).
+std::vector<int64_t> int64_values(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + c.numel());
+}
+
+// These ops need at least one dim to work along (as in PyTorch).
+void check_has_dims(const Tensor& x, const char* op) {
+  check(x.defined(), op, "undefined tensor");
+  check(x.dim() > 0, op, "cannot be applied to a 0-d tensor (shape [])");
+}
+
+}  // namespace
+
+// out = [t0, t1, ...] joined along dim  =>  dL/dti = the slice of g that ti filled
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  check(!tensors.empty(), "cat", "expected a non-empty list of tensors");
+  for (size_t i = 0; i < tensors.size(); ++i)
+    check(tensors[i].defined(), "cat", "tensor " + std::to_string(i) + " is undefined");
+  const Tensor& first = tensors[0];
+  check(first.dim() > 0, "cat", "tensor 0 is 0-d (shape []) and cannot be concatenated");
+  const size_t d = static_cast<size_t>(normalize_dim(dim, first.shape(), "cat"));
+  Shape shape = first.shape();
+  shape[d] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    check(t.dtype() == first.dtype(), "cat",
+          std::string("dtypes differ: ") + dtype_name(first.dtype()) + " " +
+              shape_str(first.shape()) + " (tensor 0) vs " + dtype_name(t.dtype()) + " " +
+              shape_str(t.shape()) + " (tensor " + std::to_string(i) + ")");
+    bool fits = t.dim() == first.dim();
+    for (size_t k = 0; fits && k < shape.size(); ++k)
+      fits = k == d || t.shape()[k] == first.shape()[k];
+    check(fits, "cat",
+          "shapes must match except in dim " + std::to_string(d) + ": " + shape_str(first.shape()) +
+              " (tensor 0) vs " + shape_str(t.shape()) + " (tensor " + std::to_string(i) + ")");
+    shape[d] += t.shape()[d];
+  }
+  Tensor out = empty(shape, first.dtype());
+  const Blocks b = blocks_around(shape, d);
+  std::vector<int64_t> starts;  // where each input begins along dim
+  int64_t start = 0;
+  for (const Tensor& t : tensors) {
+    starts.push_back(start);
+    copy_slices(t.detach().contiguous(), t.shape()[d], 0, out, b.n, start, t.shape()[d], b.outer,
+                b.inner);
+    start += t.shape()[d];
+  }
+  std::vector<int64_t> sizes(tensors.size());
+  std::vector<bool> needs_grad(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    sizes[i] = tensors[i].shape()[d];
+    needs_grad[i] = tensors[i].requires_grad();
+  }
+  record(out, "CatBackward", tensors, [d, starts, sizes, needs_grad](const Tensor& g) {
+    grads result(sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (needs_grad[i]) result[i] = narrow(g, static_cast<int64_t>(d), starts[i], sizes[i]);
+    return result;
+  });
+  return out;
+}
+
+// stack = cat of the inputs, each given a new size-1 dim at `dim`
+// (composed: its backward comes from cat and unsqueeze).
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  check(!tensors.empty(), "stack", "expected a non-empty list of tensors");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    check(tensors[i].defined(), "stack", "tensor " + std::to_string(i) + " is undefined");
+    check(tensors[i].shape() == tensors[0].shape() && tensors[i].dtype() == tensors[0].dtype(),
+          "stack",
+          "expects tensors of equal shape and dtype, got " + shape_str(tensors[0].shape()) + " " +
+              dtype_name(tensors[0].dtype()) + " (tensor 0) vs " + shape_str(tensors[i].shape()) +
+              " " + dtype_name(tensors[i].dtype()) + " (tensor " + std::to_string(i) + ")");
+  }
+  const int64_t n = tensors[0].dim();
+  check(dim >= -(n + 1) && dim <= n, "stack",
+        "dim " + std::to_string(dim) + " out of range for stacking tensors of shape " +
+            shape_str(tensors[0].shape()) + " (expected [" + std::to_string(-(n + 1)) + ", " +
+            std::to_string(n) + "])");
+  std::vector<Tensor> unsqueezed;
+  unsqueezed.reserve(tensors.size());
+  for (const Tensor& t : tensors) unsqueezed.push_back(unsqueeze(t, dim));
+  return cat(unsqueezed, dim < 0 ? dim + n + 1 : dim);
+}
+
+// out = x[..., start : start + length, ...] along dim
+//   =>  dL/dx = g placed at [start, start + length) along dim, zeros elsewhere
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  check_has_dims(x, "narrow");
+  const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "narrow"));
+  const int64_t n = x.shape()[d];
+  check(start >= -n && start <= n, "narrow",
+        "start " + std::to_string(start) + " out of range for dim " + std::to_string(d) +
+            " of size " + std::to_string(n) + " (shape " + shape_str(x.shape()) + ")");
+  if (start < 0) start += n;
+  check(length >= 0 && length <= n - start, "narrow",
+        "start " + std::to_string(start) + " + length " + std::to_string(length) +
+            " does not fit in dim " + std::to_string(d) + " of size " + std::to_string(n) +
+            " (shape " + shape_str(x.shape()) + ")");
+  Shape shape = x.shape();
+  shape[d] = length;
+  Tensor out = empty(shape, x.dtype());
+  const Blocks b = blocks_around(x.shape(), d);
+  copy_slices(x.detach().contiguous(), n, start, out, length, 0, length, b.outer, b.inner);
+  record(out, "NarrowBackward", {x}, [in_shape = x.shape(), b, start, length](const Tensor& g) {
+    Tensor gx = zeros(in_shape, g.dtype());
+    copy_slices(g.contiguous(), length, 0, gx, b.n, start, length, b.outer, b.inner);
+    return grads{gx};
+  });
+  return out;
+}
+
+namespace {
+
+// out = x with slice k along dim repeated counts[k] times (in order)
+//   =>  dL/dx[k] = sum of g over the counts[k] slices that copied x[k]
+Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t d) {
+  const Blocks b = blocks_around(x.shape(), d);
+  int64_t total = 0;
+  for (int64_t c : counts) {
+    check(c <= std::numeric_limits<int64_t>::max() - total, "repeat_interleave",
+          "repeats overflow the output size for input shape " + shape_str(x.shape()));
+    total += c;
+  }
+  Shape shape = x.shape();
+  shape[d] = total;
+  Tensor out = empty(shape, x.dtype());
+  const Tensor src = x.detach().contiguous();
+  int64_t next = 0;  // output slice being written, counted over all outer blocks
+  for (int64_t o = 0; o < b.outer; ++o)
+    for (int64_t k = 0; k < b.n; ++k)
+      for (int64_t r = 0; r < counts[static_cast<size_t>(k)]; ++r)
+        copy_rows(src, o * b.n + k, out, next++, 1, b.inner);
+  record(out, "RepeatInterleaveBackward", {x}, [in_shape = x.shape(), b, counts](const Tensor& g) {
+    const Tensor gc = g.contiguous();
+    Tensor gx = zeros(in_shape, g.dtype());
+    dispatch_floating(g.dtype(), "repeat_interleave", [&](auto tag) {
+      using T = decltype(tag);
+      const T* src = gc.data_ptr<T>();
+      T* dst = gx.data_ptr<T>();
+      for (int64_t o = 0; o < b.outer; ++o)
+        for (int64_t k = 0; k < b.n; ++k) {
+          T* row = dst + (o * b.n + k) * b.inner;
+          for (int64_t r = 0; r < counts[static_cast<size_t>(k)]; ++r, src += b.inner)
+            for (int64_t i = 0; i < b.inner; ++i) row[i] += src[i];
+        }
+    });
+    return grads{gx};
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, int64_t dim) {
+  check_has_dims(x, "repeat_interleave");
+  const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "repeat_interleave"));
+  check(repeats >= 0, "repeat_interleave",
+        "repeats must be >= 0, got " + std::to_string(repeats) + " for shape " +
+            shape_str(x.shape()));
+  return repeat_slices(x, std::vector<int64_t>(static_cast<size_t>(x.shape()[d]), repeats), d);
+}
+
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, int64_t dim) {
+  check_has_dims(x, "repeat_interleave");
+  check(repeats.defined(), "repeat_interleave", "undefined repeats tensor");
+  const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "repeat_interleave"));
+  check(repeats.dtype() == kInt64 && repeats.dim() <= 1, "repeat_interleave",
+        std::string("repeats must be a 0-d or 1-D int64 tensor, got ") +
+            dtype_name(repeats.dtype()) + " " + shape_str(repeats.shape()));
+  const int64_t n = x.shape()[d];
+  std::vector<int64_t> counts = int64_values(repeats);
+  // A single count applies to every slice, as in PyTorch.
+  if (counts.size() == 1) counts.assign(static_cast<size_t>(n), counts[0]);
+  check(static_cast<int64_t>(counts.size()) == n, "repeat_interleave",
+        "repeats of shape " + shape_str(repeats.shape()) +
+            " must have one count per slice of dim " + std::to_string(d) + " of input shape " +
+            shape_str(x.shape()));
+  for (int64_t c : counts)
+    check(c >= 0, "repeat_interleave",
+          "repeats must be >= 0, got " + std::to_string(c) + " for shape " + shape_str(x.shape()));
+  return repeat_slices(x, counts, d);
+}
+
+// out[..., i, ...] = x[..., index[i], ...]
+//   =>  dL/dx[..., j, ...] = sum of g[..., i, ...] over the i with index[i] = j
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  check_has_dims(x, "index_select");
+  check(index.defined(), "index_select", "undefined index tensor");
+  const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "index_select"));
+  check(index.dtype() == kInt64 && index.dim() <= 1, "index_select",
+        std::string("index must be a 0-d or 1-D int64 tensor, got ") + dtype_name(index.dtype()) +
+            " " + shape_str(index.shape()));
+  const Blocks b = blocks_around(x.shape(), d);
+  const std::vector<int64_t> idx = int64_values(index);
+  for (int64_t i : idx) {
+    check(i >= 0 && i < b.n, "index_select",
+          "index " + std::to_string(i) + " out of range for dim " + std::to_string(d) +
+              " of size " + std::to_string(b.n) + " (shape " + shape_str(x.shape()) + ")");
+  }
+  const int64_t m = static_cast<int64_t>(idx.size());
+  Shape shape = x.shape();
+  shape[d] = m;
+  Tensor out = empty(shape, x.dtype());
+  const Tensor src = x.detach().contiguous();
+  for (int64_t o = 0; o < b.outer; ++o)
+    for (int64_t i = 0; i < m; ++i)
+      copy_rows(src, o * b.n + idx[static_cast<size_t>(i)], out, o * m + i, 1, b.inner);
+  record(out, "IndexSelectBackward", {x}, [in_shape = x.shape(), b, idx](const Tensor& g) {
+    const Tensor gc = g.contiguous();
+    Tensor gx = zeros(in_shape, g.dtype());
+    dispatch_floating(g.dtype(), "index_select", [&](auto tag) {
+      using T = decltype(tag);
+      const T* src = gc.data_ptr<T>();
+      T* dst = gx.data_ptr<T>();
+      for (int64_t o = 0; o < b.outer; ++o)
+        for (size_t i = 0; i < idx.size(); ++i, src += b.inner) {
+          T* row = dst + (o * b.n + idx[i]) * b.inner;
+          for (int64_t k = 0; k < b.inner; ++k) row[k] += src[k];
+        }
+    });
+    return grads{gx};
+  });
+  return out;
 }
 
 }  // namespace ag
