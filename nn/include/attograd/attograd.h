@@ -3,6 +3,8 @@
 #pragma once
 
 #include "attograd/core.h"
+#include "attograd/nn/attention.h"
+#include "attograd/nn/functional.h"
 #include "attograd/nn/layers.h"
 #include "attograd/nn/masks.h"
 #include "attograd/nn/module.h"

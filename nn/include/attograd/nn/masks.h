@@ -74,8 +74,22 @@ Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens = Tensor(),
 // Softmax over the last axis of `scores` where the bool `keep_mask`
 // (broadcastable to scores) is true; masked scores are replaced by
 // mask_value, and fully masked rows come out as `fully_masked_rows` says.
+// An undefined keep_mask keeps everything (a plain softmax).
 Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows fully_masked_rows,
                       double mask_value = kMaskedScore);
+
+// Attention weights from raw scores [..., Tq, Tk] under every mask attograd
+// knows, all optional and combined (a key is attended only if all allow it):
+//   valid_lens  d2l lengths, as masked_softmax() takes them;
+//   attn_mask   bool keep mask, or float additive mask of the scores' dtype
+//               added to the scores (PyTorch 2); its -inf entries count as
+//               masked keys, so that -inf rows follow fully_masked_rows too;
+//   is_causal   causal_mask(Tq, Tk).
+// Masked scores are replaced by mask_value; then the softmax over the last
+// axis. Errors are reported under the name `op` (e.g. "DotProductAttention").
+Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const Tensor& attn_mask,
+                         bool is_causal, MaskedRows fully_masked_rows, double mask_value,
+                         const std::string& op);
 
 // ---- conversions: the one place -----------------------------------------------------
 // Every function that turns one convention into another lives here; the

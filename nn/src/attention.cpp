@@ -1,0 +1,226 @@
+// d2l's attention modules, composed from core ops.
+// Legend: B batch, Tq queries, Tk key-value pairs, d query/key features,
+// v value features, h hidden units, H heads.
+#include "attograd/nn/attention.h"
+
+#include <cmath>
+
+namespace ag::nn {
+
+namespace {
+
+// The checks every module runs on queries [B, Tq, *], keys [B, Tk, *] and
+// values [B, Tk, *]: defined, 3-D, one floating dtype (the parameters' when
+// the module has some), one batch size, as many values as keys.
+void check_qkv(const std::string& module, const Tensor& queries, const Tensor& keys,
+               const Tensor& values, const Tensor& parameter = Tensor()) {
+  const char* op = module.c_str();
+  check(queries.defined() && keys.defined() && values.defined(), op,
+        "queries, keys and values must be defined");
+  const std::string shapes = "queries " + shape_str(queries.shape()) + ", keys " +
+                             shape_str(keys.shape()) + ", values " + shape_str(values.shape());
+  check(queries.dim() == 3 && keys.dim() == 3 && values.dim() == 3, op,
+        "expected 3-D queries [B, Tq, *], keys [B, Tk, *] and values [B, Tk, *], got " + shapes);
+  check(is_floating(queries.dtype()) && keys.dtype() == queries.dtype() &&
+            values.dtype() == queries.dtype(),
+        op,
+        std::string("queries, keys and values must share one floating dtype, got ") +
+            dtype_name(queries.dtype()) + ", " + dtype_name(keys.dtype()) + ", " +
+            dtype_name(values.dtype()));
+  if (parameter.defined())
+    check(queries.dtype() == parameter.dtype(), op,
+          std::string("inputs are ") + dtype_name(queries.dtype()) + " but the parameters are " +
+              dtype_name(parameter.dtype()) + " (call .to(ag::k" +
+              (queries.dtype() == kFloat64 ? "Float64" : "Float32") + ") on the module)");
+  check(queries.size(0) == keys.size(0) && keys.size(0) == values.size(0), op,
+        "batch sizes differ: " + shapes);
+  check(keys.size(1) == values.size(1), op,
+        "keys " + shape_str(keys.shape()) + " and values " + shape_str(values.shape()) +
+            " differ in length (" + std::to_string(keys.size(1)) + " vs " +
+            std::to_string(values.size(1)) + ")");
+}
+
+// "queries [2, 1, 3] have 3 features, but query_size is 20"
+void check_features(const std::string& module, const Tensor& x, const char* what, int64_t expected,
+                    const char* size_name) {
+  check(x.size(-1) == expected, module.c_str(),
+        std::string(what) + " " + shape_str(x.shape()) + " have " + std::to_string(x.size(-1)) +
+            " features, but " + size_name + " is " + std::to_string(expected));
+}
+
+int64_t checked_heads(int64_t num_hiddens, int64_t num_heads) {
+  check(num_heads > 0 && num_hiddens > 0 && num_hiddens % num_heads == 0, "MultiHeadAttention",
+        "num_hiddens " + std::to_string(num_hiddens) + " is not a positive multiple of num_heads " +
+            std::to_string(num_heads));
+  return num_heads;
+}
+
+}  // namespace
+
+// ---- DotProductAttention -------------------------------------------------------------
+
+DotProductAttention::DotProductAttention(double dropout_p)
+    : Module("DotProductAttention"), dropout(dropout_p) {
+  register_module("dropout", &dropout);
+}
+
+Tensor DotProductAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
+                                    const Tensor& valid_lens, const Tensor& attn_mask) {
+  check_qkv(type_name(), queries, keys, values);
+  check(queries.size(2) == keys.size(2), type_name().c_str(),
+        "queries " + shape_str(queries.shape()) + " and keys " + shape_str(keys.shape()) +
+            " differ in feature size (" + std::to_string(queries.size(2)) + " vs " +
+            std::to_string(keys.size(2)) + "); use AdditiveAttention for different sizes");
+  const double d = static_cast<double>(queries.size(2));
+  // scores = Q K^T / sqrt(d): [B, Tq, d] @ [B, d, Tk] -> [B, Tq, Tk]
+  // (backward: dL/dQ = dL/dscores K / sqrt(d), dL/dK = dL/dscores^T Q / sqrt(d))
+  Tensor scores = bmm(queries, transpose(keys, 1, 2)) / std::sqrt(d);
+  scores.set_name("scores");
+  // weights = masked_softmax(scores) over Tk: [B, Tq, Tk]
+  // (backward: dL/dscores = w * (dL/dw - sum_k w dL/dw), 0 at masked keys)
+  attention_weights_ = attention_softmax(scores, valid_lens, attn_mask, false, masked_rows,
+                                         kD2lMaskValue, type_name());
+  attention_weights_.set_name("attention_weights");
+  // output = dropout(weights) V: [B, Tq, Tk] @ [B, Tk, v] -> [B, Tq, v]
+  // (backward: dL/dweights = dL/doutput V^T, dL/dV = weights^T dL/doutput)
+  Tensor output = bmm(dropout(attention_weights_), values);
+  output.set_name("output");
+  return output;
+}
+
+// ---- AdditiveAttention ---------------------------------------------------------------
+
+AdditiveAttention::AdditiveAttention(int64_t key_size, int64_t query_size, int64_t num_hiddens,
+                                     double dropout_p)
+    : Module("AdditiveAttention"),
+      W_k(key_size, num_hiddens, /*bias=*/false),
+      W_q(query_size, num_hiddens, /*bias=*/false),
+      w_v(num_hiddens, 1, /*bias=*/false),
+      dropout(dropout_p) {
+  register_module("W_k", &W_k);
+  register_module("W_q", &W_q);
+  register_module("w_v", &w_v);
+  register_module("dropout", &dropout);
+}
+
+Tensor AdditiveAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
+                                  const Tensor& valid_lens, const Tensor& attn_mask) {
+  check_qkv(type_name(), queries, keys, values, W_q.weight);
+  check_features(type_name(), queries, "queries", W_q.in_features, "query_size");
+  check_features(type_name(), keys, "keys", W_k.in_features, "key_size");
+  // Projections to h hidden units: [B, Tq, query_size] -> [B, Tq, h],
+  // [B, Tk, key_size] -> [B, Tk, h]  (q' = q W_q^T, k' = k W_k^T)
+  Tensor q = W_q(queries);
+  q.set_name("projected_queries");
+  Tensor k = W_k(keys);
+  k.set_name("projected_keys");
+  // features = tanh(q'_i + k'_j): [B, Tq, 1, h] + [B, 1, Tk, h] -> [B, Tq, Tk, h]
+  // (backward: dL/d(sum) = dL/dfeatures * (1 - features^2); the broadcast sums
+  // it over Tk for q' and over Tq for k')
+  Tensor features = tanh(unsqueeze(q, 2) + unsqueeze(k, 1));
+  features.set_name("features");
+  // scores = features w_v^T: [B, Tq, Tk, h] -> [B, Tq, Tk, 1] -> squeeze -> [B, Tq, Tk]
+  Tensor scores = squeeze(w_v(features), -1);
+  scores.set_name("scores");
+  // weights = masked_softmax(scores) over Tk: [B, Tq, Tk]
+  attention_weights_ = attention_softmax(scores, valid_lens, attn_mask, false, masked_rows,
+                                         kD2lMaskValue, type_name());
+  attention_weights_.set_name("attention_weights");
+  // output = dropout(weights) V: [B, Tq, Tk] @ [B, Tk, v] -> [B, Tq, v]
+  Tensor output = bmm(dropout(attention_weights_), values);
+  output.set_name("output");
+  return output;
+}
+
+// ---- MultiHeadAttention --------------------------------------------------------------
+
+Tensor transpose_qkv(const Tensor& X, int64_t num_heads) {
+  check(X.defined() && X.dim() == 3 && num_heads > 0 && X.size(2) % num_heads == 0, "transpose_qkv",
+        "expected [B, T, h] with h a multiple of num_heads " + std::to_string(num_heads) +
+            ", got " + (X.defined() ? shape_str(X.shape()) : std::string("none")));
+  const int64_t B = X.size(0), T = X.size(1), dh = X.size(2) / num_heads;
+  // [B, T, h] -> [B, T, H, h/H]
+  Tensor out = reshape(X, {B, T, num_heads, dh});
+  // [B, T, H, h/H] -> [B, H, T, h/H]
+  out = permute(out, {0, 2, 1, 3});
+  // [B, H, T, h/H] -> [B * H, T, h/H]
+  return reshape(out, {B * num_heads, T, dh});
+}
+
+Tensor transpose_output(const Tensor& X, int64_t num_heads) {
+  check(X.defined() && X.dim() == 3 && num_heads > 0 && X.size(0) % num_heads == 0,
+        "transpose_output",
+        "expected [B * num_heads, T, h/num_heads] with num_heads " + std::to_string(num_heads) +
+            ", got " + (X.defined() ? shape_str(X.shape()) : std::string("none")));
+  const int64_t B = X.size(0) / num_heads, T = X.size(1), dh = X.size(2);
+  // [B * H, T, h/H] -> [B, H, T, h/H]
+  Tensor out = reshape(X, {B, num_heads, T, dh});
+  // [B, H, T, h/H] -> [B, T, H, h/H]
+  out = permute(out, {0, 2, 1, 3});
+  // [B, T, H, h/H] -> [B, T, h]
+  return reshape(out, {B, T, num_heads * dh});
+}
+
+MultiHeadAttention::MultiHeadAttention(int64_t key_size, int64_t query_size, int64_t value_size,
+                                       int64_t num_hiddens, int64_t num_heads, double dropout_p,
+                                       bool bias)
+    : Module("MultiHeadAttention"),
+      num_heads(checked_heads(num_hiddens, num_heads)),
+      attention(dropout_p),
+      W_q(query_size, num_hiddens, bias),
+      W_k(key_size, num_hiddens, bias),
+      W_v(value_size, num_hiddens, bias),
+      W_o(num_hiddens, num_hiddens, bias) {
+  register_module("attention", &attention);
+  register_module("W_q", &W_q);
+  register_module("W_k", &W_k);
+  register_module("W_v", &W_v);
+  register_module("W_o", &W_o);
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
+                                   const Tensor& valid_lens, const Tensor& attn_mask) {
+  const std::string& op = type_name();
+  check_qkv(op, queries, keys, values, W_q.weight);
+  check_features(op, queries, "queries", W_q.in_features, "query_size");
+  check_features(op, keys, "keys", W_k.in_features, "key_size");
+  check_features(op, values, "values", W_v.in_features, "value_size");
+  const int64_t B = queries.size(0), Tq = queries.size(1), Tk = keys.size(1), H = num_heads;
+  // Masks are checked here, against this module's shapes, before the heads
+  // are folded into the batch.
+  check_valid_lens(valid_lens, {B, Tq, Tk}, op);
+  Tensor head_mask;
+  if (attn_mask.defined()) {
+    // A 3-D mask is [B, Tq, Tk], shared by the heads: [B, Tq, Tk] -> [B, 1, Tq, Tk].
+    const bool per_item = attn_mask.dim() == 3;
+    check_mask(attn_mask, per_item ? Shape{B, Tq, Tk} : Shape{B, H, Tq, Tk}, queries.dtype(), op);
+    const Tensor mask4 = per_item ? unsqueeze(attn_mask, 1) : attn_mask;
+    // [B|1, H|1, Tq|1, Tk|1] -> expand -> [B, H, Tq, Tk] -> [B * H, Tq, Tk]
+    // (the row b * H + i is head i of item b, as transpose_qkv orders them)
+    head_mask = reshape(expand(mask4, {B, H, Tq, Tk}), {B * H, Tq, Tk});
+  }
+  // Projections, then heads folded into the batch:
+  // [B, T, size] -> W -> [B, T, h] -> transpose_qkv -> [B * H, T, h/H]
+  Tensor q = transpose_qkv(W_q(queries), H);
+  q.set_name("queries_per_head");
+  Tensor k = transpose_qkv(W_k(keys), H);
+  k.set_name("keys_per_head");
+  Tensor v = transpose_qkv(W_v(values), H);
+  v.set_name("values_per_head");
+  // One length per head too: [B] -> [B * H] or [B, Tq] -> [B * H, Tq]
+  const Tensor head_lens = valid_lens.defined() ? repeat_interleave(valid_lens, H, 0) : Tensor();
+  // Scaled dot-product attention in every head: [B * H, Tq, h/H]
+  Tensor heads = attention(q, k, v, head_lens, head_mask);
+  // weights [B * H, Tq, Tk] -> [B, H, Tq, Tk]
+  attention_weights_ = reshape(attention.attention_weights(), {B, H, Tq, Tk});
+  attention_weights_.set_name("attention_weights");
+  // Heads joined: [B * H, Tq, h/H] -> transpose_output -> [B, Tq, h]
+  Tensor concat = transpose_output(heads, H);
+  concat.set_name("heads_concatenated");
+  // output = concat W_o^T (+ b): [B, Tq, h] -> [B, Tq, h]
+  Tensor output = W_o(concat);
+  output.set_name("output");
+  return output;
+}
+
+}  // namespace ag::nn

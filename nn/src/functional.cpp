@@ -1,0 +1,74 @@
+// Scaled dot-product attention, composed from matmul, masks and softmax.
+// Legend: L queries, S keys, E query/key features, Ev value features; "..."
+// the batch dims, which broadcast as in torch.matmul.
+#include "attograd/nn/functional.h"
+
+#include <cmath>
+
+namespace ag::nn::functional {
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+Shape batch_dims(const Tensor& t) {
+  return Shape(t.shape().begin(), t.shape().end() - 2);
+}
+
+void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p) {
+  check(q.defined() && k.defined() && v.defined(), kOp, "query, key and value must be defined");
+  check(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, kOp,
+        "query, key and value need rank >= 2 ([..., L, E], [..., S, E], [..., S, Ev]), got " +
+            shape_str(q.shape()) + ", " + shape_str(k.shape()) + ", " + shape_str(v.shape()));
+  check(is_floating(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(), kOp,
+        std::string("query, key and value must share one floating dtype, got ") +
+            dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));
+  check(q.size(-1) == k.size(-1), kOp,
+        "query " + shape_str(q.shape()) + " and key " + shape_str(k.shape()) +
+            " differ in feature size (" + std::to_string(q.size(-1)) + " vs " +
+            std::to_string(k.size(-1)) + ")");
+  check(k.size(-2) == v.size(-2), kOp,
+        "key " + shape_str(k.shape()) + " and value " + shape_str(v.shape()) +
+            " differ in length (" + std::to_string(k.size(-2)) + " vs " +
+            std::to_string(v.size(-2)) + ")");
+  check(dropout_p >= 0 && dropout_p < 1, kOp,
+        "dropout_p must be in [0, 1), got " + std::to_string(dropout_p));
+  // Throws "scaled_dot_product_attention: shapes [..] and [..] do not broadcast".
+  broadcast_shapes(broadcast_shapes(batch_dims(q), batch_dims(k), kOp), batch_dims(v), kOp);
+}
+
+}  // namespace
+
+AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, const Tensor& key,
+                                                          const Tensor& value,
+                                                          const Tensor& attn_mask, double dropout_p,
+                                                          bool is_causal,
+                                                          std::optional<double> scale) {
+  check_inputs(query, key, value, dropout_p);
+  const double factor = scale.has_value() && !std::isnan(*scale)
+                            ? *scale
+                            : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+  // scores = q k^T * scale: [..., L, E] @ [..., E, S] -> [..., L, S]
+  // (backward: dL/dq = dL/dscores k * scale, dL/dk = dL/dscores^T q * scale)
+  Tensor scores = matmul(query, transpose(key, -2, -1)) * factor;
+  scores.set_name("scores");
+  // weights = softmax over S of the masked scores (fully masked rows -> 0)
+  Tensor weights = attention_softmax(scores, Tensor(), attn_mask, is_causal, MaskedRows::Zero,
+                                     kMaskedScore, kOp);
+  weights.set_name("attention_weights");
+  // output = dropout(weights) v: [..., L, S] @ [..., S, Ev] -> [..., L, Ev]
+  // (backward: dL/dweights = dL/doutput v^T, dL/dv = weights^T dL/doutput)
+  Tensor output = matmul(dropout(weights, dropout_p, dropout_p > 0), value);
+  output.set_name("output");
+  return {output, weights};
+}
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+  return scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p,
+                                                   is_causal, scale)
+      .output;
+}
+
+}  // namespace ag::nn::functional

@@ -1,0 +1,245 @@
+// Masks, masked softmax and the conversions between mask conventions.
+//
+// Everything here is composed from core primitives (lt/le, logical ops,
+// masked_fill, where, softmax): there is no backward of its own. The one
+// differentiable path is
+//
+//   filled  = masked_fill(scores, !keep, mask_value)   dL/dscores = dL/dfilled where keep, else 0
+//   weights = softmax(filled, -1)                       dL/dfilled = w * (g - sum(w * g))
+//   weights = masked_fill(weights, !keep, 0)            (MaskedRows::Zero only) dL/dweights = g
+//   where keep
+//
+// so a masked key never receives a gradient, and neither does any score of a
+// fully masked row (its weights are constant: 1/Tk or 0).
+#include "attograd/nn/masks.h"
+
+#include <limits>
+
+namespace ag {
+
+namespace {
+
+// "[B] = [2]": how the shapes in the error messages are spelled.
+std::string leading(const Shape& scores_shape) {
+  return shape_str(Shape(scores_shape.begin(), scores_shape.end() - 1));
+}
+
+void check_floating(DType dtype, const std::string& op, const char* what) {
+  check(is_floating(dtype), op.c_str(),
+        std::string(what) + " must be float32 or float64, got " + dtype_name(dtype));
+}
+
+void check_bool(const Tensor& mask, const std::string& op, const char* what) {
+  check(mask.defined(), op.c_str(), std::string(what) + " is undefined");
+  check(mask.dtype() == kBool, op.c_str(),
+        std::string(what) + " must be bool, got " + dtype_name(mask.dtype()) + " " +
+            shape_str(mask.shape()));
+}
+
+// True when `shape` broadcasts to `target` without enlarging it.
+bool broadcasts_to(const Shape& shape, const Shape& target) {
+  if (shape.size() > target.size()) return false;
+  const size_t skip = target.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1 && shape[d] != target[skip + d]) return false;
+  return true;
+}
+
+// valid lengths -> keep mask, once check_valid_lens() has passed.
+Tensor keep_from_checked_lengths(const Tensor& valid_lens, const Shape& scores_shape) {
+  const int64_t num_keys = scores_shape.back();
+  if (valid_lens.dim() == 1 && valid_lens.size(0) == scores_shape[0]) {
+    // One length per batch item, shared by all its rows:
+    // sequence_mask: [B] -> [B, Tk]; reshape to [B, 1, ..., 1, Tk]; expand to the scores' shape.
+    Shape aligned(scores_shape.size(), 1);
+    aligned.front() = scores_shape[0];
+    aligned.back() = num_keys;
+    return expand(reshape(sequence_mask(valid_lens, num_keys), aligned), scores_shape);
+  }
+  // One length per row: [*scores_shape[:-1]] -> [*scores_shape[:-1], Tk].
+  return sequence_mask(valid_lens, num_keys);
+}
+
+}  // namespace
+
+// ---- making masks --------------------------------------------------------------
+
+Tensor sequence_mask(const Tensor& lens, int64_t maxlen) {
+  check(maxlen > 0, "sequence_mask", "maxlen must be positive, got " + std::to_string(maxlen));
+  check(lens.defined(), "sequence_mask", "lens is undefined");
+  check(lens.dtype() == kInt64, "sequence_mask",
+        std::string("lens must be int64, got ") + dtype_name(lens.dtype()) + " " +
+            shape_str(lens.shape()));
+  for (double len : lens.to_vector())
+    check(len >= 0 && len <= static_cast<double>(maxlen), "sequence_mask",
+          "length " + std::to_string(static_cast<int64_t>(len)) + " in lens " +
+              shape_str(lens.shape()) + " is outside [0, " + std::to_string(maxlen) + "]");
+  // positions [maxlen] < lens[..., None] [..., 1]  ->  [..., maxlen]
+  return lt(arange(maxlen, kInt64), unsqueeze(lens, -1));
+}
+
+Tensor causal_mask(int64_t num_queries, int64_t num_keys) {
+  check(num_queries > 0 && num_keys > 0, "causal_mask",
+        "sizes must be positive, got " + std::to_string(num_queries) + " queries and " +
+            std::to_string(num_keys) + " keys");
+  // key j [1, Tk] <= query i [Tq, 1]  ->  [Tq, Tk], the lower triangle
+  return le(unsqueeze(arange(num_keys, kInt64), 0), unsqueeze(arange(num_queries, kInt64), 1));
+}
+
+// ---- masked softmax ---------------------------------------------------------------
+
+Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens, double mask_value) {
+  check(X.defined(), "masked_softmax", "X is undefined");
+  if (!valid_lens.defined()) return softmax(X, -1);
+  check_valid_lens(valid_lens, X.shape(), "masked_softmax");
+  return masked_softmax(X, keep_from_checked_lengths(valid_lens, X.shape()), MaskedRows::Uniform,
+                        mask_value);
+}
+
+Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows fully_masked_rows,
+                      double mask_value) {
+  check(scores.defined(), "masked_softmax", "scores are undefined");
+  check_floating(scores.dtype(), "masked_softmax", "scores");
+  if (!keep_mask.defined()) return softmax(scores, -1);
+  check_bool(keep_mask, "masked_softmax", "keep_mask");
+  check(broadcasts_to(keep_mask.shape(), scores.shape()), "masked_softmax",
+        "keep_mask of shape " + shape_str(keep_mask.shape()) +
+            " does not broadcast to the scores' shape " + shape_str(scores.shape()));
+  const Tensor masked = logical_not(keep_mask);
+  // Masked scores -> mask_value: a masked key gets exp(mask_value - max) = 0,
+  // and a row with every key masked is constant, so its softmax is 1/Tk.
+  const Tensor filled = masked_fill(scores, masked, mask_value);
+  const Tensor weights = softmax(filled, -1);
+  if (fully_masked_rows == MaskedRows::Uniform) return weights;
+  // Zero: masked weights -> 0. Partially masked rows are unchanged (their
+  // masked weights are already 0); fully masked rows become all 0.
+  return masked_fill(weights, masked, 0.0);
+}
+
+Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const Tensor& attn_mask,
+                         bool is_causal, MaskedRows fully_masked_rows, double mask_value,
+                         const std::string& op) {
+  check(scores.defined() && scores.dim() >= 2, op.c_str(),
+        "scores must have rank >= 2 ([..., Tq, Tk]), got " +
+            (scores.defined() ? shape_str(scores.shape()) : std::string("none")));
+  check_valid_lens(valid_lens, scores.shape(), op);
+  check_mask(attn_mask, scores.shape(), scores.dtype(), op);
+  Tensor keep;
+  if (valid_lens.defined()) keep = keep_from_checked_lengths(valid_lens, scores.shape());
+  if (is_causal) keep = merge_keep(keep, causal_mask(scores.size(-2), scores.size(-1)));
+  Tensor masked_scores = scores;
+  if (attn_mask.defined() && attn_mask.dtype() == kBool) {
+    keep = merge_keep(keep, attn_mask);
+  } else if (attn_mask.defined()) {
+    // Additive mask: scores + mask, dL/dscores = g (and dL/dmask = g where
+    // finite). A -inf entry would make a fully masked row NaN, so it becomes
+    // a masked key of the keep mask and adds 0 instead.
+    const Tensor finite = additive_to_keep(attn_mask, -std::numeric_limits<double>::infinity());
+    keep = merge_keep(keep, finite);
+    masked_scores = scores + where(finite, attn_mask, 0.0);
+  }
+  return masked_softmax(masked_scores, keep, fully_masked_rows, mask_value);
+}
+
+// ---- conversions: the one place -----------------------------------------------------
+
+Tensor lengths_to_keep(const Tensor& valid_lens, const Shape& scores_shape) {
+  check(valid_lens.defined(), "lengths_to_keep", "valid_lens is undefined");
+  check_valid_lens(valid_lens, scores_shape, "lengths_to_keep");
+  return keep_from_checked_lengths(valid_lens, scores_shape);
+}
+
+Tensor key_keep_to_keep(const Tensor& key_keep, const Shape& scores_shape) {
+  check_bool(key_keep, "key_keep_to_keep", "key_keep");
+  check(scores_shape.size() >= 2 && key_keep.dim() == 2 && key_keep.size(0) == scores_shape[0] &&
+            key_keep.size(1) == scores_shape.back(),
+        "key_keep_to_keep",
+        "key_keep of shape " + shape_str(key_keep.shape()) +
+            " is not [B, Tk] for scores of shape " + shape_str(scores_shape));
+  // [B, Tk] -> [B, 1, ..., 1, Tk] (rank of the scores)
+  Shape aligned(scores_shape.size(), 1);
+  aligned.front() = key_keep.size(0);
+  aligned.back() = key_keep.size(1);
+  return reshape(key_keep, aligned);
+}
+
+Tensor keep_to_additive(const Tensor& keep, DType dtype, double masked_value) {
+  check_bool(keep, "keep_to_additive", "keep");
+  check_floating(dtype, "keep_to_additive", "dtype");
+  // keep ? 0 : masked_value
+  return where(keep, zeros({}, dtype), masked_value);
+}
+
+Tensor additive_to_keep(const Tensor& additive, double masked_below) {
+  check(additive.defined(), "additive_to_keep", "additive mask is undefined");
+  check_floating(additive.dtype(), "additive_to_keep", "additive mask");
+  return gt(additive, scalar_tensor(masked_below, additive.dtype()));
+}
+
+Tensor padding_to_keep(const Tensor& padding) {
+  check(padding.defined(), "padding_to_keep", "padding mask is undefined");
+  if (padding.dtype() == kBool) return logical_not(padding);
+  check_floating(padding.dtype(), "padding_to_keep", "padding mask (when not bool)");
+  return eq(padding, zeros({}, padding.dtype()));
+}
+
+Tensor keep_to_padding(const Tensor& keep, DType dtype) {
+  check_bool(keep, "keep_to_padding", "keep");
+  check_floating(dtype, "keep_to_padding", "dtype");
+  return logical_not(keep).to(dtype);
+}
+
+Tensor padding_to_additive(const Tensor& padding, double masked_value) {
+  check(padding.defined(), "padding_to_additive", "padding mask is undefined");
+  const Tensor m = padding.dtype() == kBool ? padding.to(kFloat32) : padding;
+  check_floating(m.dtype(), "padding_to_additive", "padding mask (when not bool)");
+  // seed 002: scores += -1e9 * M
+  return m * masked_value;
+}
+
+Tensor merge_keep(const Tensor& a, const Tensor& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  check_bool(a, "merge_keep", "first mask");
+  check_bool(b, "merge_keep", "second mask");
+  return logical_and(a, b);
+}
+
+// ---- the checks every entry point runs ------------------------------------------------
+
+void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, const std::string& op) {
+  if (!valid_lens.defined()) return;
+  const char* name = op.c_str();
+  check(scores_shape.size() >= 2, name,
+        "valid_lens need scores of rank >= 2, got scores of shape " + shape_str(scores_shape));
+  check(valid_lens.dtype() == kInt64, name,
+        std::string("valid_lens must be int64 (e.g. ag::tensor({2, 6}, {2}, ag::kInt64)), got ") +
+            dtype_name(valid_lens.dtype()) + " " + shape_str(valid_lens.shape()));
+  const Shape rows(scores_shape.begin(), scores_shape.end() - 1);
+  const bool per_item = valid_lens.dim() == 1 && valid_lens.size(0) == scores_shape[0];
+  check(per_item || valid_lens.shape() == rows, name,
+        "valid_lens of shape " + shape_str(valid_lens.shape()) + " is neither [B] = [" +
+            std::to_string(scores_shape[0]) + "] nor scores.shape[:-1] = " + leading(scores_shape) +
+            " (scores " + shape_str(scores_shape) + ")");
+  const int64_t num_keys = scores_shape.back();
+  for (double len : valid_lens.to_vector())
+    check(len >= 0 && len <= static_cast<double>(num_keys), name,
+          "valid length " + std::to_string(static_cast<int64_t>(len)) + " is outside [0, " +
+              std::to_string(num_keys) + "] (valid_lens " + shape_str(valid_lens.shape()) +
+              ", scores " + shape_str(scores_shape) + ")");
+}
+
+void check_mask(const Tensor& mask, const Shape& scores_shape, DType scores_dtype,
+                const std::string& op) {
+  if (!mask.defined()) return;
+  const char* name = op.c_str();
+  check(mask.dtype() == kBool || mask.dtype() == scores_dtype, name,
+        std::string("mask must be bool (keep) or ") + dtype_name(scores_dtype) +
+            " (additive, the scores' dtype), got " + dtype_name(mask.dtype()) + " " +
+            shape_str(mask.shape()));
+  check(broadcasts_to(mask.shape(), scores_shape), name,
+        "mask of shape " + shape_str(mask.shape()) + " does not broadcast to the scores' shape " +
+            shape_str(scores_shape));
+}
+
+}  // namespace ag
