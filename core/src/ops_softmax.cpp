@@ -1,0 +1,185 @@
+// softmax and log_softmax along one dim, as fused kernels.
+//
+// Composed from primitives, softmax(x) = exp(x - max) / sum(exp(x - max))
+// would make five passes and five temporaries, and its backward would walk
+// the same graph back. Here the forward is one kernel (max, exp and sum, scale)
+// and the backward another, from the saved output y:
+//
+//   y = softmax(x)      dL/dx = y * (g - sum(g * y))
+//   y = log_softmax(x)  dL/dx = g - exp(y) * sum(g)
+//
+// (sums along `dim`). Subtracting the row max keeps exp() from overflowing:
+// x = 1000 is as fine as x = 0. A -inf entry gets weight exp(-inf) = 0; a row
+// of only -inf has no finite max and gives NaN everywhere, as in PyTorch
+// (masked_softmax in nn masks with a large finite negative value instead).
+//
+// The tensor is viewed as [outer, n, inner] around `dim` (contiguous), so the
+// n entries of one softmax row are `inner` elements apart. When dim is the
+// last (inner = 1) each row is one contiguous run; otherwise the kernels walk
+// a whole [n, inner] block row by row and keep one running max/sum per column,
+// so the innermost loop is still over contiguous memory.
+#include <cmath>
+#include <vector>
+
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
+
+namespace ag {
+
+namespace {
+
+struct Layout {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+Layout layout_of(const Shape& shape, int64_t dim) {
+  Layout l;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t i = static_cast<int64_t>(d);
+    if (i < dim)
+      l.outer *= shape[d];
+    else if (i == dim)
+      l.n = shape[d];
+    else
+      l.inner *= shape[d];
+  }
+  return l;
+}
+
+// ---- forward: y = softmax(x) or log_softmax(x) ------------------------------------
+
+// One contiguous row of n entries.
+template <typename T, bool Log>
+void forward_row(const T* x, T* y, int64_t n) {
+  T max = x[0];
+  for (int64_t k = 1; k < n; ++k) max = x[k] > max ? x[k] : max;
+  double sum = 0;  // accumulated in double: long rows keep their precision
+  for (int64_t k = 0; k < n; ++k) {
+    const T e = std::exp(x[k] - max);
+    if constexpr (!Log) y[k] = e;
+    sum += e;
+  }
+  if constexpr (Log) {
+    const T log_sum = static_cast<T>(std::log(sum));
+    for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - max) - log_sum;
+  } else {
+    const T scale = static_cast<T>(1.0 / sum);
+    for (int64_t k = 0; k < n; ++k) y[k] *= scale;
+  }
+}
+
+// A block [n, inner]: `inner` softmax rows side by side (as columns).
+template <typename T, bool Log>
+void forward_block(const T* x, T* y, int64_t n, int64_t inner, std::vector<T>& max,
+                   std::vector<double>& sum) {
+  std::copy(x, x + inner, max.begin());
+  for (int64_t k = 1; k < n; ++k)
+    for (int64_t i = 0; i < inner; ++i)
+      max[i] = x[k * inner + i] > max[i] ? x[k * inner + i] : max[i];
+  std::fill(sum.begin(), sum.end(), 0.0);
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const T e = std::exp(x[k * inner + i] - max[i]);
+      if constexpr (!Log) y[k * inner + i] = e;
+      sum[i] += e;
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t i = 0; i < inner; ++i) {
+      if constexpr (Log) {
+        y[k * inner + i] = (x[k * inner + i] - max[i]) - static_cast<T>(std::log(sum[i]));
+      } else {
+        y[k * inner + i] = static_cast<T>(y[k * inner + i] / sum[i]);
+      }
+    }
+  }
+}
+
+template <bool Log>
+Tensor forward(const Tensor& x, const Layout& l, const char* op) {
+  const Tensor xc = x.contiguous();
+  Tensor y = empty(x.shape(), x.dtype());
+  if (l.n == 0) return y;  // empty rows: nothing to normalise
+  dispatch_floating(x.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = xc.data_ptr<T>();
+    T* py = y.data_ptr<T>();
+    const int64_t block = l.n * l.inner;
+    if (l.inner == 1) {
+      for (int64_t o = 0; o < l.outer; ++o)
+        forward_row<T, Log>(px + o * block, py + o * block, l.n);
+    } else {
+      std::vector<T> max(static_cast<size_t>(l.inner));
+      std::vector<double> sum(static_cast<size_t>(l.inner));
+      for (int64_t o = 0; o < l.outer; ++o)
+        forward_block<T, Log>(px + o * block, py + o * block, l.n, l.inner, max, sum);
+    }
+  });
+  return y;
+}
+
+// ---- backward: dL/dx from y and g ------------------------------------------------------
+// softmax:     dx = y * (g - s),       s = sum_k g_k y_k
+// log_softmax: dx = g - exp(y) * s,    s = sum_k g_k
+// Written for a block [n, inner]; with inner = 1 it is one contiguous row.
+
+template <typename T, bool Log>
+void backward_block(const T* y, const T* g, T* dx, int64_t n, int64_t inner,
+                    std::vector<double>& s) {
+  std::fill(s.begin(), s.end(), 0.0);
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t j = k * inner + i;
+      s[i] += Log ? g[j] : static_cast<double>(g[j]) * y[j];
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t j = k * inner + i;
+      const T si = static_cast<T>(s[i]);
+      dx[j] = Log ? g[j] - std::exp(y[j]) * si : y[j] * (g[j] - si);
+    }
+  }
+}
+
+template <bool Log>
+Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* op) {
+  const Tensor gc = g.contiguous();
+  Tensor dx = empty(y.shape(), y.dtype());
+  dispatch_floating(y.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* py = y.data_ptr<T>();
+    const T* pg = gc.data_ptr<T>();
+    T* pdx = dx.data_ptr<T>();
+    const int64_t block = l.n * l.inner;
+    std::vector<double> s(static_cast<size_t>(l.inner));
+    for (int64_t o = 0; o < l.outer; ++o)
+      backward_block<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n, l.inner, s);
+  });
+  return dx;
+}
+
+template <bool Log>
+Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node) {
+  check(x.defined(), op, "undefined tensor");
+  check(is_floating(x.dtype()), op,
+        std::string("expected a floating-point tensor (float32 or float64), got ") +
+            dtype_name(x.dtype()) + " " + shape_str(x.shape()));
+  const Layout l = layout_of(x.shape(), normalize_dim(dim, x.shape(), op));
+  Tensor y = forward<Log>(x, l, op);
+  record(y, node, {x},
+         [y_ = y.detach(), l, op](const Tensor& g) { return grads{backward<Log>(y_, g, l, op)}; });
+  return y;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) {
+  return softmax_op<false>(x, dim, "softmax", "SoftmaxBackward");
+}
+
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  return softmax_op<true>(x, dim, "log_softmax", "LogSoftmaxBackward");
+}
+
+}  // namespace ag
