@@ -5,6 +5,8 @@
 #include "attograd/core.h"
 #include "attograd/nn/attention.h"
 #include "attograd/nn/functional.h"
+#include "attograd/nn/keras.h"
 #include "attograd/nn/layers.h"
 #include "attograd/nn/masks.h"
 #include "attograd/nn/module.h"
+#include "attograd/nn/optim.h"

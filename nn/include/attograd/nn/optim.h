@@ -1,0 +1,86 @@
+// Optimizers with PyTorch's exact update rules: SGD (with momentum) and Adam.
+//
+//   ag::optim::Adam opt(model.parameters(), /*lr=*/1e-3);
+//   for (...) {
+//     opt.zero_grad();
+//     Tensor loss = ...;
+//     loss.backward();
+//     opt.step();   // w <- w - lr * update(w.grad()), in place
+//   }
+//
+// An optimizer holds handles to the parameters (sharing their storage) and
+// writes the new values straight into that storage under NoGradGuard, so the
+// module that owns the parameters sees them at once. Parameters must be
+// float32/float64 contiguous leaves; create the optimizer after Module::to().
+// A parameter whose grad() is undefined (no backward reached it) is skipped
+// and its state (momentum, Adam's step count) is left untouched, as in PyTorch.
+// The state (momentum buffers, Adam moments) has each parameter's shape and dtype.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attograd/core.h"
+
+namespace ag::optim {
+
+class Optimizer {
+ public:
+  // REQUIRES: params non-empty, each a defined float32/float64 contiguous leaf.
+  // `name` ("SGD", "Adam") starts every error message.
+  Optimizer(std::string name, std::vector<Tensor> params);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One update of every parameter that has a gradient.
+  virtual void step() = 0;
+  // Drops every parameter's gradient (PyTorch 2's default set_to_none=True):
+  // the next backward starts from nothing instead of accumulating.
+  void zero_grad();
+  const std::vector<Tensor>& params() const { return params_; }
+  const std::string& name() const { return name_; }
+
+ protected:
+  std::string name_;
+  std::vector<Tensor> params_;
+};
+
+// Stochastic gradient descent, torch.optim.SGD without dampening, nesterov or
+// weight decay:
+//   momentum == 0:  w <- w - lr g
+//   momentum  > 0:  b <- g on the first step, then b <- momentum b + g;
+//                   w <- w - lr b
+// REQUIRES: lr >= 0, momentum >= 0.
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, double lr, double momentum = 0);
+  void step() override;
+
+  const double lr, momentum;
+
+ private:
+  std::vector<Tensor> momentum_buffers_;  // undefined until a parameter's first step
+};
+
+// Adam, torch.optim.Adam's default (no amsgrad, no weight decay), with bias
+// correction. Per parameter, with t its own step count (1 on the first step):
+//   m <- beta1 m + (1 - beta1) g           first moment
+//   v <- beta2 v + (1 - beta2) g^2         second moment
+//   w <- w - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// REQUIRES: lr >= 0, 0 <= beta1, beta2 < 1, eps >= 0.
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas = {0.9, 0.999},
+       double eps = 1e-8);
+  void step() override;
+
+  const double lr, beta1, beta2, eps;
+
+ private:
+  std::vector<Tensor> exp_avg_, exp_avg_sq_;  // m and v, zeros at construction
+  std::vector<int64_t> steps_;                // t per parameter
+};
+
+}  // namespace ag::optim

@@ -1,0 +1,142 @@
+#include "attograd/nn/keras.h"
+
+#include <cmath>
+
+#include "attograd/nn/masks.h"
+
+namespace ag::nn::keras {
+
+namespace {
+
+// "query [2, 3, 4]" for error messages.
+std::string described(const char* what, const Tensor& t) {
+  return std::string(what) + " " + shape_str(t.shape());
+}
+
+}  // namespace
+
+// ---- the shared pipeline ---------------------------------------------------------
+
+BaseAttention::BaseAttention(std::string name, bool use_scale, double dropout)
+    : Module(std::move(name)), use_scale(use_scale), dropout(dropout) {
+  check(dropout >= 0 && dropout < 1, type_name().c_str(),
+        "dropout must be in [0, 1), got " + std::to_string(dropout));
+}
+
+Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Tensor& key_or_none,
+                              const Tensor& query_mask, const Tensor& value_mask,
+                              bool use_causal_mask) {
+  const std::string& op = type_name();
+  const char* o = op.c_str();
+  const Tensor key = key_or_none.defined() ? key_or_none : value;
+
+  // ---- argument checks: ranks, dtypes, batch and length agreement ----
+  check(query.defined() && value.defined(), o, "query and value are required");
+  for (const auto& [what, t] : {std::pair{"query", &query}, {"value", &value}, {"key", &key}}) {
+    check(t->dim() == 3, o,
+          std::string("expected 3-D ") + what + " [B, T, dim], got " + shape_str(t->shape()));
+    check(is_floating(t->dtype()), o,
+          std::string(what) + " must be float32 or float64, got " + dtype_name(t->dtype()));
+    check(t->dtype() == query.dtype(), o,
+          std::string(what) + " is " + dtype_name(t->dtype()) + " but query is " +
+              dtype_name(query.dtype()));
+  }
+  const int64_t B = query.size(0), Tq = query.size(1), Tv = value.size(1);
+  check(value.size(0) == B && key.size(0) == B, o,
+        "batch sizes differ: " + described("query", query) + ", " + described("value", value) +
+            ", " + described("key", key));
+  check(key.size(1) == Tv, o,
+        "key and value lengths differ: " + described("key", key) + " vs " +
+            described("value", value));
+  check_widths(query, key);
+  for (const auto& [name, p] : named_parameters())
+    check(p.dtype() == query.dtype(), o,
+          "parameter '" + name + "' is " + dtype_name(p.dtype()) + " but the inputs are " +
+              dtype_name(query.dtype()) + " (convert the layer with to())");
+  if (query_mask.defined())
+    check(query_mask.dtype() == kBool && query_mask.shape() == Shape{B, Tq}, o,
+          "query_mask must be bool [B, Tq] = " + shape_str({B, Tq}) + ", got " +
+              dtype_name(query_mask.dtype()) + " " + shape_str(query_mask.shape()));
+  if (value_mask.defined())
+    check(value_mask.dtype() == kBool && value_mask.shape() == Shape{B, Tv}, o,
+          "value_mask must be bool [B, Tv] = " + shape_str({B, Tv}) + ", got " +
+              dtype_name(value_mask.dtype()) + " " + shape_str(value_mask.shape()));
+
+  // 1. scores [B, Tq, Tv]
+  Tensor s = scores(query, key);
+  // 2. keep [B, 1, Tv] and [Tq, Tv] -> [B, Tq, Tv]; s - 1e9 where not kept
+  Tensor keep = value_mask.defined() ? key_keep_to_keep(value_mask, s.shape()) : Tensor();
+  if (use_causal_mask) keep = merge_keep(keep, causal_mask(Tq, Tv));
+  if (keep.defined()) s = s + keep_to_additive(keep, s.dtype());
+  // 3. weights [B, Tq, Tv]
+  attention_weights_ = softmax(s, -1);
+  attention_weights_.set_name("attention_weights");
+  // 4. [B, Tq, Tv] @ [B, Tv, dv] -> [B, Tq, dv]
+  Tensor out = bmm(ag::dropout(attention_weights_, dropout, is_training()), value);
+  // 5. [B, Tq, dv] * [B, Tq, 1]
+  if (query_mask.defined()) out = out * unsqueeze(query_mask, -1).to(out.dtype());
+  return out;
+}
+
+// ---- Attention (dot product) --------------------------------------------------------
+
+Attention::Attention(bool use_scale, std::string score_mode, double dropout)
+    : BaseAttention("Attention", use_scale, dropout), score_mode(std::move(score_mode)) {
+  check(this->score_mode == "dot" || this->score_mode == "concat", "Attention",
+        "score_mode must be \"dot\" or \"concat\", got \"" + this->score_mode + "\"");
+  if (use_scale) {
+    scale = scalar_tensor(1.0);
+    register_parameter("scale", &scale);
+  }
+  if (this->score_mode == "concat") {
+    concat_score_weight = scalar_tensor(1.0);
+    register_parameter("concat_score_weight", &concat_score_weight);
+  }
+}
+
+void Attention::check_widths(const Tensor& query, const Tensor& key) const {
+  check(
+      query.size(2) == key.size(2), "Attention",
+      "query and key widths differ: " + described("query", query) + " vs " + described("key", key));
+}
+
+Tensor Attention::scores(const Tensor& query, const Tensor& key) const {
+  if (score_mode == "dot") {
+    // [B, Tq, dim] @ [B, dim, Tv] -> [B, Tq, Tv]
+    Tensor s = bmm(query, transpose(key, 1, 2));
+    return use_scale ? s * scale : s;
+  }
+  // "concat": [B, Tq, 1, dim] + [B, 1, Tv, dim] -> [B, Tq, Tv, dim]
+  Tensor features = unsqueeze(query, 2) + unsqueeze(key, 1);
+  if (use_scale) features = scale * features;
+  // sum over dim -> [B, Tq, Tv]
+  return concat_score_weight * sum(tanh(features), -1);
+}
+
+// ---- AdditiveAttention --------------------------------------------------------------
+
+AdditiveAttention::AdditiveAttention(int64_t dim, bool use_scale, double dropout)
+    : BaseAttention("AdditiveAttention", use_scale, dropout), dim(dim) {
+  check(dim > 0, "AdditiveAttention", "dim must be positive, got " + std::to_string(dim));
+  if (use_scale) {
+    // Keras' glorot_uniform on [dim]: limit = sqrt(6 / (fan_in + fan_out)), fan_in = fan_out = dim.
+    const double limit = std::sqrt(3.0 / static_cast<double>(dim));
+    scale = uniform({dim}, -limit, limit);
+    register_parameter("scale", &scale);
+  }
+}
+
+void AdditiveAttention::check_widths(const Tensor& query, const Tensor& key) const {
+  check(query.size(2) == dim && key.size(2) == dim, "AdditiveAttention",
+        "query and key must have width dim = " + std::to_string(dim) + ", got " +
+            described("query", query) + " and " + described("key", key));
+}
+
+Tensor AdditiveAttention::scores(const Tensor& query, const Tensor& key) const {
+  // [B, Tq, 1, dim] + [B, 1, Tv, dim] -> [B, Tq, Tv, dim]
+  Tensor features = tanh(unsqueeze(query, 2) + unsqueeze(key, 1));
+  // scale [dim] broadcasts over [B, Tq, Tv, dim]; sum over dim -> [B, Tq, Tv]
+  return sum(use_scale ? features * scale : features, -1);
+}
+
+}  // namespace ag::nn::keras

@@ -1,0 +1,139 @@
+#include "attograd/nn/optim.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace ag::optim {
+
+namespace {
+
+std::string num(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+// The gradient of `p` as a contiguous tensor of p's dtype, or undefined.
+Tensor contiguous_grad(const Tensor& p) {
+  const Tensor g = p.grad();
+  return g.defined() ? g.contiguous() : g;
+}
+
+}  // namespace
+
+// ---- Optimizer ---------------------------------------------------------------
+
+Optimizer::Optimizer(std::string name, std::vector<Tensor> params)
+    : name_(std::move(name)), params_(std::move(params)) {
+  check(!params_.empty(), name_.c_str(), "got an empty parameter list");
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    const std::string which = "parameter " + std::to_string(i);
+    check(p.defined(), name_.c_str(), which + " is undefined");
+    check(is_floating(p.dtype()), name_.c_str(),
+          which + " of shape " + shape_str(p.shape()) + " is " + dtype_name(p.dtype()) +
+              "; only float32 and float64 parameters can be optimized");
+    check(p.is_leaf(), name_.c_str(),
+          which + " of shape " + shape_str(p.shape()) + " is not a leaf (made by " +
+              p.grad_fn_name() + ")");
+    check(p.is_contiguous(), name_.c_str(),
+          which + " of shape " + shape_str(p.shape()) + " is not contiguous");
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (Tensor& p : params_) p.zero_grad();
+}
+
+// ---- SGD ---------------------------------------------------------------------
+
+SGD::SGD(std::vector<Tensor> params, double lr, double momentum)
+    : Optimizer("SGD", std::move(params)), lr(lr), momentum(momentum) {
+  check(lr >= 0, "SGD", "invalid learning rate " + num(lr) + " (must be >= 0)");
+  check(momentum >= 0, "SGD", "invalid momentum " + num(momentum) + " (must be >= 0)");
+  momentum_buffers_.resize(params_.size());
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    const Tensor g = contiguous_grad(p);
+    if (!g.defined()) continue;
+    Tensor& buffer = momentum_buffers_[i];
+    // The first momentum step: b = g (a copy, as torch.clone(g)).
+    const bool first = momentum != 0 && !buffer.defined();
+    if (first) buffer = g.clone();
+    dispatch_floating(p.dtype(), "SGD.step", [&](auto tag) {
+      using T = decltype(tag);
+      const int64_t n = p.numel();
+      T* w = p.data_ptr<T>();
+      const T* d = g.data_ptr<T>();
+      const T neg_lr = static_cast<T>(-lr);
+      if (momentum == 0) {
+        for (int64_t j = 0; j < n; ++j) w[j] += neg_lr * d[j];  // w <- w - lr g
+        return;
+      }
+      T* b = buffer.data_ptr<T>();
+      const T mu = static_cast<T>(momentum);
+      if (!first)
+        for (int64_t j = 0; j < n; ++j) b[j] = b[j] * mu + d[j];  // b <- momentum b + g
+      for (int64_t j = 0; j < n; ++j) w[j] += neg_lr * b[j];      // w <- w - lr b
+    });
+  }
+}
+
+// ---- Adam --------------------------------------------------------------------
+
+Adam::Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps)
+    : Optimizer("Adam", std::move(params)),
+      lr(lr),
+      beta1(betas.first),
+      beta2(betas.second),
+      eps(eps) {
+  check(lr >= 0, "Adam", "invalid learning rate " + num(lr) + " (must be >= 0)");
+  check(eps >= 0, "Adam", "invalid eps " + num(eps) + " (must be >= 0)");
+  check(beta1 >= 0 && beta1 < 1, "Adam", "invalid beta1 " + num(beta1) + " (must be in [0, 1))");
+  check(beta2 >= 0 && beta2 < 1, "Adam", "invalid beta2 " + num(beta2) + " (must be in [0, 1))");
+  for (const Tensor& p : params_) {
+    exp_avg_.push_back(zeros(p.shape(), p.dtype()));
+    exp_avg_sq_.push_back(zeros(p.shape(), p.dtype()));
+  }
+  steps_.assign(params_.size(), 0);
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    const Tensor g = contiguous_grad(p);
+    if (!g.defined()) continue;
+    const int64_t t = ++steps_[i];
+    // The scalars in double, as torch computes them in Python, then cast to
+    // the parameter's dtype where they meet a tensor.
+    const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));
+    const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));
+    const double step_size = lr / bias_correction1;
+    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+    dispatch_floating(p.dtype(), "Adam.step", [&](auto tag) {
+      using T = decltype(tag);
+      const int64_t n = p.numel();
+      T* w = p.data_ptr<T>();
+      const T* d = g.data_ptr<T>();
+      T* m = exp_avg_[i].data_ptr<T>();
+      T* v = exp_avg_sq_[i].data_ptr<T>();
+      const T b1 = static_cast<T>(beta1), one_minus_b1 = static_cast<T>(1 - beta1);
+      const T b2 = static_cast<T>(beta2), one_minus_b2 = static_cast<T>(1 - beta2);
+      const T c2 = static_cast<T>(bias_correction2_sqrt), e = static_cast<T>(eps);
+      const T neg_step = static_cast<T>(-step_size);
+      for (int64_t j = 0; j < n; ++j) {
+        m[j] = m[j] * b1 + one_minus_b1 * d[j];         // m <- beta1 m + (1 - beta1) g
+        v[j] = v[j] * b2 + one_minus_b2 * d[j] * d[j];  // v <- beta2 v + (1 - beta2) g^2
+        const T denom = std::sqrt(v[j]) / c2 + e;       // sqrt(v / (1 - beta2^t)) + eps
+        w[j] += neg_step * (m[j] / denom);              // w <- w - lr/(1 - beta1^t) m / denom
+      }
+    });
+  }
+}
+
+}  // namespace ag::optim

@@ -1,0 +1,163 @@
+// Optimizers: SGD (with and without momentum) and Adam against torch.optim
+// step by step (tests/fixtures/optim_steps.npz from
+// scripts/make_keras_optim_fixtures.py), the update rules by hand, skipping
+// parameters without gradients, in-place updates, bad arguments.
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "test_util.h"
+
+namespace ag {
+namespace {
+
+using testing::all_close;
+using testing::throws_error;
+
+Tensor fx(const std::string& name) {
+  return testing::fixture_tensor("optim_steps.npz", name);
+}
+
+// The same optimizers as OPTIMIZERS in scripts/make_keras_optim_fixtures.py.
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, std::vector<Tensor> p) {
+  if (name == "sgd") return std::make_unique<optim::SGD>(p, 0.1);
+  if (name == "sgd_momentum") return std::make_unique<optim::SGD>(p, 0.1, 0.9);
+  if (name == "adam") return std::make_unique<optim::Adam>(p, 0.01);
+  return std::make_unique<optim::Adam>(p, 0.05, std::pair{0.5, 0.9}, 1e-3);  // "adam_custom"
+}
+
+// Five steps on loss_t = mse(x W^T + b, target) (+ 0.5 sum(c^2) on even t, so
+// that c has no gradient on odd steps), compared after every step.
+void check_against_torch(DType dtype, double atol) {
+  const Tensor x = fx("x").to(dtype), target = fx("target").to(dtype);
+  for (const char* name : {"sgd", "sgd_momentum", "adam", "adam_custom"}) {
+    Tensor W = fx("W").to(dtype).clone().requires_grad_();
+    Tensor b = fx("b").to(dtype).clone().requires_grad_();
+    Tensor c = fx("c").to(dtype).clone().requires_grad_();
+    auto opt = make_optimizer(name, {W, b, c});
+    for (int t = 0; t < 5; ++t) {
+      SCOPED_TRACE(std::string(name) + " step " + std::to_string(t) + " " + dtype_name(dtype));
+      opt->zero_grad();
+      Tensor loss = mse_loss(linear(x, W, b), target);
+      if (t % 2 == 0) loss = loss + sum(c * c) * 0.5;
+      loss.backward();
+      opt->step();
+      const std::string prefix = std::string(name) + "_step" + std::to_string(t) + "_";
+      EXPECT_TRUE(all_close(W, fx(prefix + "W"), atol, atol));
+      EXPECT_TRUE(all_close(b, fx(prefix + "b"), atol, atol));
+      EXPECT_TRUE(all_close(c, fx(prefix + "c"), atol, atol));
+    }
+  }
+}
+
+TEST(OptimParityTest, MatchesTorchOptimInFloat64) {
+  check_against_torch(kFloat64, 1e-12);
+}
+
+TEST(OptimParityTest, MatchesTorchOptimInFloat32) {
+  check_against_torch(kFloat32, 1e-5);
+}
+
+// ---- the rules by hand ----------------------------------------------------------
+
+// L = sum(w * coef), so dL/dw = coef on every step.
+void linear_step(optim::Optimizer& opt, const Tensor& w, const Tensor& coef) {
+  opt.zero_grad();
+  sum(w * coef).backward();
+  opt.step();
+}
+
+TEST(OptimRuleTest, SgdWithMomentumStartsTheBufferAtTheGradient) {
+  const Tensor g = tensor({1.0, -2.0}, {2}, kFloat64);
+  Tensor w = tensor({0.0, 0.0}, {2}, kFloat64).requires_grad_();
+  optim::SGD sgd({w}, 0.5, 0.9);
+  linear_step(sgd, w, g);  // b = g, w = -0.5 g
+  EXPECT_TRUE(all_close(w, {-0.5, 1.0}, 1e-15));
+  linear_step(sgd, w, g);  // b = 0.9 g + g = 1.9 g, w = -0.5 g - 0.95 g = -1.45 g
+  EXPECT_TRUE(all_close(w, {-1.45, 2.9}, 1e-15));
+}
+
+TEST(OptimRuleTest, AdamFirstStepMovesEachWeightByLr) {
+  // t = 1: m / (1 - beta1) = g and sqrt(v / (1 - beta2)) = |g|, so with eps = 0
+  // the step is lr * sign(g), whatever the size of g.
+  Tensor w = tensor({1.0, 1.0, 1.0}, {3}, kFloat64).requires_grad_();
+  optim::Adam adam({w}, 0.1, {0.9, 0.999}, 0.0);
+  linear_step(adam, w, tensor({1e-3, -50.0, 2.0}, {3}, kFloat64));
+  EXPECT_TRUE(all_close(w, {0.9, 1.1, 0.9}, 1e-12));
+}
+
+TEST(OptimRuleTest, ParametersWithoutGradientsAreSkipped) {
+  Tensor used = tensor({1.0}, {1}, kFloat64).requires_grad_();
+  Tensor unused = tensor({5.0}, {1}, kFloat64).requires_grad_();
+  optim::Adam adam({used, unused}, 0.1);
+  linear_step(adam, used, tensor({1.0}, {1}, kFloat64));
+  EXPECT_TRUE(all_close(unused, {5.0}, 0, 0));
+  EXPECT_FALSE(unused.grad().defined());
+  // unused's own step count is still 0: its first real step moves it by lr.
+  adam.zero_grad();
+  sum(unused * 3.0).backward();
+  adam.step();
+  EXPECT_TRUE(all_close(unused, {4.9}, 1e-7));
+}
+
+TEST(OptimRuleTest, ZeroGradDropsTheGradients) {
+  Tensor w = ones({2}).requires_grad_();
+  optim::SGD sgd({w}, 0.1);
+  sum(w * 2.0).backward();
+  ASSERT_TRUE(w.grad().defined());
+  sgd.zero_grad();
+  EXPECT_FALSE(w.grad().defined());
+  sgd.step();  // nothing to do
+  EXPECT_TRUE(all_close(w, {1.0, 1.0}, 0, 0));
+}
+
+TEST(OptimRuleTest, UpdatesTheModulesParametersInPlace) {
+  manual_seed(5);
+  nn::Linear layer(3, 2);
+  const float* storage = layer.weight.data_ptr<float>();
+  const Tensor before = layer.weight.clone();
+  optim::SGD sgd(layer.parameters(), 0.1);
+  sum(layer(ones({4, 3}))).backward();
+  sgd.step();
+  // dL/dW = sum over the 4 rows of x = 4 everywhere: W <- W - 0.4.
+  EXPECT_EQ(layer.weight.data_ptr<float>(), storage);
+  EXPECT_TRUE(all_close(layer.weight, before - 0.4, 1e-6));
+  EXPECT_TRUE(layer.weight.is_leaf());
+  EXPECT_TRUE(layer.weight.requires_grad());
+}
+
+// ---- bad arguments ------------------------------------------------------------------
+
+TEST(OptimArgumentTest, BadArgumentsThrowNamingTheOptimizer) {
+  Tensor w = ones({2}).requires_grad_();
+  EXPECT_TRUE(throws_error([&] { optim::SGD({w}, -0.1); }, {"SGD", "learning rate", "-0.1"}));
+  EXPECT_TRUE(throws_error([&] { optim::SGD({w}, NAN); }, {"SGD", "learning rate", "nan"}));
+  EXPECT_TRUE(throws_error([&] { optim::SGD({w}, 0.1, -1); }, {"SGD", "momentum", "-1"}));
+  EXPECT_TRUE(throws_error([&] { optim::Adam({w}, -1); }, {"Adam", "learning rate"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        optim::Adam({w}, 0.1, {1.0, 0.999});
+      },
+      {"Adam", "beta1", "[0, 1)"}));
+  EXPECT_TRUE(throws_error([&] { optim::Adam({w}, 0.1, {0.9, -0.5}); }, {"Adam", "beta2", "-0.5"}));
+  EXPECT_TRUE(throws_error([&] { optim::Adam({w}, 0.1, {0.9, 0.999}, -1e-8); }, {"Adam", "eps"}));
+  EXPECT_TRUE(throws_error([&] { optim::SGD({}, 0.1); }, {"SGD", "empty parameter list"}));
+  EXPECT_TRUE(throws_error([&] { optim::Adam({}, 0.1); }, {"Adam", "empty parameter list"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        optim::Adam({w, arange(3, kInt64)}, 0.1);
+      },
+      {"Adam", "parameter 1", "[3]", "int64"}));
+  EXPECT_TRUE(
+      throws_error([&] { optim::SGD({w * 2.0}, 0.1); }, {"SGD", "not a leaf", "MulBackward"}));
+  EXPECT_TRUE(
+      throws_error([&] { optim::SGD({Tensor()}, 0.1); }, {"SGD", "parameter 0", "undefined"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        optim::SGD({transpose(ones({2, 3}), 0, 1)}, 0.1);
+      },
+      {"SGD", "not contiguous", "[3, 2]"}));
+}
+
+}  // namespace
+}  // namespace ag
