@@ -17,7 +17,9 @@ void check_arithmetic(const Tensor& a, const Tensor& b, const char* op) {
   check(a.dtype() == b.dtype(), op,
         std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
             " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
-  check(a.dtype() != kBool, op, "arithmetic on bool tensors is not supported; use .to(...) first");
+  check(a.dtype() != kBool, op,
+        "arithmetic on bool tensors is not supported (shapes " + shape_str(a.shape()) + " and " +
+            shape_str(b.shape()) + "); use .to(...) first");
 }
 
 template <typename Fn>
@@ -72,8 +74,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
 
 // out = x^p  =>  dL/dx = g p x^(p-1)
 Tensor pow(const Tensor& base, double exponent) {
-  check(base.defined() && is_floating(base.dtype()), "pow",
-        "expected a floating-point base tensor");
+  check(base.defined(), "pow", "undefined tensor operand");
+  check(is_floating(base.dtype()), "pow",
+        std::string("expected a floating-point base tensor, got ") + dtype_name(base.dtype()) +
+            " " + shape_str(base.shape()));
   Tensor out = dispatch_floating(base.dtype(), "pow", [&](auto tag) {
     using T = decltype(tag);
     return detail::map_unary<T, T>(base, base.dtype(),
@@ -88,7 +92,9 @@ Tensor pow(const Tensor& base, double exponent) {
 // out = x^y  =>  dL/dx = g y x^(y-1), dL/dy = g out ln x (taken as 0 where x <= 0)
 Tensor pow(const Tensor& base, const Tensor& exponent) {
   check_arithmetic(base, exponent, "pow");
-  check(is_floating(base.dtype()), "pow", "expected floating-point tensors");
+  check(is_floating(base.dtype()), "pow",
+        std::string("expected floating-point tensors, got ") + dtype_name(base.dtype()) + " " +
+            shape_str(base.shape()) + " and " + shape_str(exponent.shape()));
   Tensor out = arithmetic(base, exponent, "pow", [](auto x, auto y) { return std::pow(x, y); });
   record(out, "PowBackward", {base, exponent},
          [x = base.detach(), y = exponent.detach(), o = out.detach()](const Tensor& g) {
@@ -101,7 +107,8 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
 
 // out = max(a, b)  =>  the gradient goes to the larger operand (to a on ties)
 Tensor maximum(const Tensor& a, const Tensor& b) {
-  Tensor out = arithmetic(a, b, "maximum", [](auto x, auto y) { return x >= y ? x : y; });
+  // A NaN in either operand gives NaN, as in PyTorch (x != x only for NaN).
+  Tensor out = arithmetic(a, b, "maximum", [](auto x, auto y) { return x >= y || x != x ? x : y; });
   record(out, "MaximumBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
     const Tensor a_wins = ge(a_, b_);
     const Tensor zero = zeros_like(g);

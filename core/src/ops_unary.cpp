@@ -14,6 +14,9 @@ namespace {
 template <typename Fn>
 Tensor float_map(const Tensor& x, const char* op, Fn fn) {
   check(x.defined(), op, "undefined tensor");
+  check(is_floating(x.dtype()), op,
+        std::string("expected a floating-point tensor (float32 or float64), got ") +
+            dtype_name(x.dtype()) + " " + shape_str(x.shape()));
   return dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     return detail::map_unary<T, T>(x, x.dtype(), [&](T v) { return static_cast<T>(fn(v)); });
@@ -24,7 +27,7 @@ Tensor float_map(const Tensor& x, const char* op, Fn fn) {
 template <typename Fn>
 Tensor signed_map(const Tensor& x, const char* op, Fn fn) {
   check(x.defined(), op, "undefined tensor");
-  check(x.dtype() != kBool, op, "not defined for bool tensors");
+  check(x.dtype() != kBool, op, "not defined for bool tensors, got " + shape_str(x.shape()));
   return dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
@@ -94,7 +97,8 @@ Tensor sigmoid(const Tensor& x) {
 
 // y = max(x, 0)  =>  dL/dx = g [x > 0]
 Tensor relu(const Tensor& x) {
-  Tensor y = float_map(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  // Written "v < 0 ? 0 : v" so NaN stays NaN, as in PyTorch.
+  Tensor y = float_map(x, "relu", [](auto v) { return v < 0 ? decltype(v)(0) : v; });
   record(y, "ReluBackward", {x}, [y_ = y.detach()](const Tensor& g) {
     return grads{where(gt(y_, zeros_like(y_)), g, 0.0)};
   });
