@@ -88,16 +88,26 @@ Tensor sum(const Tensor& x) {
   return sum(x, all, /*keepdim=*/false);
 }
 
+namespace {
+void check_mean_dtype(const Tensor& x) {
+  check(x.defined(), "mean", "undefined tensor");
+  check(is_floating(x.dtype()), "mean",
+        std::string("expected a floating-point tensor, got ") + dtype_name(x.dtype()) + " " +
+            shape_str(x.shape()));
+}
+}  // namespace
+
 // mean = sum / count (composed: its backward comes from sum and div)
 Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
-  check(x.defined() && is_floating(x.dtype()), "mean", "expected a floating-point tensor");
-  const int64_t count = x.dim() == 0 ? 1 : x.size(dim);
+  check_mean_dtype(x);
+  const int64_t d = normalize_dim(dim, x.shape(), "mean");
+  const int64_t count = x.dim() == 0 ? 1 : x.shape()[static_cast<size_t>(d)];
   check(count > 0, "mean", "mean over an empty dim of shape " + shape_str(x.shape()));
   return sum(x, dim, keepdim) / static_cast<double>(count);
 }
 
 Tensor mean(const Tensor& x) {
-  check(x.defined() && is_floating(x.dtype()), "mean", "expected a floating-point tensor");
+  check_mean_dtype(x);
   check(x.numel() > 0, "mean", "mean of an empty tensor of shape " + shape_str(x.shape()));
   return sum(x) / static_cast<double>(x.numel());
 }
@@ -113,7 +123,7 @@ struct ArgMax {
 
 ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
   check(x.defined(), op, "undefined tensor");
-  check(x.dtype() != kBool, op, "not defined for bool tensors");
+  check(x.dtype() != kBool, op, "not defined for bool tensors, got " + shape_str(x.shape()));
   const Tensor c = x.contiguous();
   const Shape shape = c.dim() == 0 ? Shape{1} : c.shape();
   const size_t d = static_cast<size_t>(x.dim() == 0 ? 0 : normalize_dim(dim, x.shape(), op));
