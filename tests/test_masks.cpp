@@ -1,0 +1,397 @@
+// Masks and masked softmax: d2l's demonstrations, fully masked rows (both
+// choices), every conversion between conventions, broadcasting, gradients
+// and bad input.
+#include <cmath>
+#include <limits>
+
+#include "test_util.h"
+
+namespace ag {
+namespace {
+
+using testing::all_close;
+using testing::grad_ok;
+using testing::leaf64;
+using testing::throws_error;
+
+Tensor lens(std::vector<double> values, Shape shape = {}) {
+  return tensor(std::move(values), std::move(shape), kInt64);
+}
+
+Tensor bools(std::vector<double> values, Shape shape) {
+  return tensor(std::move(values), std::move(shape), kBool);
+}
+
+bool has_nan(const Tensor& t) {
+  for (double v : t.to_vector())
+    if (std::isnan(v)) return true;
+  return false;
+}
+
+// Sum over the last axis, as a flat vector.
+std::vector<double> row_sums(const Tensor& t) {
+  return sum(t, -1).to_vector();
+}
+
+// ---- sequence_mask, causal_mask ------------------------------------------------------
+
+TEST(SequenceMaskTest, D2lExample) {
+  // d2l: sequence_mask(X [2, 3], valid_len [1, 2]) keeps [[1, 0, 0], [1, 1, 0]].
+  Tensor m = sequence_mask(lens({1, 2}), 3);
+  EXPECT_EQ(m.dtype(), kBool);
+  EXPECT_EQ(m.shape(), (Shape{2, 3}));
+  EXPECT_EQ(m.to_vector(), (std::vector<double>{1, 0, 0, 1, 1, 0}));
+}
+
+TEST(SequenceMaskTest, AnyRankAndEdgeLengths) {
+  Tensor m = sequence_mask(lens({0, 3, 1, 2}, {2, 2}), 3);
+  EXPECT_EQ(m.shape(), (Shape{2, 2, 3}));
+  EXPECT_EQ(m.to_vector(), (std::vector<double>{0, 0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 0}));
+}
+
+TEST(SequenceMaskTest, BadInput) {
+  EXPECT_TRUE(throws_error(
+      [] {
+        sequence_mask(tensor({1, 2}), 3);
+      },
+      {"sequence_mask", "int64", "float32"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        sequence_mask(lens({1, 4}), 3);
+      },
+      {"sequence_mask", "4", "[0, 3]"}));
+  EXPECT_TRUE(throws_error([] { sequence_mask(lens({-1}), 3); }, {"sequence_mask", "-1"}));
+  EXPECT_TRUE(throws_error([] { sequence_mask(lens({1}), 0); }, {"sequence_mask", "maxlen"}));
+}
+
+TEST(CausalMaskTest, LowerTriangleAlignedTopLeft) {
+  Tensor m = causal_mask(3, 4);
+  EXPECT_EQ(m.dtype(), kBool);
+  EXPECT_EQ(m.to_vector(), (std::vector<double>{1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0}));
+  EXPECT_TRUE(throws_error([] { causal_mask(0, 2); }, {"causal_mask", "positive"}));
+}
+
+// ---- masked_softmax: d2l's demonstrations ------------------------------------------------
+
+TEST(MaskedSoftmaxTest, D2lOneLengthPerBatchItem) {
+  // masked_softmax(torch.rand(2, 2, 4), torch.tensor([2, 3])): zeros beyond
+  // the valid lengths, every row sums to one.
+  manual_seed(0);
+  Tensor X = rand({2, 2, 4}, kFloat64);
+  Tensor w = masked_softmax(X, lens({2, 3}));
+  EXPECT_EQ(w.shape(), (Shape{2, 2, 4}));
+  const std::vector<double> v = w.to_vector();
+  for (int row = 0; row < 4; ++row) {
+    const int valid = row < 2 ? 2 : 3;
+    for (int j = 0; j < 4; ++j) {
+      if (j < valid)
+        EXPECT_GT(v[row * 4 + j], 0.0);
+      else
+        EXPECT_EQ(v[row * 4 + j], 0.0) << "row " << row << " key " << j;
+    }
+  }
+  EXPECT_TRUE(all_close(sum(w, -1), {1, 1, 1, 1}, 1e-12));
+  // The valid part of item 0 is a plain softmax of its two valid scores.
+  Tensor item0 = narrow(X, 0, 0, 1);
+  EXPECT_TRUE(all_close(narrow(narrow(w, 0, 0, 1), -1, 0, 2).contiguous(),
+                        softmax(narrow(item0, -1, 0, 2), -1), 1e-12));
+}
+
+TEST(MaskedSoftmaxTest, D2lOneLengthPerRow) {
+  // masked_softmax(torch.rand(2, 2, 4), torch.tensor([[1, 3], [2, 4]]))
+  manual_seed(1);
+  Tensor w = masked_softmax(rand({2, 2, 4}, kFloat64), lens({1, 3, 2, 4}, {2, 2}));
+  const std::vector<double> v = w.to_vector();
+  const int valid[4] = {1, 3, 2, 4};
+  for (int row = 0; row < 4; ++row)
+    for (int j = valid[row]; j < 4; ++j) EXPECT_EQ(v[row * 4 + j], 0.0);
+  EXPECT_EQ(v[0], 1.0);  // a single valid key takes all the weight
+  EXPECT_TRUE(all_close(sum(w, -1), {1, 1, 1, 1}, 1e-12));
+}
+
+TEST(MaskedSoftmaxTest, NoLengthsIsPlainSoftmax) {
+  Tensor X = rand({2, 3, 4}, kFloat64);
+  EXPECT_TRUE(all_close(masked_softmax(X), softmax(X, -1), 0, 0));
+}
+
+TEST(MaskedSoftmaxTest, FloatScoresKeepTheirDtype) {
+  Tensor w = masked_softmax(rand({2, 2, 4}), lens({2, 3}));
+  EXPECT_EQ(w.dtype(), kFloat32);
+  EXPECT_TRUE(all_close(sum(w, -1), {1, 1, 1, 1}, 1e-6));
+}
+
+// ---- fully masked rows -------------------------------------------------------------------
+
+TEST(MaskedSoftmaxTest, D2lFullyMaskedRowIsUniformOverPadding) {
+  // Valid length 0: every score becomes -1e6, so softmax gives 1/Tk to every
+  // key, padding included. No NaN.
+  Tensor X = tensor({5, -3, 2, 0.5, 1, 2, 3, 4}, {2, 1, 4}, kFloat64);
+  Tensor w = masked_softmax(X, lens({0, 2}));
+  EXPECT_FALSE(has_nan(w));
+  const std::vector<double> v = w.to_vector();
+  for (int j = 0; j < 4; ++j) EXPECT_DOUBLE_EQ(v[static_cast<size_t>(j)], 0.25);
+  EXPECT_EQ(v[6], 0.0);
+  EXPECT_EQ(v[7], 0.0);
+}
+
+TEST(MaskedSoftmaxTest, ZeroChoiceGivesZeroWeightsForFullyMaskedRows) {
+  Tensor X = tensor({5, -3, 2, 0.5, 1, 2, 3, 4}, {2, 1, 4}, kFloat64);
+  Tensor keep = lengths_to_keep(lens({0, 2}), X.shape());
+  Tensor zero = masked_softmax(X, keep, MaskedRows::Zero);
+  Tensor uniform = masked_softmax(X, keep, MaskedRows::Uniform);
+  EXPECT_FALSE(has_nan(zero));
+  EXPECT_EQ(row_sums(zero), (std::vector<double>{0.0, 1.0}));
+  EXPECT_TRUE(all_close(narrow(zero, 0, 0, 1).contiguous(), {0, 0, 0, 0}, 0, 0));
+  EXPECT_TRUE(all_close(uniform, masked_softmax(X, lens({0, 2})), 0, 0));
+  // Partially masked rows are the same under both choices.
+  EXPECT_TRUE(
+      all_close(narrow(zero, 0, 1, 1).contiguous(), narrow(uniform, 0, 1, 1).contiguous(), 0, 0));
+}
+
+TEST(MaskedSoftmaxTest, FullyMaskedRowsGetNoGradient) {
+  for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero}) {
+    Tensor X = leaf64({2, 1, 3});
+    Tensor keep = bools({0, 0, 0, 1, 1, 0}, {2, 1, 3});
+    sum(masked_softmax(X, keep, rows) * tensor({1, 2, 3, 4, 5, 6}, {2, 1, 3}, kFloat64)).backward();
+    const std::vector<double> g = X.grad().to_vector();
+    EXPECT_FALSE(has_nan(X.grad()));
+    EXPECT_EQ(g[0], 0.0);
+    EXPECT_EQ(g[1], 0.0);
+    EXPECT_EQ(g[2], 0.0);
+    EXPECT_EQ(g[5], 0.0);  // a masked key of a partial row
+    EXPECT_NE(g[3], 0.0);
+  }
+}
+
+TEST(MaskedSoftmaxTest, KeepMaskDefaultMasksEvenVeryNegativeScores) {
+  // d2l's -1e6 leaks when the real scores are below it; the keep-mask
+  // overload's default (-FLT_MAX) never does.
+  Tensor X = tensor({-5e6, -5e6 - 1, 0}, {1, 3}, kFloat64);
+  Tensor keep = bools({1, 1, 0}, {1, 3});
+  EXPECT_NEAR(masked_softmax(X, keep, MaskedRows::Uniform).to_vector()[2], 0.0, 0.0);
+  EXPECT_NEAR(masked_softmax(X, lens({2})).to_vector()[2], 1.0, 1e-12);  // the book's leak
+}
+
+// ---- keep masks broadcast ------------------------------------------------------------------
+
+TEST(MaskedSoftmaxTest, KeepMasksBroadcastToTheScores) {
+  manual_seed(2);
+  Tensor scores = randn({2, 3, 4}, kFloat64);
+  Tensor full = lengths_to_keep(lens({2, 3}), scores.shape());  // [B, Tq, Tk]
+  Tensor key_padding = key_keep_to_keep(bools({1, 1, 0, 0, 1, 1, 1, 0}, {2, 4}), scores.shape());
+  EXPECT_EQ(key_padding.shape(), (Shape{2, 1, 4}));
+  EXPECT_TRUE(all_close(masked_softmax(scores, key_padding, MaskedRows::Zero),
+                        masked_softmax(scores, full, MaskedRows::Zero), 0, 0));
+  // [Tq, Tk] causal, shared by the batch.
+  Tensor causal = masked_softmax(scores, causal_mask(3, 4), MaskedRows::Zero);
+  EXPECT_EQ(causal.to_vector()[1], 0.0);
+  EXPECT_EQ(causal.to_vector()[0], 1.0);
+  // [B, 1, Tq, Tk] for heads: scores [B, H, Tq, Tk].
+  Tensor heads = randn({2, 2, 3, 4}, kFloat64);
+  Tensor per_item = unsqueeze(full, 1);
+  Tensor w = masked_softmax(heads, per_item, MaskedRows::Zero);
+  EXPECT_TRUE(all_close(
+      narrow(w, 1, 1, 1).contiguous(),
+      unsqueeze(masked_softmax(reshape(narrow(heads, 1, 1, 1), {2, 3, 4}), full, MaskedRows::Zero),
+                1),
+      1e-15));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(scores, bools({1, 0}, {2}), MaskedRows::Zero);
+      },
+      {"masked_softmax", "[2]", "[2, 3, 4]"}));
+  EXPECT_TRUE(throws_error([&] { masked_softmax(scores, ones({4}), MaskedRows::Zero); },
+                           {"masked_softmax", "bool", "float32"}));
+}
+
+// ---- conversions ---------------------------------------------------------------------------
+
+TEST(MaskConversionTest, LengthsToKeep) {
+  Tensor per_item = lengths_to_keep(lens({1, 3}), {2, 2, 3});
+  EXPECT_EQ(per_item.shape(), (Shape{2, 2, 3}));
+  EXPECT_EQ(per_item.to_vector(), (std::vector<double>{1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1}));
+  Tensor per_row = lengths_to_keep(lens({0, 2, 3, 1}, {2, 2}), {2, 2, 3});
+  EXPECT_EQ(per_row.to_vector(), (std::vector<double>{0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 0}));
+  // [B, H, Tq, Tk] with one length per batch item.
+  EXPECT_EQ(lengths_to_keep(lens({1, 2}), {2, 3, 2, 4}).shape(), (Shape{2, 3, 2, 4}));
+}
+
+TEST(MaskConversionTest, KeepAdditivePaddingRoundTrips) {
+  Tensor keep = bools({1, 1, 0, 1, 0, 0}, {2, 3});
+  Tensor additive = keep_to_additive(keep);
+  EXPECT_EQ(additive.dtype(), kFloat32);
+  EXPECT_EQ(additive.to_vector(), (std::vector<double>{0, 0, -1e9, 0, -1e9, -1e9}));
+  EXPECT_EQ(keep_to_additive(keep, kFloat64, -INFINITY).to_vector()[2], -INFINITY);
+  EXPECT_EQ(additive_to_keep(additive).to_vector(), keep.to_vector());
+  // Small biases are kept; -inf is masked.
+  EXPECT_EQ(additive_to_keep(tensor({0.5, -3, -1e5, -INFINITY})).to_vector(),
+            (std::vector<double>{1, 1, 0, 0}));
+  // Seed 002's padding indicator M: 1 at padding.
+  Tensor M = keep_to_padding(keep);
+  EXPECT_EQ(M.to_vector(), (std::vector<double>{0, 0, 1, 0, 1, 1}));
+  EXPECT_EQ(padding_to_keep(M).to_vector(), keep.to_vector());
+  EXPECT_EQ(padding_to_keep(logical_not(keep)).to_vector(), keep.to_vector());
+  EXPECT_EQ(padding_to_additive(M).to_vector(), additive.to_vector());
+  EXPECT_EQ(padding_to_additive(logical_not(keep)).dtype(), kFloat32);
+}
+
+TEST(MaskConversionTest, Seed002PaddingExample) {
+  // vec = [2, 0.5, 0.8, 1, 0, 0, 0, 0], the last four are padding:
+  // softmax(vec)            = [0.41, 0.09, 0.12, 0.15, 0.06, 0.06, 0.06, 0.06]
+  // softmax(vec - 1e9 * M)  = [0.53, 0.12, 0.16, 0.19, 0, 0, 0, 0]
+  Tensor vec = tensor({2, 0.5, 0.8, 1, 0, 0, 0, 0}, {1, 8}, kFloat64);
+  Tensor M = tensor({0, 0, 0, 0, 1, 1, 1, 1}, {1, 8}, kFloat64);
+  EXPECT_TRUE(
+      all_close(softmax(vec, -1), {0.41, 0.09, 0.12, 0.15, 0.06, 0.06, 0.06, 0.06}, 0.006, 0));
+  Tensor masked = softmax(vec + padding_to_additive(M), -1);
+  EXPECT_TRUE(all_close(masked, {0.53, 0.12, 0.16, 0.19, 0, 0, 0, 0}, 0.006, 0));
+  // All conventions agree on a partially masked row.
+  Tensor keep = padding_to_keep(M);
+  EXPECT_TRUE(all_close(masked, masked_softmax(vec, keep, MaskedRows::Zero), 1e-15, 0));
+  EXPECT_TRUE(all_close(masked, masked_softmax(vec, lens({4})), 1e-15, 0));
+  EXPECT_TRUE(all_close(masked, softmax(vec + keep_to_additive(keep, kFloat64), -1), 1e-15, 0));
+}
+
+TEST(MaskConversionTest, KeyKeepAndMerge) {
+  Tensor key_keep = bools({1, 0, 1, 1}, {2, 2});
+  EXPECT_EQ(key_keep_to_keep(key_keep, {2, 5, 2}).shape(), (Shape{2, 1, 2}));
+  EXPECT_EQ(key_keep_to_keep(key_keep, {2, 4, 5, 2}).shape(), (Shape{2, 1, 1, 2}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        key_keep_to_keep(key_keep, {3, 5, 2});
+      },
+      {"key_keep_to_keep", "[2, 2]", "[3, 5, 2]"}));
+  Tensor a = bools({1, 1, 0}, {3});
+  EXPECT_TRUE(merge_keep(a, Tensor()).is_same(a));
+  EXPECT_TRUE(merge_keep(Tensor(), a).is_same(a));
+  EXPECT_FALSE(merge_keep(Tensor(), Tensor()).defined());
+  EXPECT_EQ(merge_keep(a, bools({0, 1, 1}, {3})).to_vector(), (std::vector<double>{0, 1, 0}));
+  EXPECT_TRUE(throws_error([&] { merge_keep(a, ones({3})); }, {"merge_keep", "bool"}));
+}
+
+// ---- attention_softmax: every mask at once ----------------------------------------------------
+
+TEST(AttentionSoftmaxTest, CombinesLengthsCausalBoolAndAdditive) {
+  manual_seed(3);
+  Tensor scores = randn({2, 3, 4}, kFloat64);
+  Tensor valid = lens({3, 2});
+  Tensor keep =
+      bools({1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {2, 3, 4});
+  Tensor expected_keep =
+      logical_and(logical_and(lengths_to_keep(valid, scores.shape()), causal_mask(3, 4)), keep);
+  EXPECT_TRUE(
+      all_close(attention_softmax(scores, valid, keep, true, MaskedRows::Zero, kMaskedScore, "t"),
+                masked_softmax(scores, expected_keep, MaskedRows::Zero), 0, 0));
+  Tensor bias = randn({3, 4}, kFloat64);
+  EXPECT_TRUE(all_close(
+      attention_softmax(scores, Tensor(), bias, false, MaskedRows::Zero, kMaskedScore, "t"),
+      softmax(scores + bias, -1), 1e-15, 0));
+}
+
+TEST(AttentionSoftmaxTest, MinusInfinityRowsNeverGiveNaN) {
+  Tensor scores = randn({2, 3}, kFloat64);
+  Tensor bias = tensor({-INFINITY, -INFINITY, -INFINITY, 0, -INFINITY, 0}, {2, 3}, kFloat64);
+  for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero}) {
+    Tensor w = attention_softmax(scores, Tensor(), bias, false, rows, kMaskedScore, "t");
+    EXPECT_FALSE(has_nan(w));
+    EXPECT_EQ(w.to_vector()[4], 0.0);
+    EXPECT_EQ(row_sums(w)[0], rows == MaskedRows::Zero ? 0.0 : 1.0);
+  }
+}
+
+// ---- gradients -------------------------------------------------------------------------------
+
+TEST(MaskedSoftmaxTest, Gradcheck) {
+  Tensor X = leaf64({2, 3, 4}, -2, 2);
+  // 1-D lengths (one item fully masked), 2-D lengths (single valid keys, empty rows).
+  for (const Tensor& valid : {lens({0, 3}), lens({1, 0, 4, 2, 1, 3}, {2, 3})})
+    EXPECT_TRUE(
+        grad_ok([&](const std::vector<Tensor>& in) { return masked_softmax(in[0], valid); }, {X}));
+  Tensor keep = bools({1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1}, {1, 3, 4});
+  for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero})
+    EXPECT_TRUE(grad_ok(
+        [&](const std::vector<Tensor>& in) { return masked_softmax(in[0], keep, rows); }, {X}));
+}
+
+// ---- bad input ---------------------------------------------------------------------------------
+
+TEST(MaskedSoftmaxTest, BadValidLengths) {
+  Tensor X = rand({2, 3, 4});
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(X, tensor({2, 3}));
+      },
+      {"masked_softmax", "int64", "float32", "[2]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(X, bools({1, 0}, {2}));
+      },
+      {"masked_softmax", "int64", "bool"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(X, lens({1, 2, 3}));
+      },
+      {"masked_softmax", "[3]", "[2, 3]", "[2, 3, 4]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(X, lens({1, 2, 3, 4}, {2, 2}));
+      },
+      {"masked_softmax", "[2, 2]", "[2, 3]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(X, lens({1, 5}));
+      },
+      {"masked_softmax", "5", "[0, 4]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(X, lens({-1, 2}));
+      },
+      {"masked_softmax", "-1", "[0, 4]"}));
+  EXPECT_TRUE(
+      throws_error([&] { masked_softmax(rand({4}), lens({1})); }, {"masked_softmax", "rank >= 2"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        masked_softmax(arange(4, kInt64), bools({1, 1, 1, 1}, {4}), MaskedRows::Zero);
+      },
+      {"masked_softmax", "float32 or float64", "int64"}));
+}
+
+TEST(MaskCheckTest, BadMasks) {
+  const Shape scores{2, 3, 4};
+  EXPECT_NO_THROW(check_mask(Tensor(), scores, kFloat32, "op"));
+  EXPECT_NO_THROW(check_mask(ones({3, 4}), scores, kFloat32, "op"));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        check_mask(ones({3, 4}, kFloat64), scores, kFloat32, "Op");
+      },
+      {"Op", "float64", "float32"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        check_mask(ones({2, 4}), scores, kFloat32, "Op");
+      },
+      {"Op", "[2, 4]", "[2, 3, 4]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        check_mask(ones({1, 2, 3, 4}), scores, kFloat32, "Op");
+      },
+      {"Op", "[1, 2, 3, 4]"}));
+  EXPECT_TRUE(
+      throws_error([&] { check_mask(lens({1}), scores, kFloat32, "Op"); }, {"Op", "int64"}));
+}
+
+TEST(MaskConversionTest, BadConversions) {
+  EXPECT_TRUE(throws_error([] { keep_to_additive(ones({2})); }, {"keep_to_additive", "bool"}));
+  EXPECT_TRUE(throws_error([] { keep_to_additive(bools({1}, {1}), kInt64); },
+                           {"keep_to_additive", "int64"}));
+  EXPECT_TRUE(
+      throws_error([] { additive_to_keep(bools({1}, {1})); }, {"additive_to_keep", "bool"}));
+  EXPECT_TRUE(throws_error([] { padding_to_keep(lens({1})); }, {"padding_to_keep", "int64"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        lengths_to_keep(Tensor(), {2, 3});
+      },
+      {"lengths_to_keep", "undefined"}));
+}
+
+}  // namespace
+}  // namespace ag
