@@ -13,6 +13,13 @@ std::string described(const char* what, const Tensor& t) {
   return std::string(what) + " " + shape_str(t.shape());
 }
 
+// check() whose message is built only on failure: forward runs on every
+// step, and formatting shapes would cost more than toy-sized attention.
+template <typename MakeMessage>
+void require(bool ok, const std::string& op, MakeMessage&& message) {
+  if (!ok) throw Error(op + ": " + message());
+}
+
 }  // namespace
 
 // ---- the shared pipeline ---------------------------------------------------------
@@ -27,40 +34,46 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
                               const Tensor& query_mask, const Tensor& value_mask,
                               bool use_causal_mask) {
   const std::string& op = type_name();
-  const char* o = op.c_str();
   const Tensor key = key_or_none.defined() ? key_or_none : value;
 
   // ---- argument checks: ranks, dtypes, batch and length agreement ----
-  check(query.defined() && value.defined(), o, "query and value are required");
+  require(query.defined() && value.defined(), op, [] { return "query and value are required"; });
   for (const auto& [what, t] : {std::pair{"query", &query}, {"value", &value}, {"key", &key}}) {
-    check(t->dim() == 3, o,
-          std::string("expected 3-D ") + what + " [B, T, dim], got " + shape_str(t->shape()));
-    check(is_floating(t->dtype()), o,
-          std::string(what) + " must be float32 or float64, got " + dtype_name(t->dtype()));
-    check(t->dtype() == query.dtype(), o,
-          std::string(what) + " is " + dtype_name(t->dtype()) + " but query is " +
-              dtype_name(query.dtype()));
+    require(t->dim() == 3, op, [&] {
+      return std::string("expected 3-D ") + what + " [B, T, dim], got " + shape_str(t->shape());
+    });
+    require(is_floating(t->dtype()), op, [&] {
+      return std::string(what) + " must be float32 or float64, got " + dtype_name(t->dtype());
+    });
+    require(t->dtype() == query.dtype(), op, [&] {
+      return std::string(what) + " is " + dtype_name(t->dtype()) + " but query is " +
+             dtype_name(query.dtype());
+    });
   }
   const int64_t B = query.size(0), Tq = query.size(1), Tv = value.size(1);
-  check(value.size(0) == B && key.size(0) == B, o,
-        "batch sizes differ: " + described("query", query) + ", " + described("value", value) +
-            ", " + described("key", key));
-  check(key.size(1) == Tv, o,
-        "key and value lengths differ: " + described("key", key) + " vs " +
-            described("value", value));
+  require(value.size(0) == B && key.size(0) == B, op, [&] {
+    return "batch sizes differ: " + described("query", query) + ", " + described("value", value) +
+           ", " + described("key", key);
+  });
+  require(key.size(1) == Tv, op, [&] {
+    return "key and value lengths differ: " + described("key", key) + " vs " +
+           described("value", value);
+  });
   check_widths(query, key);
   for (const auto& [name, p] : named_parameters())
-    check(p.dtype() == query.dtype(), o,
-          "parameter '" + name + "' is " + dtype_name(p.dtype()) + " but the inputs are " +
-              dtype_name(query.dtype()) + " (convert the layer with to())");
-  if (query_mask.defined())
-    check(query_mask.dtype() == kBool && query_mask.shape() == Shape{B, Tq}, o,
-          "query_mask must be bool [B, Tq] = " + shape_str({B, Tq}) + ", got " +
-              dtype_name(query_mask.dtype()) + " " + shape_str(query_mask.shape()));
-  if (value_mask.defined())
-    check(value_mask.dtype() == kBool && value_mask.shape() == Shape{B, Tv}, o,
-          "value_mask must be bool [B, Tv] = " + shape_str({B, Tv}) + ", got " +
-              dtype_name(value_mask.dtype()) + " " + shape_str(value_mask.shape()));
+    require(p.dtype() == query.dtype(), op, [&] {
+      return "parameter '" + name + "' is " + dtype_name(p.dtype()) + " but the inputs are " +
+             dtype_name(query.dtype()) + " (convert the layer with to())";
+    });
+  // Masks: bool [B, Tq] and [B, Tv], or undefined.
+  const auto check_keep_mask = [&](const Tensor& mask, const char* what, const Shape& shape) {
+    require(!mask.defined() || (mask.dtype() == kBool && mask.shape() == shape), op, [&] {
+      return std::string(what) + shape_str(shape) + ", got " + dtype_name(mask.dtype()) + " " +
+             shape_str(mask.shape());
+    });
+  };
+  check_keep_mask(query_mask, "query_mask must be bool [B, Tq] = ", {B, Tq});
+  check_keep_mask(value_mask, "value_mask must be bool [B, Tv] = ", {B, Tv});
 
   // 1. scores [B, Tq, Tv]
   Tensor s = scores(query, key);
@@ -127,9 +140,10 @@ AdditiveAttention::AdditiveAttention(int64_t dim, bool use_scale, double dropout
 }
 
 void AdditiveAttention::check_widths(const Tensor& query, const Tensor& key) const {
-  check(query.size(2) == dim && key.size(2) == dim, "AdditiveAttention",
-        "query and key must have width dim = " + std::to_string(dim) + ", got " +
-            described("query", query) + " and " + described("key", key));
+  require(query.size(2) == dim && key.size(2) == dim, type_name(), [&] {
+    return "query and key must have width dim = " + std::to_string(dim) + ", got " +
+           described("query", query) + " and " + described("key", key);
+  });
 }
 
 Tensor AdditiveAttention::scores(const Tensor& query, const Tensor& key) const {
