@@ -224,6 +224,8 @@ TEST(ReduceErrorTest, DimsOutOfRange) {
   EXPECT_TRUE(throws_error([&] { max(x, 5, true); }, {"max", "dim 5", "[2, 3, 4]"}));
   EXPECT_TRUE(throws_error([&] { argmax(x, -4); }, {"argmax", "dim -4", "[2, 3, 4]"}));
   EXPECT_TRUE(throws_error([] { sum(scalar_tensor(1), 1); }, {"sum", "dim 1", "[]"}));
+  EXPECT_TRUE(throws_error([] { max(scalar_tensor(1), 3); }, {"max", "dim 3", "[]"}));
+  EXPECT_TRUE(throws_error([] { argmax(scalar_tensor(1), -2); }, {"argmax", "dim -2", "[]"}));
   EXPECT_TRUE(throws_error([&] { sum(x, std::vector<int64_t>{1, -2}); }, {"sum", "repeats"}));
 }
 

@@ -126,7 +126,7 @@ ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
   check(x.dtype() != kBool, op, "not defined for bool tensors, got " + shape_str(x.shape()));
   const Tensor c = x.contiguous();
   const Shape shape = c.dim() == 0 ? Shape{1} : c.shape();
-  const size_t d = static_cast<size_t>(x.dim() == 0 ? 0 : normalize_dim(dim, x.shape(), op));
+  const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), op));  // 0 for a 0-d x
   const int64_t n = shape[d];
   check(n > 0, op, "reduction over an empty dim of shape " + shape_str(x.shape()));
   const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + static_cast<long>(d)));
@@ -166,7 +166,7 @@ Shape drop_dim(const Shape& shape, int64_t dim) {
 // y = max_k x[..., k, ...]  =>  dL/dx = dL/dy at the first argmax, 0 elsewhere
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
   ArgMax r = argmax_kept(x, dim, "max");
-  const int64_t d = x.dim() == 0 ? 0 : normalize_dim(dim, x.shape(), "max");
+  const int64_t d = normalize_dim(dim, x.shape(), "max");
   const Shape out_shape = x.dim() == 0 ? Shape{} : keepdim ? r.values.shape() : drop_dim(x.shape(), d);
   Tensor y = reshape(r.values, out_shape);
   record(y, "MaxBackward",

@@ -68,9 +68,9 @@ Tensor reshape(const Tensor& x, Shape shape) {
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   check(x.defined(), "flatten", "undefined tensor");
-  if (x.dim() == 0) return reshape(x, {1});
   const int64_t start = normalize_dim(start_dim, x.shape(), "flatten");
   const int64_t end = normalize_dim(end_dim, x.shape(), "flatten");
+  if (x.dim() == 0) return reshape(x, {1});
   check(start <= end, "flatten", "start_dim comes after end_dim for shape " + shape_str(x.shape()));
   Shape shape(x.shape().begin(), x.shape().begin() + start);
   int64_t merged = 1;
@@ -83,9 +83,9 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
 // y = x with dims d0 and d1 swapped  =>  dL/dx = dL/dy with them swapped back
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   check(x.defined(), "transpose", "undefined tensor");
-  if (x.dim() == 0) return x;
   const size_t d0 = static_cast<size_t>(normalize_dim(dim0, x.shape(), "transpose"));
   const size_t d1 = static_cast<size_t>(normalize_dim(dim1, x.shape(), "transpose"));
+  if (x.dim() == 0) return x;  // dims 0 and -1 both name the scalar itself
   Shape shape = x.shape(), strides = x.strides();
   std::swap(shape[d0], shape[d1]);
   std::swap(strides[d0], strides[d1]);
@@ -160,8 +160,8 @@ Tensor squeeze(const Tensor& x) {
 
 Tensor squeeze(const Tensor& x, int64_t dim) {
   check(x.defined(), "squeeze", "undefined tensor");
-  if (x.dim() == 0) return x;
   const size_t target = static_cast<size_t>(normalize_dim(dim, x.shape(), "squeeze"));
+  if (x.dim() == 0) return x;
   return drop_dims(x, [&](size_t d) { return d != target || x.shape()[d] != 1; });
 }
 
@@ -181,6 +181,7 @@ Tensor expand(const Tensor& x, Shape shape) {
     }
     const int64_t size = in[d - lead];
     if (shape[d] == -1) shape[d] = size;
+    check(shape[d] >= 0, "expand", "invalid target shape " + shape_str(shape));
     check(shape[d] == size || size == 1, "expand",
           "cannot expand shape " + shape_str(in) + " to " + shape_str(shape));
     strides[d] = size == 1 && shape[d] != 1 ? 0 : x.strides()[d - lead];
