@@ -103,7 +103,9 @@ void check_parity(DType dtype, double atol, double grad_atol) {
       EXPECT_TRUE(all_close(layer.module->attention_weights(), fx(prefix + "weights"), atol, atol));
       EXPECT_TRUE(all_close(q.grad(), fx(prefix + "dq"), grad_atol, grad_atol));
       EXPECT_TRUE(all_close(v.grad(), fx(prefix + "dv"), grad_atol, grad_atol));
-      if (c.key) EXPECT_TRUE(all_close(k.grad(), fx(prefix + "dk"), grad_atol, grad_atol));
+      if (c.key) {
+        EXPECT_TRUE(all_close(k.grad(), fx(prefix + "dk"), grad_atol, grad_atol));
+      }
       for (const auto& [name, p] : layer.module->named_parameters())
         EXPECT_TRUE(all_close(p.grad(), fx(prefix + "d" + name), grad_atol, grad_atol)) << name;
     }

@@ -38,7 +38,9 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
 
   // ---- argument checks: ranks, dtypes, batch and length agreement ----
   require(query.defined() && value.defined(), op, [] { return "query and value are required"; });
-  for (const auto& [what, t] : {std::pair{"query", &query}, {"value", &value}, {"key", &key}}) {
+  for (const auto& entry : {std::pair{"query", &query}, {"value", &value}, {"key", &key}}) {
+    const char* what = entry.first;
+    const Tensor* t = entry.second;
     require(t->dim() == 3, op, [&] {
       return std::string("expected 3-D ") + what + " [B, T, dim], got " + shape_str(t->shape());
     });
@@ -60,11 +62,14 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
            described("value", value);
   });
   check_widths(query, key);
-  for (const auto& [name, p] : named_parameters())
+  for (const auto& entry : named_parameters()) {
+    const std::string& name = entry.first;
+    const Tensor& p = entry.second;
     require(p.dtype() == query.dtype(), op, [&] {
       return "parameter '" + name + "' is " + dtype_name(p.dtype()) + " but the inputs are " +
              dtype_name(query.dtype()) + " (convert the layer with to())";
     });
+  }
   // Masks: bool [B, Tq] and [B, Tv], or undefined.
   const auto check_keep_mask = [&](const Tensor& mask, const char* what, const Shape& shape) {
     require(!mask.defined() || (mask.dtype() == kBool && mask.shape() == shape), op, [&] {
