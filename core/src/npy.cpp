@@ -71,7 +71,8 @@ constexpr FileType kFileTypes[] = {
 const FileType& file_type(std::string_view descr, const std::string& where) {
   for (const FileType& type : kFileTypes)
     if (type.descr == descr) return type;
-  const std::string quoted = "'" + std::string(descr) + "'";
+  std::string quoted = "'";
+  quoted.append(descr).push_back('\'');  // (operator+ chains trip a GCC 12 -Wrestrict false positive)
   if (!descr.empty() && descr[0] == '>')
     fail(where, "big-endian dtype " + quoted + " is not supported (save it little-endian)");
   if (descr.find('O') != std::string_view::npos)
