@@ -109,8 +109,16 @@ bool stacks_horizontally(const Operand& op) {
 
 // ---- the one call site of the kernel ---------------------------------------------
 
-// c[b] = a[b] @ b[b] (+ c[b] when accumulate) for `batch` items; c is a fresh
-// contiguous tensor holding batch * M * N elements, zero-filled by empty().
+// [batch..., rows, cols]
+Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return batch;
+}
+
+// c[b] = a[b] @ b[b] (+ c[b] when accumulate) for `batch` items. c is
+// contiguous with batch * M * N elements: fresh from empty() (zero-filled), or
+// holding what to accumulate onto (linear's bias).
 void run_gemm(int64_t batch, const Operand& a, const Operand& b, Tensor& c,
               bool accumulate = false) {
   kernels::GemmShape s;
@@ -168,9 +176,7 @@ Tensor summed_product(const Shape& batch_shape, const Operand& a, const Operand&
     return c;
   }
   // Otherwise: every item's product, then the sum over the batch dims.
-  Shape full = batch_shape;
-  full.push_back(a.rows);
-  full.push_back(b.cols);
+  const Shape full = with_matrix(batch_shape, a.rows, b.cols);
   std::vector<int64_t> batch_dims(batch_shape.size());
   for (size_t d = 0; d < batch_dims.size(); ++d) batch_dims[d] = static_cast<int64_t>(d);
   return reshape(sum(batched_product(batch, a, b, full, dtype), batch_dims), shape);
@@ -190,12 +196,6 @@ void check_operands(const Tensor& a, const Tensor& b, const char* op) {
 
 Shape leading(const Tensor& t, size_t drop) {
   return Shape(t.shape().begin(), t.shape().end() - static_cast<long>(drop));
-}
-
-Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
-  batch.push_back(rows);
-  batch.push_back(cols);
-  return batch;
 }
 
 // t ([..., rows, cols], at least 2-D) broadcast to batch_shape (a stride-0 view) and described.
