@@ -212,13 +212,15 @@ TEST(BinaryGradTest, ScalarOperators) {
       {"x ^ 0.5", [](const Tensor& x) { return pow(x, 0.5); }},
       {"x ^ -1.5", [](const Tensor& x) { return pow(x, -1.5); }},
   };
-  for (const auto& [name, fn] : ops) {
+  // (Structured bindings cannot be captured by lambdas before clang 16.)
+  for (const auto& op : ops) {
+    const auto& fn = op.second;
     EXPECT_TRUE(grad_ok([&fn](const std::vector<Tensor>& in) { return fn(in[0]); },
                         {leaf64({2, 3}, 0.5, 2.0)}))
-        << name;
+        << op.first;
     EXPECT_TRUE(
         grad_ok([&fn](const std::vector<Tensor>& in) { return fn(in[0]); }, {leaf64({}, 0.5, 2.0)}))
-        << name << " on a 0-d tensor";
+        << op.first << " on a 0-d tensor";
   }
 }
 

@@ -174,7 +174,9 @@ TEST(UnaryErrorTest, FloatingPointOnlyOps) {
       {"relu", [](const Tensor& x) { return relu(x); }},
       {"sqrt", [](const Tensor& x) { return sqrt(x); }},
   };
-  for (const auto& [name, fn] : ops) {
+  for (const auto& op : ops) {
+    const char* name = op.first;
+    const auto& fn = op.second;  // (a structured binding cannot be captured before clang 16)
     EXPECT_TRUE(throws_error([&] { fn(ones({2, 3}, kInt64)); }, {name, "int64", "[2, 3]"})) << name;
     EXPECT_TRUE(throws_error([&] { fn(ones({2}, kBool)); }, {name, "bool", "[2]"})) << name;
     EXPECT_TRUE(throws_error([&] { fn(Tensor()); }, {name, "undefined"})) << name;
