@@ -115,7 +115,9 @@ TEST(MultiHeadAttentionTest, D2lShapes) {
     double total = 0;
     for (size_t j = 0; j < 6; ++j) {
       total += v[row * 6 + j];
-      if (j >= valid) EXPECT_EQ(v[row * 6 + j], 0.0);
+      if (j >= valid) {
+        EXPECT_EQ(v[row * 6 + j], 0.0);
+      }
     }
     EXPECT_NEAR(total, 1.0, 1e-6);
   }

@@ -299,6 +299,19 @@ TEST(AttentionSoftmaxTest, MinusInfinityRowsNeverGiveNaN) {
   }
 }
 
+TEST(AttentionSoftmaxTest, AnAdditiveRowOfMinus1e9OnlyShiftsTheScores) {
+  // Documented in masks.h: float32 cannot see the scores next to 1e9
+  // (uniform), float64 still can (close to the unmasked softmax).
+  Tensor scores = tensor({1, 2, 3}, {1, 3}, kFloat64);
+  Tensor everywhere = full({1, 3}, kAdditiveMaskValue, kFloat64);
+  const auto run = [&](DType dtype) {
+    return attention_softmax(scores.to(dtype), Tensor(), everywhere.to(dtype), false,
+                             MaskedRows::Zero, kMaskedScore, "t");
+  };
+  EXPECT_TRUE(all_close(run(kFloat32), {1 / 3., 1 / 3., 1 / 3.}, 1e-7));
+  EXPECT_TRUE(all_close(run(kFloat64), softmax(scores, -1), 1e-6));
+}
+
 // ---- gradients -------------------------------------------------------------------------------
 
 TEST(MaskedSoftmaxTest, Gradcheck) {

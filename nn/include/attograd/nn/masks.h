@@ -28,8 +28,12 @@
 //            all keys, padding included (the output row is the mean value).
 //   Zero     the row's weights are all 0, so its output row is 0 and no
 //            gradient flows back through it.
-// masked_softmax(X, valid_lens) follows the book (Uniform);
-// scaled_dot_product_attention uses Zero (PyTorch would give NaN there).
+// masked_softmax(X, valid_lens) and the attention modules follow the book
+// (Uniform; see their masked_rows); scaled_dot_product_attention uses Zero
+// (PyTorch would give NaN there). A finite additive mask only shifts scores:
+// a row that is -1e9 everywhere is not masked but shifted, which is uniform in
+// float32 (the scores vanish next to 1e9) and close to the unmasked softmax in
+// float64. A -inf entry of an additive mask is a real mask.
 #pragma once
 
 #include <string>
