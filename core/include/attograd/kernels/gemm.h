@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace ag::kernels {
 
@@ -30,5 +31,22 @@ void gemm(const GemmShape& s, const double* A, const double* B, double* C);
 // The plain triple loop: the reference the tests compare the fast path with.
 void gemm_naive(const GemmShape& s, const float* A, const float* B, float* C);
 void gemm_naive(const GemmShape& s, const double* A, const double* B, double* C);
+
+// ---- kernel paths: which one gemm() runs, and forcing one (tests, benchmarks) ----
+enum class GemmPath {
+  Naive,   // gemm_naive
+  Scalar,  // blocked and packed, portable C++ micro-kernel
+  Avx2,    // x86-64 AVX2 + FMA micro-kernel
+  Avx512,  // x86-64 AVX-512F micro-kernel
+  Neon,    // AArch64 Advanced SIMD micro-kernel
+};
+// The paths this build can run on this CPU, slowest first; gemm() runs the last.
+std::vector<GemmPath> available_gemm_paths();
+GemmPath default_gemm_path();
+const char* gemm_path_name(GemmPath path);  // "naive", "scalar", "avx2", "avx512", "neon"
+const char* gemm_path_name();               // the path gemm() runs
+// gemm through one given path; throws ag::Error if it is not available here.
+void gemm_with_path(GemmPath path, const GemmShape& s, const float* A, const float* B, float* C);
+void gemm_with_path(GemmPath path, const GemmShape& s, const double* A, const double* B, double* C);
 
 }  // namespace ag::kernels

@@ -1,0 +1,22 @@
+#include "cpu_features.h"
+
+namespace ag::kernels::detail {
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = [] {
+    CpuFeatures f;
+#if defined(__x86_64__)
+    // __builtin_cpu_supports also checks (through XGETBV) that the OS saves
+    // the wide registers, so a "true" here means the instructions are usable.
+    __builtin_cpu_init();
+    f.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    f.avx512f = __builtin_cpu_supports("avx512f");
+#elif defined(__aarch64__)
+    f.neon = true;
+#endif
+    return f;
+  }();
+  return features;
+}
+
+}  // namespace ag::kernels::detail

@@ -1,0 +1,180 @@
+// GEMM dispatch: picks the fastest micro-kernel this CPU can run, once, at the
+// first call, and holds the pieces of the driver (gemm_driver.h) that need
+// no template: the per-thread packing buffer and the thread split.
+//
+// The kernel versions, from docs/matmul.md (float32, one thread, square
+// N = 1024, GFLOP/s on the AMD EPYC (Zen 4, AVX-512) machine they were
+// measured on; its FMA peak is about 116 GFLOP/s per core):
+//   naive         i-j-k triple loop (gemm_naive.cpp)                     TBD
+//   scalar        blocked, B packed, 6 x 8 C++ tile (gemm_scalar.cpp)    TBD
+//   avx2          same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)    TBD
+//   avx512        same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)     TBD
+//   neon          same driver, 6 x 16 NEON tile (gemm_neon.cpp)          not measured (AArch64)
+//   OpenBLAS 0.3.21 cblas_sgemm on the same machine                      TBD
+#include <algorithm>
+#include <new>
+#include <numeric>
+#include <string>
+
+#include "attograd/error.h"
+#include "attograd/tensor.h"
+#include "cpu_features.h"
+#include "gemm_driver.h"
+
+namespace ag::kernels {
+namespace detail {
+
+void* gemm_scratch(size_t bytes) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { ::operator delete(data, std::align_val_t(64)); }
+  };
+  thread_local Buffer buffer;
+  if (buffer.size < bytes) {
+    ::operator delete(buffer.data, std::align_val_t(64));
+    buffer.data = nullptr;
+    buffer.size = 0;
+    buffer.data = ::operator new(bytes, std::align_val_t(64));
+    buffer.size = bytes;
+  }
+  return buffer.data;
+}
+
+// Below this many flops (about 20 microseconds on one core) waking a second
+// thread costs more than it saves.
+constexpr double kMinParallelFlops = 2e6;
+
+GemmSplit plan_gemm_split(const GemmShape& s, int nr) {
+  GemmSplit split;
+  const int64_t threads = get_num_threads();
+  const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.M) *
+                       static_cast<double>(s.N) * static_cast<double>(s.K);
+  if (threads <= 1 || flops < kMinParallelFlops) return split;
+  // Cut each batch item into just enough parts that batch * parts is a
+  // multiple of the thread count: whole batch items when there are enough of
+  // them, else column blocks (each thread packs only its own part of B), else
+  // row blocks.
+  const int64_t parts = threads / std::gcd(s.batch, threads);
+  const int64_t col_units = (s.N + nr - 1) / nr;
+  const int64_t row_units = (s.M + kMR - 1) / kMR;
+  split.col_parts = std::min(parts, col_units);
+  split.row_parts = std::min((parts + split.col_parts - 1) / split.col_parts, row_units);
+  split.parallel = true;
+  return split;
+}
+
+}  // namespace detail
+
+namespace {
+
+template <typename T>
+using GemmFn = void (*)(const GemmShape&, const T*, const T*, T*);
+
+constexpr GemmPath kAllPaths[] = {GemmPath::Naive, GemmPath::Scalar, GemmPath::Avx2,
+                                  GemmPath::Avx512, GemmPath::Neon};
+
+bool path_available(GemmPath path) {
+  [[maybe_unused]] const detail::CpuFeatures& cpu = detail::cpu_features();
+  switch (path) {
+    case GemmPath::Naive:
+    case GemmPath::Scalar:
+      return true;
+#if defined(__x86_64__)
+    case GemmPath::Avx2:
+      return cpu.avx2_fma;
+    case GemmPath::Avx512:
+      return cpu.avx512f;
+#endif
+#if defined(__aarch64__)
+    case GemmPath::Neon:
+      return cpu.neon;
+#endif
+    default:
+      return false;
+  }
+}
+
+// The function of an available path.
+template <typename T>
+GemmFn<T> path_function(GemmPath path) {
+  switch (path) {
+#if defined(__x86_64__)
+    case GemmPath::Avx2:
+      return detail::gemm_avx2;
+    case GemmPath::Avx512:
+      return detail::gemm_avx512;
+#endif
+#if defined(__aarch64__)
+    case GemmPath::Neon:
+      return detail::gemm_neon;
+#endif
+    case GemmPath::Scalar:
+      return detail::gemm_scalar;
+    default:
+      return gemm_naive;
+  }
+}
+
+template <typename T>
+void run_path(GemmPath path, const GemmShape& s, const T* A, const T* B, T* C) {
+  check(path_available(path), "gemm_with_path",
+        std::string("the ") + gemm_path_name(path) + " kernel is not available on this CPU");
+  path_function<T>(path)(s, A, B, C);
+}
+
+}  // namespace
+
+std::vector<GemmPath> available_gemm_paths() {
+  std::vector<GemmPath> paths;
+  for (GemmPath path : kAllPaths) {
+    if (path_available(path)) paths.push_back(path);
+  }
+  return paths;
+}
+
+GemmPath default_gemm_path() {
+  static const GemmPath path = available_gemm_paths().back();
+  return path;
+}
+
+const char* gemm_path_name(GemmPath path) {
+  switch (path) {
+    case GemmPath::Naive:
+      return "naive";
+    case GemmPath::Scalar:
+      return "scalar";
+    case GemmPath::Avx2:
+      return "avx2";
+    case GemmPath::Avx512:
+      return "avx512";
+    case GemmPath::Neon:
+      return "neon";
+  }
+  return "unknown";
+}
+
+const char* gemm_path_name() {
+  return gemm_path_name(default_gemm_path());
+}
+
+void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
+  static const GemmFn<float> fn = path_function<float>(default_gemm_path());
+  fn(s, A, B, C);
+}
+
+void gemm(const GemmShape& s, const double* A, const double* B, double* C) {
+  static const GemmFn<double> fn = path_function<double>(default_gemm_path());
+  fn(s, A, B, C);
+}
+
+void gemm_with_path(GemmPath path, const GemmShape& s, const float* A, const float* B, float* C) {
+  run_path(path, s, A, B, C);
+}
+
+void gemm_with_path(GemmPath path, const GemmShape& s, const double* A, const double* B,
+                    double* C) {
+  run_path(path, s, A, B, C);
+}
+
+}  // namespace ag::kernels

@@ -1,0 +1,178 @@
+// The thread pool behind ag::detail::parallel_for, and ag::set_num_threads /
+// ag::get_num_threads.
+//
+// One region at a time: the thread that wins region_mutex hands a chunk to
+// each worker (waking them through a condition variable and a generation
+// counter), runs chunk 0 itself and waits for the others. Any other call —
+// nested in a region, or from a second thread while a region runs — runs
+// serially on its own thread, so at most get_num_threads() pool threads plus
+// the callers' own threads ever compute at once.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attograd/error.h"
+#include "attograd/tensor.h"
+#include "parallel.h"
+
+namespace ag {
+namespace {
+
+using LoopBody = std::function<void(int64_t, int64_t)>;
+
+int default_num_threads() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : static_cast<int>(cores);
+}
+
+std::atomic<int> g_num_threads{default_num_threads()};
+
+// True on pool workers, and on a caller while it runs a region.
+thread_local bool t_in_region = false;
+
+class ThreadPool {
+ public:
+  ThreadPool() = default;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool() { resize(0); }
+
+  // Runs chunk 0 of [0, n) on the calling thread and chunks 1 .. chunks - 1
+  // on the workers (there must be at least chunks - 1). The caller holds the
+  // region lock, so no other job is in flight.
+  void run(int64_t n, int chunks, const LoopBody& fn) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      fn_ = &fn;
+      n_ = n;
+      chunks_ = chunks;
+      pending_ = chunks - 1;
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+
+    std::exception_ptr error;
+    try {
+      fn(0, chunk_begin(n, chunks, 1));
+    } catch (...) {
+      error = std::current_exception();
+    }
+
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    if (!error) error = error_;
+    error_ = nullptr;
+    fn_ = nullptr;
+    lock.unlock();
+    if (error) std::rethrow_exception(error);
+  }
+
+  // Stops every worker, then starts `workers` new ones (called between jobs).
+  void resize(int workers) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& worker : workers_) worker.join();
+    workers_.clear();
+    stopping_ = false;
+    // A worker must not take the job before its start for a new one: it
+    // starts having seen the current generation.
+    for (int index = 1; index <= workers; ++index) {
+      workers_.emplace_back([this, index, seen = generation_] { work(index, seen); });
+    }
+  }
+
+  int size() const { return static_cast<int>(workers_.size()); }
+
+  static int64_t chunk_begin(int64_t n, int chunks, int chunk) { return n * chunk / chunks; }
+
+ private:
+  void work(int index, uint64_t seen) {
+    t_in_region = true;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      if (index >= chunks_) continue;  // this job has fewer chunks than workers
+      const LoopBody& fn = *fn_;
+      const int64_t begin = chunk_begin(n_, chunks_, index);
+      const int64_t end = chunk_begin(n_, chunks_, index + 1);
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        fn(begin, end);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      if (error && !error_) error_ = error;
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;  // guards everything below
+  std::condition_variable wake_, done_;
+  uint64_t generation_ = 0;  // bumped once per job
+  bool stopping_ = false;
+  const LoopBody* fn_ = nullptr;
+  int64_t n_ = 0;
+  int chunks_ = 0;
+  int pending_ = 0;  // worker chunks not finished yet
+  std::exception_ptr error_;
+};
+
+std::mutex g_region_mutex;  // held by the thread whose region owns the pool
+
+ThreadPool& pool() {
+  static ThreadPool instance;
+  return instance;
+}
+
+}  // namespace
+
+void set_num_threads(int n) {
+  check(n >= 1, "set_num_threads", "expected at least 1 thread, got " + std::to_string(n));
+  g_num_threads.store(n);
+}
+
+int get_num_threads() {
+  return g_num_threads.load();
+}
+
+namespace detail {
+
+void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
+  if (n <= 0) return;
+  const int threads = get_num_threads();  // read once: another thread may change it
+  const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
+  const int chunks = static_cast<int>(std::min<int64_t>(threads, max_chunks));
+  if (chunks <= 1 || t_in_region) {
+    fn(0, n);
+    return;
+  }
+  std::unique_lock<std::mutex> region(g_region_mutex, std::try_to_lock);
+  if (!region.owns_lock()) {  // another thread's region has the pool
+    fn(0, n);
+    return;
+  }
+  t_in_region = true;
+  struct ClearFlag {
+    ~ClearFlag() { t_in_region = false; }
+  } clear_flag;
+  ThreadPool& workers = pool();
+  if (workers.size() != threads - 1) workers.resize(threads - 1);  // set_num_threads changed it
+  workers.run(n, chunks, fn);
+}
+
+}  // namespace detail
+}  // namespace ag

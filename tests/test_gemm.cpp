@@ -1,0 +1,408 @@
+// kernels::gemm: every path this CPU has (scalar and each SIMD kernel, and
+// gemm() itself) against the naive reference, on awkward sizes, transposed
+// operands, strided and broadcast batches, zero-size dimensions, float32 and
+// float64, beta 0 and 1, and 1 and 2 threads (3 for the batch splits); plus
+// the thread pool.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../core/src/parallel.h"
+#include "attograd/error.h"
+#include "attograd/kernels/gemm.h"
+#include "attograd/tensor.h"
+
+namespace {
+
+using ag::kernels::GemmPath;
+using ag::kernels::GemmShape;
+
+const std::vector<int64_t> kSizes = {1, 2, 7, 15, 16, 17, 31, 33, 63, 65, 127, 129, 257};
+
+// One product to check. Operands live in buffers of exactly the size the
+// shape describes (the last row holds only its `cols` values, the last batch
+// item nothing past itself), so ASan flags any read outside the matrices.
+struct Case {
+  int64_t batch = 1, M = 0, N = 0, K = 0;
+  bool trans_a = false, trans_b = false;
+  int64_t pad = 0;           // extra elements per stored row (ld = cols + pad)
+  int64_t gap = 0;           // extra elements between batch items
+  bool broadcast_b = false;  // stride_b = 0: every item uses the same B
+};
+
+std::string describe(const Case& c) {
+  return "batch " + std::to_string(c.batch) + ", M " + std::to_string(c.M) + ", N " +
+         std::to_string(c.N) + ", K " + std::to_string(c.K) + (c.trans_a ? ", A^T" : "") +
+         (c.trans_b ? ", B^T" : "") + (c.pad ? ", padded rows" : "") +
+         (c.broadcast_b ? ", shared B" : "");
+}
+
+// Elements spanned by `batch` items of rows x cols, a row stride ld and a batch stride.
+int64_t extent(int64_t batch, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+  if (batch == 0 || rows == 0 || cols == 0) return 0;
+  return (batch - 1) * stride + (rows - 1) * ld + cols;
+}
+
+uint64_t g_state = 88172645463325252ull;
+double next_uniform() {  // xorshift64, in [-1, 1)
+  g_state ^= g_state << 13;
+  g_state ^= g_state >> 7;
+  g_state ^= g_state << 17;
+  return static_cast<double>(g_state >> 11) * 0x1.0p-52 - 1.0;
+}
+
+template <typename T>
+struct Problem {
+  GemmShape s;
+  std::vector<T> a, b, c0;  // c0: C before the call
+};
+
+template <typename T>
+Problem<T> make_problem(const Case& c) {
+  Problem<T> p;
+  GemmShape& s = p.s;
+  s.batch = c.batch;
+  s.M = c.M;
+  s.N = c.N;
+  s.K = c.K;
+  s.trans_a = c.trans_a;
+  s.trans_b = c.trans_b;
+  const int64_t a_rows = c.trans_a ? c.K : c.M, a_cols = c.trans_a ? c.M : c.K;
+  const int64_t b_rows = c.trans_b ? c.N : c.K, b_cols = c.trans_b ? c.K : c.N;
+  s.lda = a_cols + c.pad;
+  s.ldb = b_cols + c.pad;
+  s.ldc = c.N + c.pad;
+  s.stride_a = a_rows * s.lda + c.gap;
+  s.stride_b = c.broadcast_b ? 0 : b_rows * s.ldb + c.gap;
+  s.stride_c = c.M * s.ldc + c.gap;
+  p.a.resize(extent(c.batch, a_rows, a_cols, s.lda, s.stride_a));
+  p.b.resize(extent(c.broadcast_b ? 1 : c.batch, b_rows, b_cols, s.ldb, s.stride_b));
+  p.c0.resize(extent(c.batch, c.M, c.N, s.ldc, s.stride_c));
+  for (T& x : p.a) x = static_cast<T>(next_uniform());
+  for (T& x : p.b) x = static_cast<T>(next_uniform());
+  for (T& x : p.c0) x = static_cast<T>(next_uniform());
+  return p;
+}
+
+// A bound on |C(i, j) - exact| for any summation order of the K products,
+// and of adding the old C: (K + 2) eps (max_k |b_kj| sum_k |a_ik| + |c0|).
+template <typename T>
+std::vector<double> tolerance(const Problem<T>& p, const std::vector<T>& c0) {
+  const GemmShape& s = p.s;
+  std::vector<double> tol(c0.size(), 0.0);
+  const double eps = std::numeric_limits<T>::epsilon();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const T* a = p.a.data() + b * s.stride_a;
+    const T* bm = p.b.data() + b * s.stride_b;
+    std::vector<double> row_sum(s.M, 0.0), col_max(s.N, 0.0);
+    for (int64_t i = 0; i < s.M; ++i) {
+      for (int64_t k = 0; k < s.K; ++k) {
+        row_sum[i] += std::fabs(s.trans_a ? a[k * s.lda + i] : a[i * s.lda + k]);
+      }
+    }
+    for (int64_t j = 0; j < s.N; ++j) {
+      for (int64_t k = 0; k < s.K; ++k) {
+        col_max[j] = std::max<double>(col_max[j],
+                                      std::fabs(s.trans_b ? bm[j * s.ldb + k] : bm[k * s.ldb + j]));
+      }
+    }
+    for (int64_t i = 0; i < s.M; ++i) {
+      for (int64_t j = 0; j < s.N; ++j) {
+        const int64_t at = b * s.stride_c + i * s.ldc + j;
+        tol[at] = (s.K + 2) * eps * (row_sum[i] * col_max[j] + std::fabs(c0[at]));
+      }
+    }
+  }
+  return tol;
+}
+
+// C as given to a beta = 0 call: NaN everywhere, which must all be overwritten.
+template <typename T>
+std::vector<T> poisoned(size_t n) {
+  return std::vector<T>(n, std::numeric_limits<T>::quiet_NaN());
+}
+
+// Runs the case through every path, thread count and beta, against gemm_naive.
+template <typename T>
+void check_case(const Case& c, const std::vector<int>& thread_counts) {
+  SCOPED_TRACE(describe(c) + (sizeof(T) == 4 ? ", float32" : ", float64"));
+  Problem<T> p = make_problem<T>(c);
+  // naive with beta = 0 gives the product; with beta = 1 it adds it to C.
+  std::vector<T> product = poisoned<T>(p.c0.size());
+  ag::kernels::gemm_naive(p.s, p.a.data(), p.b.data(), product.data());
+  for (float beta : {0.0f, 1.0f}) {
+    p.s.beta = beta;
+    const std::vector<T> c0 = beta != 0 ? p.c0 : poisoned<T>(p.c0.size());
+    std::vector<T> expected = product;
+    if (beta != 0) {
+      for (size_t at = 0; at < expected.size(); ++at) {
+        expected[at] = std::isnan(product[at]) ? c0[at] : c0[at] + product[at];
+      }
+    }
+    const std::vector<double> tol = tolerance(p, beta != 0 ? p.c0 : std::vector<T>(p.c0.size()));
+
+    auto check_path = [&](const std::string& name, auto&& run) {
+      std::vector<T> first;
+      for (int threads : thread_counts) {
+        SCOPED_TRACE(name + ", beta " + std::to_string(beta) + ", " + std::to_string(threads) +
+                     " threads");
+        ag::set_num_threads(threads);
+        std::vector<T> got = c0;
+        run(got.data());
+        // Outside the matrices (row padding, batch gaps) C is left alone.
+        for (size_t at = 0; at < got.size(); ++at) {
+          if (std::isnan(expected[at])) {
+            ASSERT_TRUE(std::isnan(got[at])) << "element " << at << " written";
+          } else {
+            ASSERT_LE(std::fabs(double(got[at]) - double(expected[at])), tol[at])
+                << "element " << at << ": got " << got[at] << ", naive " << expected[at];
+          }
+        }
+        // Each element is summed in the same order whatever the thread count.
+        if (first.empty()) {
+          first = got;
+        } else {
+          ASSERT_TRUE(
+              std::equal(got.begin(), got.end(), first.begin(),
+                         [](T x, T y) { return x == y || (std::isnan(x) && std::isnan(y)); }))
+              << "result differs from the one with " << thread_counts[0] << " thread(s)";
+        }
+      }
+    };
+    for (GemmPath path : ag::kernels::available_gemm_paths()) {
+      if (path == GemmPath::Naive) continue;
+      check_path(ag::kernels::gemm_path_name(path), [&](T* out) {
+        ag::kernels::gemm_with_path(path, p.s, p.a.data(), p.b.data(), out);
+      });
+    }
+    check_path("gemm()", [&](T* out) { ag::kernels::gemm(p.s, p.a.data(), p.b.data(), out); });
+  }
+}
+
+void check_both_types(const Case& c, const std::vector<int>& thread_counts = {1, 2}) {
+  check_case<float>(c, thread_counts);
+  check_case<double>(c, thread_counts);
+}
+
+class GemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override { threads_ = ag::get_num_threads(); }
+  void TearDown() override { ag::set_num_threads(threads_); }
+
+ private:
+  int threads_ = 1;
+};
+
+TEST_F(GemmTest, PathsIncludeScalarAndEndWithTheDefault) {
+  const std::vector<GemmPath> paths = ag::kernels::available_gemm_paths();
+  ASSERT_GE(paths.size(), 2u);
+  EXPECT_EQ(paths[0], GemmPath::Naive);
+  EXPECT_EQ(paths[1], GemmPath::Scalar);
+  EXPECT_EQ(paths.back(), ag::kernels::default_gemm_path());
+  EXPECT_STREQ(ag::kernels::gemm_path_name(), ag::kernels::gemm_path_name(paths.back()));
+}
+
+TEST_F(GemmTest, UnavailablePathThrows) {
+  const std::vector<GemmPath> paths = ag::kernels::available_gemm_paths();
+  for (GemmPath path : {GemmPath::Avx2, GemmPath::Avx512, GemmPath::Neon}) {
+    if (std::find(paths.begin(), paths.end(), path) != paths.end()) continue;
+    float x = 0;
+    GemmShape s;
+    EXPECT_THROW(ag::kernels::gemm_with_path(path, s, &x, &x, &x), ag::Error)
+        << ag::kernels::gemm_path_name(path);
+  }
+}
+
+TEST_F(GemmTest, SquareSizes) {
+  for (int64_t n : kSizes) {
+    for (int t = 0; t < 4; ++t) {
+      if (n == 257 && t % 3 != 0) continue;  // the largest: plain and both transposed only
+      Case c;
+      c.M = c.N = c.K = n;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      check_both_types(c);
+    }
+  }
+}
+
+TEST_F(GemmTest, NonSquareSizes) {
+  const int64_t n = static_cast<int64_t>(kSizes.size());
+  for (int64_t i = 0; i < n; ++i) {
+    Case c;
+    c.M = kSizes[i];
+    c.N = kSizes[(i + 5) % n];
+    c.K = kSizes[(i + 9) % n];
+    c.trans_a = i & 1;
+    c.trans_b = i & 2;
+    check_both_types(c);
+  }
+}
+
+TEST_F(GemmTest, SkinnyShapes) {
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 257, 129}, {257, 1, 65}, {129, 65, 1},
+                                                      {2, 129, 257}, {257, 7, 3},  {1, 1, 257}};
+  for (const auto& [m, n, k] : shapes) {
+    for (int t = 0; t < 4; ++t) {
+      Case c;
+      c.M = m;
+      c.N = n;
+      c.K = k;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      check_both_types(c);
+    }
+  }
+}
+
+// Wider than one column block (512) and deeper than one k block (384 floats,
+// 192 doubles), with B too big to be read in place.
+TEST_F(GemmTest, SeveralCacheBlocks) {
+  for (int t = 0; t < 4; ++t) {
+    Case c;
+    c.M = 13;
+    c.N = 530;
+    c.K = 400;
+    c.trans_a = t & 1;
+    c.trans_b = t & 2;
+    check_both_types(c);
+  }
+}
+
+TEST_F(GemmTest, StridedBatches) {
+  for (int t = 0; t < 4; ++t) {
+    for (int64_t batch : {2, 3, 4}) {
+      Case c;
+      c.batch = batch;
+      c.M = 17;
+      c.N = 33;
+      c.K = 15;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      c.pad = 3;
+      c.gap = 5;
+      check_both_types(c);
+      c.broadcast_b = true;  // x @ W for a batch of x
+      check_both_types(c);
+    }
+  }
+}
+
+// Large enough to be shared among threads: with 2 threads, a batch of 3
+// (odd, so each item is also cut in two column blocks) and of 4 (whole
+// items); with 3 threads, each item of 4 is cut in three.
+TEST_F(GemmTest, BatchesSplitAcrossThreads) {
+  for (int64_t batch : {3, 4}) {
+    for (int t = 0; t < 4; ++t) {
+      Case c;
+      c.batch = batch;
+      c.M = 65;
+      c.N = 129;
+      c.K = 63;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      check_both_types(c, {1, 2, 3});
+    }
+  }
+}
+
+TEST_F(GemmTest, ZeroSizeDimensions) {
+  const std::vector<std::array<int64_t, 4>> shapes = {{1, 0, 5, 7}, {1, 5, 0, 7}, {1, 5, 7, 0},
+                                                      {0, 5, 7, 3}, {3, 4, 6, 0}, {2, 0, 0, 0}};
+  for (const auto& [batch, m, n, k] : shapes) {
+    for (int t = 0; t < 4; ++t) {
+      Case c;
+      c.batch = batch;
+      c.M = m;
+      c.N = n;
+      c.K = k;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      check_both_types(c);
+    }
+  }
+}
+
+// ---- the thread pool -----------------------------------------------------------------------
+
+class ParallelForTest : public GemmTest {};
+
+TEST_F(ParallelForTest, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 3}) {
+    ag::set_num_threads(threads);
+    for (int64_t n : {0, 1, 2, 5, 1000}) {
+      std::vector<std::atomic<int>> hits(n);
+      ag::detail::parallel_for(n, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) hits[i]++;
+      });
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 1) << i;
+    }
+  }
+}
+
+TEST_F(ParallelForTest, GrainLimitsTheChunks) {
+  ag::set_num_threads(2);
+  std::atomic<int> chunks{0};
+  ag::detail::parallel_for(
+      10, [&](int64_t, int64_t) { chunks++; }, /*grain=*/10);
+  EXPECT_EQ(chunks.load(), 1);
+}
+
+TEST_F(ParallelForTest, NestedCallsRunOnTheCallingThread) {
+  ag::set_num_threads(2);
+  std::atomic<int> foreign{0};
+  ag::detail::parallel_for(2, [&](int64_t, int64_t) {
+    const std::thread::id outer = std::this_thread::get_id();
+    ag::detail::parallel_for(8, [&](int64_t, int64_t) {
+      if (std::this_thread::get_id() != outer) foreign++;
+    });
+  });
+  EXPECT_EQ(foreign.load(), 0);
+}
+
+TEST_F(ParallelForTest, ConcurrentCallersAllFinish) {
+  ag::set_num_threads(2);
+  std::atomic<int64_t> total{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int rep = 0; rep < 50; ++rep) {
+        ag::detail::parallel_for(100, [&](int64_t begin, int64_t end) { total += end - begin; });
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(total.load(), 4 * 50 * 100);
+}
+
+TEST_F(ParallelForTest, ExceptionsReachTheCaller) {
+  ag::set_num_threads(2);
+  EXPECT_THROW(ag::detail::parallel_for(4,
+                                        [](int64_t begin, int64_t) {
+                                          if (begin > 0) throw std::runtime_error("worker");
+                                        }),
+               std::runtime_error);
+  // The pool still works afterwards.
+  std::atomic<int64_t> total{0};
+  ag::detail::parallel_for(4, [&](int64_t begin, int64_t end) { total += end - begin; });
+  EXPECT_EQ(total.load(), 4);
+}
+
+TEST_F(ParallelForTest, NumThreads) {
+  EXPECT_GE(ag::get_num_threads(), 1);
+  ag::set_num_threads(3);
+  EXPECT_EQ(ag::get_num_threads(), 3);
+  EXPECT_THROW(ag::set_num_threads(0), ag::Error);
+  EXPECT_EQ(ag::get_num_threads(), 3);
+}
+
+}  // namespace
