@@ -65,6 +65,27 @@ TEST(SoftmaxTest, LongRowsAndWideBlocks) {
   expect_fused_matches_reference(true, uniform({2, 17, 300}, -5, 5, kFloat64), 1);
 }
 
+TEST(SoftmaxTest, SameBitsWithAnyThreadCount) {
+  // Rows are split across threads, but each row's arithmetic never changes.
+  Tensor x = randn({64, 300}).requires_grad_(), g = randn({64, 300});
+  Tensor z = randn({8, 50, 90}).requires_grad_(), gz = randn({8, 50, 90});
+  auto run = [&] {
+    x.zero_grad();
+    z.zero_grad();
+    softmax(x, 1).backward(g);
+    log_softmax(z, 1).backward(gz);
+    return std::vector<std::vector<double>>{softmax(x, 1).to_vector(), x.grad().to_vector(),
+                                            log_softmax(z, 1).to_vector(), z.grad().to_vector()};
+  };
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  const auto serial = run();
+  set_num_threads(std::max(threads, 3));
+  const auto parallel = run();
+  set_num_threads(threads);
+  EXPECT_EQ(serial, parallel);
+}
+
 TEST(SoftmaxTest, NonContiguousInput) {
   const Tensor base = uniform({4, 6}, -2, 2, kFloat64);
   expect_fused_matches_reference(false, transpose(base, 0, 1), 1);

@@ -17,12 +17,16 @@
 // n entries of one softmax row are `inner` elements apart. When dim is the
 // last (inner = 1) each row is one contiguous run; otherwise the kernels walk
 // a whole [n, inner] block row by row and keep one running max/sum per column,
-// so the innermost loop is still over contiguous memory.
+// so the innermost loop is still over contiguous memory. The outer blocks are
+// independent and split across threads (each block's arithmetic is the same
+// whatever the split, so results do not depend on the thread count).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "parallel.h"
 
 namespace ag {
 
@@ -31,6 +35,12 @@ namespace {
 struct Layout {
   int64_t outer = 1, n = 1, inner = 1;
 };
+
+// Outer blocks per parallel chunk: enough elements (~32K) to outweigh
+// handing a chunk to a thread.
+int64_t grain(const Layout& l) {
+  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(l.n * l.inner, 1));
+}
 
 Layout layout_of(const Shape& shape, int64_t dim) {
   Layout l;
@@ -105,15 +115,20 @@ Tensor forward(const Tensor& x, const Layout& l, const char* op) {
     const T* px = xc.data_ptr<T>();
     T* py = y.data_ptr<T>();
     const int64_t block = l.n * l.inner;
-    if (l.inner == 1) {
-      for (int64_t o = 0; o < l.outer; ++o)
-        forward_row<T, Log>(px + o * block, py + o * block, l.n);
-    } else {
-      std::vector<T> max(static_cast<size_t>(l.inner));
-      std::vector<double> sum(static_cast<size_t>(l.inner));
-      for (int64_t o = 0; o < l.outer; ++o)
-        forward_block<T, Log>(px + o * block, py + o * block, l.n, l.inner, max, sum);
-    }
+    detail::parallel_for(
+        l.outer,
+        [&](int64_t begin, int64_t end) {
+          if (l.inner == 1) {
+            for (int64_t o = begin; o < end; ++o)
+              forward_row<T, Log>(px + o * block, py + o * block, l.n);
+            return;
+          }
+          std::vector<T> max(static_cast<size_t>(l.inner));
+          std::vector<double> sum(static_cast<size_t>(l.inner));
+          for (int64_t o = begin; o < end; ++o)
+            forward_block<T, Log>(px + o * block, py + o * block, l.n, l.inner, max, sum);
+        },
+        grain(l));
   });
   return y;
 }
@@ -152,9 +167,15 @@ Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* o
     const T* pg = gc.data_ptr<T>();
     T* pdx = dx.data_ptr<T>();
     const int64_t block = l.n * l.inner;
-    std::vector<double> s(static_cast<size_t>(l.inner));
-    for (int64_t o = 0; o < l.outer; ++o)
-      backward_block<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n, l.inner, s);
+    detail::parallel_for(
+        l.outer,
+        [&](int64_t begin, int64_t end) {
+          std::vector<double> s(static_cast<size_t>(l.inner));
+          for (int64_t o = begin; o < end; ++o)
+            backward_block<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n, l.inner,
+                                   s);
+        },
+        grain(l));
   });
   return dx;
 }
