@@ -55,7 +55,7 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
                                      double atol, double rtol) {
   if (actual.numel() != static_cast<int64_t>(expected.size()))
     return ::testing::AssertionFailure() << "numel " << actual.numel() << " vs expected " << expected.size();
-  return all_close(actual, tensor(expected, actual.shape(), kFloat64), atol, rtol);
+  return all_close(actual, reshape(tensor(expected, {}, kFloat64), actual.shape()), atol, rtol);
 }
 
 Tensor leaf64(const Shape& shape, double low, double high) {

@@ -27,6 +27,7 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "parallel.h"
+#include "vector_math.h"
 
 namespace ag {
 
@@ -58,9 +59,14 @@ Layout layout_of(const Shape& shape, int64_t dim) {
 
 // ---- forward: y = softmax(x) or log_softmax(x) ------------------------------------
 
-// One contiguous row of n entries.
+// One contiguous row of n entries. float32 softmax rows take the SIMD kernel
+// of vector_math.h; the loop below is its reference (and the float64 path).
 template <typename T, bool Log>
 void forward_row(const T* x, T* y, int64_t n) {
+  if constexpr (std::is_same_v<T, float> && !Log) {
+    detail::softmax_row_f32(x, y, n);
+    return;
+  }
   T max = x[0];
   for (int64_t k = 1; k < n; ++k) max = x[k] > max ? x[k] : max;
   double sum = 0;  // accumulated in double: long rows keep their precision
@@ -141,6 +147,12 @@ Tensor forward(const Tensor& x, const Layout& l, const char* op) {
 template <typename T, bool Log>
 void backward_block(const T* y, const T* g, T* dx, int64_t n, int64_t inner,
                     std::vector<double>& s) {
+  if constexpr (std::is_same_v<T, float> && !Log) {
+    if (inner == 1) {
+      detail::softmax_backward_row_f32(y, g, dx, n);
+      return;
+    }
+  }
   std::fill(s.begin(), s.end(), 0.0);
   for (int64_t k = 0; k < n; ++k) {
     for (int64_t i = 0; i < inner; ++i) {

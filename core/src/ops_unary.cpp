@@ -5,6 +5,7 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "elementwise.h"
+#include "vector_math.h"
 
 namespace ag {
 
@@ -38,6 +39,17 @@ Tensor signed_map(const Tensor& x, const char* op, Fn fn) {
   });
 }
 
+// float32 through a SIMD kernel of vector_math.h; other dtypes through fn.
+template <typename Fn>
+Tensor float_map_fast(const Tensor& x, const char* op, void (*f32_kernel)(const float*, float*, int64_t),
+                      Fn fn) {
+  if (!x.defined() || x.dtype() != kFloat32) return float_map(x, op, fn);
+  const Tensor in = x.detach().contiguous();
+  Tensor y = empty(in.shape(), kFloat32);
+  f32_kernel(in.data_ptr<float>(), y.data_ptr<float>(), in.numel());
+  return y;
+}
+
 }  // namespace
 
 // y = -x  =>  dL/dx = -g
@@ -59,7 +71,7 @@ Tensor abs(const Tensor& x) {
 
 // y = e^x  =>  dL/dx = g y
 Tensor exp(const Tensor& x) {
-  Tensor y = float_map(x, "exp", [](auto v) { return std::exp(v); });
+  Tensor y = float_map_fast(x, "exp", detail::exp_f32, [](auto v) { return std::exp(v); });
   record(y, "ExpBackward", {x}, [y_ = y.detach()](const Tensor& g) { return grads{mul(g, y_)}; });
   return y;
 }
@@ -73,7 +85,7 @@ Tensor log(const Tensor& x) {
 
 // y = tanh x  =>  dL/dx = g (1 - y^2)
 Tensor tanh(const Tensor& x) {
-  Tensor y = float_map(x, "tanh", [](auto v) { return std::tanh(v); });
+  Tensor y = float_map_fast(x, "tanh", detail::tanh_f32, [](auto v) { return std::tanh(v); });
   record(y, "TanhBackward", {x}, [y_ = y.detach()](const Tensor& g) {
     return grads{mul(g, 1.0 - mul(y_, y_))};
   });

@@ -79,13 +79,16 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 // ---- storage ----------------------------------------------------------------
 
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
-  // 64-byte alignment lets SIMD kernels use aligned loads on fresh tensors.
-  const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
-  data_ = static_cast<std::byte*>(::operator new(rounded, std::align_val_t{64}));
-  std::memset(data_, 0, rounded);
+  // calloc, not new + memset: large blocks come from the OS already zeroed,
+  // so a big fresh tensor costs no extra pass over memory. 64 spare bytes let
+  // us align the start for the SIMD kernels.
+  allocation_ = std::calloc(nbytes + 64, 1);
+  if (!allocation_) throw Error("tensor: out of memory allocating " + std::to_string(nbytes) + " bytes");
+  const auto address = reinterpret_cast<uintptr_t>(allocation_);
+  data_ = reinterpret_cast<std::byte*>((address + 63) / 64 * 64);
 }
 
-Storage::~Storage() { ::operator delete(data_, std::align_val_t{64}); }
+Storage::~Storage() { std::free(allocation_); }
 
 // ---- Tensor -------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ class Node;
 // Raw, 64-byte aligned bytes (aligned for the SIMD kernels).
 class Storage {
  public:
-  explicit Storage(size_t nbytes);  // zero-filled
+  explicit Storage(size_t nbytes);  // zero-filled; throws ag::Error when out of memory
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -38,7 +38,8 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
 
  private:
-  std::byte* data_;
+  void* allocation_;  // what calloc returned
+  std::byte* data_;   // allocation_ rounded up to 64 bytes
   size_t nbytes_;
 };
 

@@ -1,0 +1,106 @@
+#include "vector_math.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace ag::detail {
+
+namespace {
+
+// e^x = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2, |r| <= ln 2 / 2.
+// ln 2 is split in two (Cody-Waite) so n ln 2 is subtracted without rounding
+// error; e^r is a degree-7 polynomial (Cephes' expf coefficients); 2^n is
+// built directly in the float's exponent bits.
+inline float exp_one(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  constexpr float kMin = -87.33654f, kMax = 88.0f;  // 2^n stays a normal float
+  constexpr float kRound = 12582912.0f;             // 1.5 * 2^23: adding it rounds to an integer
+  const bool underflow = x<kMin, overflow = x> kMax, is_nan = x != x;
+  const float xc = is_nan ? 0.0f : (underflow ? kMin : (overflow ? kMax : x));
+  const float n = (xc * kLog2e + kRound) - kRound;
+  const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float er = p * r * r + r + 1.0f;
+  const float two_n = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  const float y = er * two_n;
+  return is_nan ? x : underflow ? 0.0f : overflow ? std::numeric_limits<float>::infinity() : y;
+}
+
+// tanh|x| = (1 - t) / (1 + t) with t = e^(-2|x|) in (0, 1]; below |x| = 1/4
+// that subtraction cancels, so the odd Taylor series to x^9 takes over there
+// (its first dropped term is under 1e-8 relative).
+inline float tanh_one(float x) {
+  const float a = x < 0 ? -x : x;
+  const float t = exp_one(-2.0f * a);
+  const float large = (1.0f - t) / (1.0f + t);
+  const float a2 = a * a;
+  const float small =
+      a * (1.0f + a2 * (-1.0f / 3 + a2 * (2.0f / 15 + a2 * (-17.0f / 315 + a2 * (62.0f / 2835)))));
+  const float magnitude = a < 0.25f ? small : large;
+  return x != x ? x : (x < 0 ? -magnitude : magnitude);
+}
+
+// Reductions in 16 independent lanes, so the compiler can keep them in one
+// SIMD register instead of one serial chain of additions.
+constexpr int64_t kLanes = 16;
+
+inline float max_of(const float* x, int64_t n) {
+  float lane[kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) lane[j] = x[0];
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] = x[k + j] > lane[j] ? x[k + j] : lane[j];
+  float m = x[0];
+  for (int64_t j = 0; j < kLanes; ++j) m = lane[j] > m ? lane[j] : m;
+  for (; k < n; ++k) m = x[k] > m ? x[k] : m;
+  return m;
+}
+
+// sum_k a_k (b == nullptr) or sum_k a_k b_k
+inline double sum_of(const float* a, const float* b, int64_t n) {
+  float lane[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] += b ? a[k + j] * b[k + j] : a[k + j];
+  double total = 0;
+  for (int64_t j = 0; j < kLanes; ++j) total += lane[j];
+  for (; k < n; ++k) total += b ? a[k] * b[k] : a[k];
+  return total;
+}
+
+}  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define AG_SIMD_CLONES
+#endif
+
+AG_SIMD_CLONES void exp_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = exp_one(x[i]);
+}
+
+AG_SIMD_CLONES void tanh_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = tanh_one(x[i]);
+}
+
+AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
+  const float max = max_of(x, n);
+  for (int64_t k = 0; k < n; ++k) y[k] = exp_one(x[k] - max);
+  const float scale = static_cast<float>(1.0 / sum_of(y, nullptr, n));
+  for (int64_t k = 0; k < n; ++k) y[k] *= scale;
+}
+
+AG_SIMD_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n) {
+  const float s = static_cast<float>(sum_of(g, y, n));
+  for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s);
+}
+
+}  // namespace ag::detail

@@ -1,0 +1,80 @@
+// The SIMD float32 exp/tanh/softmax-row kernels against libm and a double
+// reference (they are the fast paths of ag::exp, ag::tanh and ag::softmax).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "../core/src/vector_math.h"
+
+namespace {
+
+std::vector<float> sweep(float low, float high, float step) {
+  std::vector<float> x;
+  for (float v = low; v < high; v += step) x.push_back(v);
+  return x;
+}
+
+TEST(VectorMathTest, ExpMatchesLibmToARelativeErrorOf3e7) {
+  const std::vector<float> x = sweep(-87.0f, 88.0f, 0.01f);
+  std::vector<float> y(x.size());
+  ag::detail::exp_f32(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double expected = std::exp(static_cast<double>(x[i]));
+    ASSERT_LE(std::abs(y[i] - expected), 3e-7 * expected) << "x = " << x[i];
+  }
+}
+
+TEST(VectorMathTest, ExpSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {-inf, -std::numeric_limits<float>::max(),     -100.0f, 0.0f, 100.0f,
+                                inf,  std::numeric_limits<float>::quiet_NaN()};
+  std::vector<float> y(x.size());
+  ag::detail::exp_f32(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(y[0], 0.0f);  // masked scores get exactly zero weight
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_EQ(y[2], 0.0f);
+  EXPECT_EQ(y[3], 1.0f);
+  EXPECT_EQ(y[4], inf);
+  EXPECT_EQ(y[5], inf);
+  EXPECT_TRUE(std::isnan(y[6]));
+}
+
+TEST(VectorMathTest, TanhMatchesLibmToAnAbsoluteErrorOf3e7) {
+  std::vector<float> x = sweep(-12.0f, 12.0f, 0.001f);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(1e-30f);
+  std::vector<float> y(x.size());
+  ag::detail::tanh_f32(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(y[i], std::tanh(static_cast<double>(x[i])), 3e-7) << "x = " << x[i];
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float out;
+  ag::detail::tanh_f32(&nan, &out, 1);
+  EXPECT_TRUE(std::isnan(out));
+}
+
+TEST(VectorMathTest, SoftmaxRowMatchesADoubleReference) {
+  for (int64_t n : {1, 2, 15, 16, 17, 100, 513}) {
+    std::vector<float> x(static_cast<size_t>(n)), y(x.size()), g(x.size()), dx(x.size());
+    for (int64_t k = 0; k < n; ++k) {
+      x[static_cast<size_t>(k)] = static_cast<float>(std::sin(0.7 * static_cast<double>(k)) * 30.0);
+      g[static_cast<size_t>(k)] = static_cast<float>(std::cos(1.3 * static_cast<double>(k)));
+    }
+    ag::detail::softmax_row_f32(x.data(), y.data(), n);
+    ag::detail::softmax_backward_row_f32(y.data(), g.data(), dx.data(), n);
+    double max = x[0], sum = 0, gy = 0;
+    for (float v : x) max = std::max<double>(max, v);
+    std::vector<double> ref(x.size());
+    for (size_t k = 0; k < x.size(); ++k) sum += ref[k] = std::exp(x[k] - max);
+    for (size_t k = 0; k < x.size(); ++k) gy += g[k] * (ref[k] /= sum);
+    for (size_t k = 0; k < x.size(); ++k) {
+      ASSERT_NEAR(y[k], ref[k], 1e-6) << "n = " << n << ", k = " << k;
+      ASSERT_NEAR(dx[k], ref[k] * (g[k] - gy), 1e-6) << "n = " << n << ", k = " << k;
+    }
+  }
+}
+
+}  // namespace
