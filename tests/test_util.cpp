@@ -12,7 +12,8 @@ std::string source_path(const std::string& relative) {
 const std::map<std::string, Tensor>& fixture(const std::string& file) {
   static std::map<std::string, std::map<std::string, Tensor>> cache;
   auto it = cache.find(file);
-  if (it == cache.end()) it = cache.emplace(file, load_npz(source_path("tests/fixtures/" + file))).first;
+  if (it == cache.end())
+    it = cache.emplace(file, load_npz(source_path("tests/fixtures/" + file))).first;
   return it->second;
 }
 
@@ -24,8 +25,8 @@ const Tensor& fixture_tensor(const std::string& file, const std::string& name) {
 }
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
-  check(a.shape() == b.shape(), "max_abs_diff",
-        "shapes differ: " + shape_str(a.shape()) + " vs " + shape_str(b.shape()));
+  AG_CHECK(a.shape() == b.shape(), "max_abs_diff",
+           "shapes differ: " + shape_str(a.shape()) + " vs " + shape_str(b.shape()));
   const std::vector<double> x = a.to_vector(), y = b.to_vector();
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -54,7 +55,8 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 ::testing::AssertionResult all_close(const Tensor& actual, const std::vector<double>& expected,
                                      double atol, double rtol) {
   if (actual.numel() != static_cast<int64_t>(expected.size()))
-    return ::testing::AssertionFailure() << "numel " << actual.numel() << " vs expected " << expected.size();
+    return ::testing::AssertionFailure()
+           << "numel " << actual.numel() << " vs expected " << expected.size();
   return all_close(actual, reshape(tensor(expected, {}, kFloat64), actual.shape()), atol, rtol);
 }
 
@@ -77,7 +79,8 @@ Tensor leaf64(const Shape& shape, double low, double high) {
     const std::string message = e.what();
     for (const std::string& f : fragments)
       if (message.find(f) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << f << "\"";
+        return ::testing::AssertionFailure()
+               << "message \"" << message << "\" lacks \"" << f << "\"";
     return ::testing::AssertionSuccess();
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << "threw a non-ag::Error: " << e.what();

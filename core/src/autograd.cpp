@@ -65,9 +65,15 @@ namespace {
 thread_local bool grad_mode = true;
 }
 
-bool grad_mode_enabled() { return grad_mode; }
-NoGradGuard::NoGradGuard() : previous_(grad_mode) { grad_mode = false; }
-NoGradGuard::~NoGradGuard() { grad_mode = previous_; }
+bool grad_mode_enabled() {
+  return grad_mode;
+}
+NoGradGuard::NoGradGuard() : previous_(grad_mode) {
+  grad_mode = false;
+}
+NoGradGuard::~NoGradGuard() {
+  grad_mode = previous_;
+}
 
 bool any_requires_grad(const std::vector<Tensor>& inputs) {
   if (!grad_mode) return false;
@@ -142,21 +148,21 @@ std::vector<Node*> topological_order(Node* root) {
 }  // namespace
 
 void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
-  check(requires_grad(), "backward",
-        "tensor of shape " + shape_str(shape()) + " does not require grad and has no grad_fn");
+  AG_CHECK(requires_grad(), "backward",
+           "tensor of shape " + shape_str(shape()) + " does not require grad and has no grad_fn");
   Tensor seed = grad_output;
   if (!seed.defined()) {
-    check(numel() == 1, "backward",
-          "grad can be implicitly created only for scalar outputs, got shape " +
-              shape_str(shape()) + "; pass backward(grad_output)");
+    AG_CHECK(numel() == 1, "backward",
+             "grad can be implicitly created only for scalar outputs, got shape " +
+                 shape_str(shape()) + "; pass backward(grad_output)");
     seed = ones(shape(), dtype());
   }
-  check(seed.shape() == shape(), "backward",
-        "grad_output of shape " + shape_str(seed.shape()) + " does not match tensor of shape " +
-            shape_str(shape()));
-  check(seed.dtype() == dtype(), "backward",
-        std::string("grad_output is ") + dtype_name(seed.dtype()) + ", tensor is " +
-            dtype_name(dtype()));
+  AG_CHECK(seed.shape() == shape(), "backward",
+           "grad_output of shape " + shape_str(seed.shape()) + " does not match tensor of shape " +
+               shape_str(shape()));
+  AG_CHECK(seed.dtype() == dtype(), "backward",
+           std::string("grad_output is ") + dtype_name(seed.dtype()) + ", tensor is " +
+               dtype_name(dtype()));
 
   NoGradGuard no_grad;  // backward lambdas must not record
   if (is_leaf()) {

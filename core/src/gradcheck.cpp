@@ -19,9 +19,9 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
                           const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined() || !inputs[i].requires_grad()) continue;
-    check(inputs[i].dtype() == kFloat64, "gradcheck",
-          "input " + std::to_string(i) + " of shape " + shape_str(inputs[i].shape()) + " is " +
-              dtype_name(inputs[i].dtype()) + "; gradcheck needs float64");
+    AG_CHECK(inputs[i].dtype() == kFloat64, "gradcheck",
+             "input " + std::to_string(i) + " of shape " + shape_str(inputs[i].shape()) + " is " +
+                 dtype_name(inputs[i].dtype()) + "; gradcheck needs float64");
   }
   // Leaves we own: fresh contiguous copies, so perturbing them cannot touch
   // the caller's tensors, and their .grad starts empty.
@@ -37,7 +37,7 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   }
 
   Tensor y0 = fn(leaves);
-  check(y0.defined() && y0.dtype() == kFloat64, "gradcheck", "fn must return a float64 tensor");
+  AG_CHECK(y0.defined() && y0.dtype() == kFloat64, "gradcheck", "fn must return a float64 tensor");
   // Fixed weights from a local generator: gradcheck leaves the global seed alone.
   std::vector<double> w(static_cast<size_t>(y0.numel()));
   uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -56,7 +56,8 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
     if (!leaf.defined() || !leaf.requires_grad()) continue;
     const Tensor grad = leaf.grad();
     const std::vector<double> analytic =
-        grad.defined() ? grad.to_vector() : std::vector<double>(static_cast<size_t>(leaf.numel()), 0.0);
+        grad.defined() ? grad.to_vector()
+                       : std::vector<double>(static_cast<size_t>(leaf.numel()), 0.0);
     double* x = leaf.data_ptr<double>();
     for (int64_t k = 0; k < leaf.numel(); ++k) {
       const double saved = x[k];

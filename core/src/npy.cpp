@@ -72,7 +72,8 @@ const FileType& file_type(std::string_view descr, const std::string& where) {
   for (const FileType& type : kFileTypes)
     if (type.descr == descr) return type;
   std::string quoted = "'";
-  quoted.append(descr).push_back('\'');  // (operator+ chains trip a GCC 12 -Wrestrict false positive)
+  quoted.append(descr).push_back(
+      '\'');  // (operator+ chains trip a GCC 12 -Wrestrict false positive)
   if (!descr.empty() && descr[0] == '>')
     fail(where, "big-endian dtype " + quoted + " is not supported (save it little-endian)");
   if (descr.find('O') != std::string_view::npos)
@@ -322,10 +323,10 @@ Tensor parse_npy_bytes(const uint8_t* data, size_t size, const std::string& wher
 }
 
 std::vector<uint8_t> serialize(const Tensor& tensor, const char* op) {
-  check(tensor.defined(), op, "undefined tensor (Tensor{})");
-  check(tensor.dim() <= static_cast<int64_t>(kMaxDims), op,
-        "NumPy arrays have at most " + std::to_string(kMaxDims) + " dimensions, got " +
-            std::to_string(tensor.dim()));
+  AG_CHECK(tensor.defined(), op, "undefined tensor (Tensor{})");
+  AG_CHECK(tensor.dim() <= static_cast<int64_t>(kMaxDims), op,
+           "NumPy arrays have at most " + std::to_string(kMaxDims) + " dimensions, got " +
+               std::to_string(tensor.dim()));
   const Tensor t = tensor.detach().contiguous();
   const FileType& type = file_type(t.dtype());
   // Exactly what numpy.save writes: sorted keys, a trailing ", ", and room for
@@ -394,20 +395,20 @@ std::vector<uint8_t> read_file(const std::string& path, const char* op) {
   std::error_code error;
   const uintmax_t size = std::filesystem::file_size(path, error);
   std::ifstream in(path, std::ios::binary);
-  check(!error && in.is_open(), op, "cannot open '" + path + "'");
+  AG_CHECK(!error && in.is_open(), op, "cannot open '" + path + "'");
   std::vector<uint8_t> bytes(size);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
-  check(in.gcount() == static_cast<std::streamsize>(size), op, "cannot read '" + path + "'");
+  AG_CHECK(in.gcount() == static_cast<std::streamsize>(size), op, "cannot read '" + path + "'");
   return bytes;
 }
 
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes, const char* op) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  check(out.is_open(), op, "cannot open '" + path + "' for writing");
+  AG_CHECK(out.is_open(), op, "cannot open '" + path + "' for writing");
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   out.close();
-  check(!out.fail(), op, "writing '" + path + "' failed");
+  AG_CHECK(!out.fail(), op, "writing '" + path + "' failed");
 }
 
 }  // namespace
@@ -443,7 +444,7 @@ std::map<std::string, Tensor> load_npz(const std::string& path) {
 void save_npz(const std::string& path, const std::map<std::string, Tensor>& tensors) {
   zip::Writer writer("save_npz: '" + path + "'");
   for (const auto& [name, tensor] : tensors) {
-    check(tensor.defined(), "save_npz", "tensor '" + name + "' is undefined (Tensor{})");
+    AG_CHECK(tensor.defined(), "save_npz", "tensor '" + name + "' is undefined (Tensor{})");
     writer.add(name + ".npy", serialize(tensor, "save_npz"));
   }
   write_file(path, writer.finish(), "save_npz");

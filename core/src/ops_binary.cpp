@@ -13,13 +13,13 @@ namespace {
 
 // Both operands of arithmetic must share a numeric dtype: no silent promotion.
 void check_arithmetic(const Tensor& a, const Tensor& b, const char* op) {
-  check(a.defined() && b.defined(), op, "undefined tensor operand");
-  check(a.dtype() == b.dtype(), op,
-        std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-            " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
-  check(a.dtype() != kBool, op,
-        "arithmetic on bool tensors is not supported (shapes " + shape_str(a.shape()) + " and " +
-            shape_str(b.shape()) + "); use .to(...) first");
+  AG_CHECK(a.defined() && b.defined(), op, "undefined tensor operand");
+  AG_CHECK(a.dtype() == b.dtype(), op,
+           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
+               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  AG_CHECK(a.dtype() != kBool, op,
+           "arithmetic on bool tensors is not supported (shapes " + shape_str(a.shape()) + " and " +
+               shape_str(b.shape()) + "); use .to(...) first");
 }
 
 template <typename Fn>
@@ -27,11 +27,14 @@ Tensor arithmetic(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
   check_arithmetic(a, b, op);
   return dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return detail::map_binary<T, T>(a, b, op, a.dtype(), [&](T x, T y) { return static_cast<T>(fn(x, y)); });
+    return detail::map_binary<T, T>(a, b, op, a.dtype(),
+                                    [&](T x, T y) { return static_cast<T>(fn(x, y)); });
   });
 }
 
-Tensor scalar_like(double value, const Tensor& t) { return scalar_tensor(value, t.dtype()); }
+Tensor scalar_like(double value, const Tensor& t) {
+  return scalar_tensor(value, t.dtype());
+}
 
 }  // namespace
 
@@ -63,7 +66,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   check_arithmetic(a, b, "div");
   if (a.dtype() == kInt64) {
     // Integer division by zero is undefined behaviour in C++: refuse it.
-    for (double v : b.to_vector()) check(v != 0, "div", "integer division by zero");
+    for (double v : b.to_vector()) AG_CHECK(v != 0, "div", "integer division by zero");
   }
   Tensor out = arithmetic(a, b, "div", [](auto x, auto y) { return x / y; });
   record(out, "DivBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
@@ -74,10 +77,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
 
 // out = x^p  =>  dL/dx = g p x^(p-1)
 Tensor pow(const Tensor& base, double exponent) {
-  check(base.defined(), "pow", "undefined tensor operand");
-  check(is_floating(base.dtype()), "pow",
-        std::string("expected a floating-point base tensor, got ") + dtype_name(base.dtype()) +
-            " " + shape_str(base.shape()));
+  AG_CHECK(base.defined(), "pow", "undefined tensor operand");
+  AG_CHECK(is_floating(base.dtype()), "pow",
+           std::string("expected a floating-point base tensor, got ") + dtype_name(base.dtype()) +
+               " " + shape_str(base.shape()));
   Tensor out = dispatch_floating(base.dtype(), "pow", [&](auto tag) {
     using T = decltype(tag);
     return detail::map_unary<T, T>(base, base.dtype(),
@@ -92,9 +95,9 @@ Tensor pow(const Tensor& base, double exponent) {
 // out = x^y  =>  dL/dx = g y x^(y-1), dL/dy = g out ln x (taken as 0 where x <= 0)
 Tensor pow(const Tensor& base, const Tensor& exponent) {
   check_arithmetic(base, exponent, "pow");
-  check(is_floating(base.dtype()), "pow",
-        std::string("expected floating-point tensors, got ") + dtype_name(base.dtype()) + " " +
-            shape_str(base.shape()) + " and " + shape_str(exponent.shape()));
+  AG_CHECK(is_floating(base.dtype()), "pow",
+           std::string("expected floating-point tensors, got ") + dtype_name(base.dtype()) + " " +
+               shape_str(base.shape()) + " and " + shape_str(exponent.shape()));
   Tensor out = arithmetic(base, exponent, "pow", [](auto x, auto y) { return std::pow(x, y); });
   record(out, "PowBackward", {base, exponent},
          [x = base.detach(), y = exponent.detach(), o = out.detach()](const Tensor& g) {
@@ -117,19 +120,45 @@ Tensor maximum(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, scalar_like(b, a)); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, scalar_like(b, a)); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, scalar_like(b, a)); }
-Tensor operator/(const Tensor& a, double b) { return div(a, scalar_like(b, a)); }
-Tensor operator+(double a, const Tensor& b) { return add(scalar_like(a, b), b); }
-Tensor operator-(double a, const Tensor& b) { return sub(scalar_like(a, b), b); }
-Tensor operator*(double a, const Tensor& b) { return mul(scalar_like(a, b), b); }
-Tensor operator/(double a, const Tensor& b) { return div(scalar_like(a, b), b); }
-Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+Tensor operator+(const Tensor& a, double b) {
+  return add(a, scalar_like(b, a));
+}
+Tensor operator-(const Tensor& a, double b) {
+  return sub(a, scalar_like(b, a));
+}
+Tensor operator*(const Tensor& a, double b) {
+  return mul(a, scalar_like(b, a));
+}
+Tensor operator/(const Tensor& a, double b) {
+  return div(a, scalar_like(b, a));
+}
+Tensor operator+(double a, const Tensor& b) {
+  return add(scalar_like(a, b), b);
+}
+Tensor operator-(double a, const Tensor& b) {
+  return sub(scalar_like(a, b), b);
+}
+Tensor operator*(double a, const Tensor& b) {
+  return mul(scalar_like(a, b), b);
+}
+Tensor operator/(double a, const Tensor& b) {
+  return div(scalar_like(a, b), b);
+}
+Tensor operator-(const Tensor& a) {
+  return neg(a);
+}
 
 // ---- comparisons and logic: bool results, no gradient ------------------------------
 
@@ -137,10 +166,10 @@ namespace {
 
 template <typename Fn>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
-  check(a.defined() && b.defined(), op, "undefined tensor operand");
-  check(a.dtype() == b.dtype(), op,
-        std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-            " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  AG_CHECK(a.defined() && b.defined(), op, "undefined tensor operand");
+  AG_CHECK(a.dtype() == b.dtype(), op,
+           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
+               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
   return dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return detail::map_binary<T, bool>(a, b, op, kBool, fn);
@@ -148,19 +177,32 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
 }
 
 Tensor as_bool(const Tensor& t, const char* op) {
-  check(t.defined() && t.dtype() == kBool, op,
-        std::string("expected a bool tensor, got ") + (t.defined() ? dtype_name(t.dtype()) : "none"));
+  AG_CHECK(
+      t.defined() && t.dtype() == kBool, op,
+      std::string("expected a bool tensor, got ") + (t.defined() ? dtype_name(t.dtype()) : "none"));
   return t;
 }
 
 }  // namespace
 
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", [](auto x, auto y) { return x == y; }); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(a, b, "ne", [](auto x, auto y) { return x != y; }); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", [](auto x, auto y) { return x < y; }); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", [](auto x, auto y) { return x <= y; }); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", [](auto x, auto y) { return x > y; }); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", [](auto x, auto y) { return x >= y; }); }
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return compare(a, b, "eq", [](auto x, auto y) { return x == y; });
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return compare(a, b, "ne", [](auto x, auto y) { return x != y; });
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return compare(a, b, "lt", [](auto x, auto y) { return x < y; });
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return compare(a, b, "le", [](auto x, auto y) { return x <= y; });
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return compare(a, b, "gt", [](auto x, auto y) { return x > y; });
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return compare(a, b, "ge", [](auto x, auto y) { return x >= y; });
+}
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   return compare(as_bool(a, "logical_and"), as_bool(b, "logical_and"), "logical_and",

@@ -11,13 +11,13 @@ namespace ag {
 
 // out = cond ? a : b  =>  dL/da = g where cond, dL/db = g where !cond
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  check(cond.defined() && a.defined() && b.defined(), "where", "undefined tensor operand");
-  check(cond.dtype() == kBool, "where",
-        std::string("condition must be bool, got ") + dtype_name(cond.dtype()) + " " +
-            shape_str(cond.shape()));
-  check(a.dtype() == b.dtype(), "where",
-        std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-            " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  AG_CHECK(cond.defined() && a.defined() && b.defined(), "where", "undefined tensor operand");
+  AG_CHECK(cond.dtype() == kBool, "where",
+           std::string("condition must be bool, got ") + dtype_name(cond.dtype()) + " " +
+               shape_str(cond.shape()));
+  AG_CHECK(a.dtype() == b.dtype(), "where",
+           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
+               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = empty(shape, a.dtype());
@@ -42,20 +42,20 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, double b) {
-  check(a.defined(), "where", "undefined tensor operand");
+  AG_CHECK(a.defined(), "where", "undefined tensor operand");
   return where(cond, a, scalar_tensor(b, a.dtype()));
 }
 
 // out = x, with `value` where mask  =>  dL/dx = g where !mask
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
-  check(x.defined() && mask.defined(), "masked_fill", "undefined tensor operand");
-  check(mask.dtype() == kBool, "masked_fill",
-        std::string("mask must be bool, got ") + dtype_name(mask.dtype()) + " " +
-            shape_str(mask.shape()));
+  AG_CHECK(x.defined() && mask.defined(), "masked_fill", "undefined tensor operand");
+  AG_CHECK(mask.dtype() == kBool, "masked_fill",
+           std::string("mask must be bool, got ") + dtype_name(mask.dtype()) + " " +
+               shape_str(mask.shape()));
   const Shape shape = broadcast_shapes(x.shape(), mask.shape(), "masked_fill");
-  check(shape == x.shape(), "masked_fill",
-        "mask of shape " + shape_str(mask.shape()) + " does not broadcast to input shape " +
-            shape_str(x.shape()));
+  AG_CHECK(shape == x.shape(), "masked_fill",
+           "mask of shape " + shape_str(mask.shape()) + " does not broadcast to input shape " +
+               shape_str(x.shape()));
   return where(mask, scalar_tensor(value, x.dtype()), x);
 }
 
@@ -110,34 +110,35 @@ std::vector<int64_t> int64_values(const Tensor& t) {
 
 // These ops need at least one dim to work along (as in PyTorch).
 void check_has_dims(const Tensor& x, const char* op) {
-  check(x.defined(), op, "undefined tensor");
-  check(x.dim() > 0, op, "cannot be applied to a 0-d tensor (shape [])");
+  AG_CHECK(x.defined(), op, "undefined tensor");
+  AG_CHECK(x.dim() > 0, op, "cannot be applied to a 0-d tensor (shape [])");
 }
 
 }  // namespace
 
 // out = [t0, t1, ...] joined along dim  =>  dL/dti = the slice of g that ti filled
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  check(!tensors.empty(), "cat", "expected a non-empty list of tensors");
+  AG_CHECK(!tensors.empty(), "cat", "expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i)
-    check(tensors[i].defined(), "cat", "tensor " + std::to_string(i) + " is undefined");
+    AG_CHECK(tensors[i].defined(), "cat", "tensor " + std::to_string(i) + " is undefined");
   const Tensor& first = tensors[0];
-  check(first.dim() > 0, "cat", "tensor 0 is 0-d (shape []) and cannot be concatenated");
+  AG_CHECK(first.dim() > 0, "cat", "tensor 0 is 0-d (shape []) and cannot be concatenated");
   const size_t d = static_cast<size_t>(normalize_dim(dim, first.shape(), "cat"));
   Shape shape = first.shape();
   shape[d] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
-    check(t.dtype() == first.dtype(), "cat",
-          std::string("dtypes differ: ") + dtype_name(first.dtype()) + " " +
-              shape_str(first.shape()) + " (tensor 0) vs " + dtype_name(t.dtype()) + " " +
-              shape_str(t.shape()) + " (tensor " + std::to_string(i) + ")");
+    AG_CHECK(t.dtype() == first.dtype(), "cat",
+             std::string("dtypes differ: ") + dtype_name(first.dtype()) + " " +
+                 shape_str(first.shape()) + " (tensor 0) vs " + dtype_name(t.dtype()) + " " +
+                 shape_str(t.shape()) + " (tensor " + std::to_string(i) + ")");
     bool fits = t.dim() == first.dim();
     for (size_t k = 0; fits && k < shape.size(); ++k)
       fits = k == d || t.shape()[k] == first.shape()[k];
-    check(fits, "cat",
-          "shapes must match except in dim " + std::to_string(d) + ": " + shape_str(first.shape()) +
-              " (tensor 0) vs " + shape_str(t.shape()) + " (tensor " + std::to_string(i) + ")");
+    AG_CHECK(fits, "cat",
+             "shapes must match except in dim " + std::to_string(d) + ": " +
+                 shape_str(first.shape()) + " (tensor 0) vs " + shape_str(t.shape()) + " (tensor " +
+                 std::to_string(i) + ")");
     shape[d] += t.shape()[d];
   }
   Tensor out = empty(shape, first.dtype());
@@ -168,20 +169,21 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
 // stack = cat of the inputs, each given a new size-1 dim at `dim`
 // (composed: its backward comes from cat and unsqueeze).
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  check(!tensors.empty(), "stack", "expected a non-empty list of tensors");
+  AG_CHECK(!tensors.empty(), "stack", "expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
-    check(tensors[i].defined(), "stack", "tensor " + std::to_string(i) + " is undefined");
-    check(tensors[i].shape() == tensors[0].shape() && tensors[i].dtype() == tensors[0].dtype(),
-          "stack",
-          "expects tensors of equal shape and dtype, got " + shape_str(tensors[0].shape()) + " " +
-              dtype_name(tensors[0].dtype()) + " (tensor 0) vs " + shape_str(tensors[i].shape()) +
-              " " + dtype_name(tensors[i].dtype()) + " (tensor " + std::to_string(i) + ")");
+    AG_CHECK(tensors[i].defined(), "stack", "tensor " + std::to_string(i) + " is undefined");
+    AG_CHECK(tensors[i].shape() == tensors[0].shape() && tensors[i].dtype() == tensors[0].dtype(),
+             "stack",
+             "expects tensors of equal shape and dtype, got " + shape_str(tensors[0].shape()) +
+                 " " + dtype_name(tensors[0].dtype()) + " (tensor 0) vs " +
+                 shape_str(tensors[i].shape()) + " " + dtype_name(tensors[i].dtype()) +
+                 " (tensor " + std::to_string(i) + ")");
   }
   const int64_t n = tensors[0].dim();
-  check(dim >= -(n + 1) && dim <= n, "stack",
-        "dim " + std::to_string(dim) + " out of range for stacking tensors of shape " +
-            shape_str(tensors[0].shape()) + " (expected [" + std::to_string(-(n + 1)) + ", " +
-            std::to_string(n) + "])");
+  AG_CHECK(dim >= -(n + 1) && dim <= n, "stack",
+           "dim " + std::to_string(dim) + " out of range for stacking tensors of shape " +
+               shape_str(tensors[0].shape()) + " (expected [" + std::to_string(-(n + 1)) + ", " +
+               std::to_string(n) + "])");
   std::vector<Tensor> unsqueezed;
   unsqueezed.reserve(tensors.size());
   for (const Tensor& t : tensors) unsqueezed.push_back(unsqueeze(t, dim));
@@ -194,14 +196,14 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   check_has_dims(x, "narrow");
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "narrow"));
   const int64_t n = x.shape()[d];
-  check(start >= -n && start <= n, "narrow",
-        "start " + std::to_string(start) + " out of range for dim " + std::to_string(d) +
-            " of size " + std::to_string(n) + " (shape " + shape_str(x.shape()) + ")");
+  AG_CHECK(start >= -n && start <= n, "narrow",
+           "start " + std::to_string(start) + " out of range for dim " + std::to_string(d) +
+               " of size " + std::to_string(n) + " (shape " + shape_str(x.shape()) + ")");
   if (start < 0) start += n;
-  check(length >= 0 && length <= n - start, "narrow",
-        "start " + std::to_string(start) + " + length " + std::to_string(length) +
-            " does not fit in dim " + std::to_string(d) + " of size " + std::to_string(n) +
-            " (shape " + shape_str(x.shape()) + ")");
+  AG_CHECK(length >= 0 && length <= n - start, "narrow",
+           "start " + std::to_string(start) + " + length " + std::to_string(length) +
+               " does not fit in dim " + std::to_string(d) + " of size " + std::to_string(n) +
+               " (shape " + shape_str(x.shape()) + ")");
   Shape shape = x.shape();
   shape[d] = length;
   Tensor out = empty(shape, x.dtype());
@@ -223,8 +225,8 @@ Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t
   const Blocks b = blocks_around(x.shape(), d);
   int64_t total = 0;
   for (int64_t c : counts) {
-    check(c <= std::numeric_limits<int64_t>::max() - total, "repeat_interleave",
-          "repeats overflow the output size for input shape " + shape_str(x.shape()));
+    AG_CHECK(c <= std::numeric_limits<int64_t>::max() - total, "repeat_interleave",
+             "repeats overflow the output size for input shape " + shape_str(x.shape()));
     total += c;
   }
   Shape shape = x.shape();
@@ -260,30 +262,31 @@ Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, int64_t dim) {
   check_has_dims(x, "repeat_interleave");
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "repeat_interleave"));
-  check(repeats >= 0, "repeat_interleave",
-        "repeats must be >= 0, got " + std::to_string(repeats) + " for shape " +
-            shape_str(x.shape()));
+  AG_CHECK(repeats >= 0, "repeat_interleave",
+           "repeats must be >= 0, got " + std::to_string(repeats) + " for shape " +
+               shape_str(x.shape()));
   return repeat_slices(x, std::vector<int64_t>(static_cast<size_t>(x.shape()[d]), repeats), d);
 }
 
 Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, int64_t dim) {
   check_has_dims(x, "repeat_interleave");
-  check(repeats.defined(), "repeat_interleave", "undefined repeats tensor");
+  AG_CHECK(repeats.defined(), "repeat_interleave", "undefined repeats tensor");
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "repeat_interleave"));
-  check(repeats.dtype() == kInt64 && repeats.dim() <= 1, "repeat_interleave",
-        std::string("repeats must be a 0-d or 1-D int64 tensor, got ") +
-            dtype_name(repeats.dtype()) + " " + shape_str(repeats.shape()));
+  AG_CHECK(repeats.dtype() == kInt64 && repeats.dim() <= 1, "repeat_interleave",
+           std::string("repeats must be a 0-d or 1-D int64 tensor, got ") +
+               dtype_name(repeats.dtype()) + " " + shape_str(repeats.shape()));
   const int64_t n = x.shape()[d];
   std::vector<int64_t> counts = int64_values(repeats);
   // A single count applies to every slice, as in PyTorch.
   if (counts.size() == 1) counts.assign(static_cast<size_t>(n), counts[0]);
-  check(static_cast<int64_t>(counts.size()) == n, "repeat_interleave",
-        "repeats of shape " + shape_str(repeats.shape()) +
-            " must have one count per slice of dim " + std::to_string(d) + " of input shape " +
-            shape_str(x.shape()));
+  AG_CHECK(static_cast<int64_t>(counts.size()) == n, "repeat_interleave",
+           "repeats of shape " + shape_str(repeats.shape()) +
+               " must have one count per slice of dim " + std::to_string(d) + " of input shape " +
+               shape_str(x.shape()));
   for (int64_t c : counts)
-    check(c >= 0, "repeat_interleave",
-          "repeats must be >= 0, got " + std::to_string(c) + " for shape " + shape_str(x.shape()));
+    AG_CHECK(
+        c >= 0, "repeat_interleave",
+        "repeats must be >= 0, got " + std::to_string(c) + " for shape " + shape_str(x.shape()));
   return repeat_slices(x, counts, d);
 }
 
@@ -291,17 +294,17 @@ Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, int64_t dim) {
 //   =>  dL/dx[..., j, ...] = sum of g[..., i, ...] over the i with index[i] = j
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   check_has_dims(x, "index_select");
-  check(index.defined(), "index_select", "undefined index tensor");
+  AG_CHECK(index.defined(), "index_select", "undefined index tensor");
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "index_select"));
-  check(index.dtype() == kInt64 && index.dim() <= 1, "index_select",
-        std::string("index must be a 0-d or 1-D int64 tensor, got ") + dtype_name(index.dtype()) +
-            " " + shape_str(index.shape()));
+  AG_CHECK(index.dtype() == kInt64 && index.dim() <= 1, "index_select",
+           std::string("index must be a 0-d or 1-D int64 tensor, got ") +
+               dtype_name(index.dtype()) + " " + shape_str(index.shape()));
   const Blocks b = blocks_around(x.shape(), d);
   const std::vector<int64_t> idx = int64_values(index);
   for (int64_t i : idx) {
-    check(i >= 0 && i < b.n, "index_select",
-          "index " + std::to_string(i) + " out of range for dim " + std::to_string(d) +
-              " of size " + std::to_string(b.n) + " (shape " + shape_str(x.shape()) + ")");
+    AG_CHECK(i >= 0 && i < b.n, "index_select",
+             "index " + std::to_string(i) + " out of range for dim " + std::to_string(d) +
+                 " of size " + std::to_string(b.n) + " (shape " + shape_str(x.shape()) + ")");
   }
   const int64_t m = static_cast<int64_t>(idx.size());
   Shape shape = x.shape();

@@ -10,10 +10,10 @@ namespace ag {
 namespace {
 
 void check_floating(const Tensor& t, const char* op, const char* what) {
-  check(t.defined(), op, std::string("undefined ") + what);
-  check(is_floating(t.dtype()), op,
-        std::string(what) + " must be float32 or float64, got " + dtype_name(t.dtype()) + " " +
-            shape_str(t.shape()));
+  AG_CHECK(t.defined(), op, std::string("undefined ") + what);
+  AG_CHECK(is_floating(t.dtype()), op,
+           std::string(what) + " must be float32 or float64, got " + dtype_name(t.dtype()) + " " +
+               shape_str(t.shape()));
 }
 
 // SplitMix64's output function: a well-mixed 64-bit value for each counter.
@@ -36,7 +36,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   check_floating(x, "dropout", "input");
   std::ostringstream p_str;
   p_str << p;
-  check(p >= 0 && p < 1, "dropout", "p must be in [0, 1), got " + p_str.str());
+  AG_CHECK(p >= 0 && p < 1, "dropout", "p must be in [0, 1), got " + p_str.str());
   if (!training || p == 0) return x;
   const uint64_t seed = random_u64();  // manual_seed(s) reproduces the mask
   Tensor mask = empty(x.shape(), x.dtype());
@@ -63,13 +63,13 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 Tensor mse_loss(const Tensor& input, const Tensor& target) {
   check_floating(input, "mse_loss", "input");
   check_floating(target, "mse_loss", "target");
-  check(input.shape() == target.shape(), "mse_loss",
-        "input " + shape_str(input.shape()) + " and target " + shape_str(target.shape()) +
-            " must have the same shape");
-  check(input.dtype() == target.dtype(), "mse_loss",
-        std::string("dtypes differ: input ") + dtype_name(input.dtype()) + ", target " +
-            dtype_name(target.dtype()));
-  check(input.numel() > 0, "mse_loss", "empty input of shape " + shape_str(input.shape()));
+  AG_CHECK(input.shape() == target.shape(), "mse_loss",
+           "input " + shape_str(input.shape()) + " and target " + shape_str(target.shape()) +
+               " must have the same shape");
+  AG_CHECK(input.dtype() == target.dtype(), "mse_loss",
+           std::string("dtypes differ: input ") + dtype_name(input.dtype()) + ", target " +
+               dtype_name(target.dtype()));
+  AG_CHECK(input.numel() > 0, "mse_loss", "empty input of shape " + shape_str(input.shape()));
   const Tensor diff = input.detach() - target.detach();  // d = input - target
   Tensor loss = mean(diff * diff);                       // L = mean(d^2), 0-d
   // L = (1/n) sum d^2  =>  dL/dinput = g 2 d / n,  dL/dtarget = -g 2 d / n
@@ -89,27 +89,27 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
   check_floating(logits, "cross_entropy", "logits");
-  check(targets.defined(), "cross_entropy", "undefined targets");
-  check(targets.dtype() == kInt64, "cross_entropy",
-        std::string("targets must be int64 class indices, got ") + dtype_name(targets.dtype()) +
-            " " + shape_str(targets.shape()));
-  check(logits.dim() == 1 || logits.dim() == 2, "cross_entropy",
-        "logits must be [N, C] or [C], got " + shape_str(logits.shape()));
+  AG_CHECK(targets.defined(), "cross_entropy", "undefined targets");
+  AG_CHECK(targets.dtype() == kInt64, "cross_entropy",
+           std::string("targets must be int64 class indices, got ") + dtype_name(targets.dtype()) +
+               " " + shape_str(targets.shape()));
+  AG_CHECK(logits.dim() == 1 || logits.dim() == 2, "cross_entropy",
+           "logits must be [N, C] or [C], got " + shape_str(logits.shape()));
   const bool batched = logits.dim() == 2;
-  check(batched ? targets.shape() == Shape{logits.size(0)} : targets.dim() == 0, "cross_entropy",
-        "logits " + shape_str(logits.shape()) + " need targets of shape " +
-            (batched ? shape_str({logits.size(0)}) : std::string("[] (0-d)")) + ", got " +
-            shape_str(targets.shape()));
+  AG_CHECK(batched ? targets.shape() == Shape{logits.size(0)} : targets.dim() == 0, "cross_entropy",
+           "logits " + shape_str(logits.shape()) + " need targets of shape " +
+               (batched ? shape_str({logits.size(0)}) : std::string("[] (0-d)")) + ", got " +
+               shape_str(targets.shape()));
   const int64_t N = batched ? logits.size(0) : 1, C = logits.size(-1);
   const Tensor tc = targets.contiguous();
   const std::vector<int64_t> t(tc.data_ptr<int64_t>(), tc.data_ptr<int64_t>() + N);
   for (int64_t n = 0; n < N; ++n) {
     const int64_t target = t[static_cast<size_t>(n)];
-    check(target >= 0 && target < C, "cross_entropy",
-          "target " + std::to_string(target) +
-              (batched ? " at index " + std::to_string(n) : std::string()) +
-              " is out of range for " + std::to_string(C) + " classes (valid: 0.." +
-              std::to_string(C - 1) + ")");
+    AG_CHECK(target >= 0 && target < C, "cross_entropy",
+             "target " + std::to_string(target) +
+                 (batched ? " at index " + std::to_string(n) : std::string()) +
+                 " is out of range for " + std::to_string(C) + " classes (valid: 0.." +
+                 std::to_string(C - 1) + ")");
   }
 
   const Tensor log_probs = log_softmax(logits.detach(), -1);  // [N, C]

@@ -185,13 +185,13 @@ Tensor summed_product(const Shape& batch_shape, const Operand& a, const Operand&
 // ---- argument checks --------------------------------------------------------------
 
 void check_operands(const Tensor& a, const Tensor& b, const char* op) {
-  check(a.defined() && b.defined(), op, "undefined tensor operand");
-  check(a.dtype() == b.dtype(), op,
-        std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-            " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
-  check(is_floating(a.dtype()), op,
-        std::string("expected floating-point tensors (float32 or float64), got ") +
-            dtype_name(a.dtype()) + " " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  AG_CHECK(a.defined() && b.defined(), op, "undefined tensor operand");
+  AG_CHECK(a.dtype() == b.dtype(), op,
+           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
+               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  AG_CHECK(is_floating(a.dtype()), op,
+           std::string("expected floating-point tensors (float32 or float64), got ") +
+               dtype_name(a.dtype()) + " " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
 }
 
 Shape leading(const Tensor& t, size_t drop) {
@@ -258,40 +258,40 @@ Tensor product(const Tensor& a, const Tensor& b, const char* node) {
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "mm");
-  check(a.dim() == 2 && b.dim() == 2, "mm",
-        "expected 2-D matrices, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
-  check(a.size(1) == b.size(0), "mm",
-        "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  AG_CHECK(a.dim() == 2 && b.dim() == 2, "mm",
+           "expected 2-D matrices, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  AG_CHECK(a.size(1) == b.size(0), "mm",
+           "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
   return product(a, b, "MmBackward");
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "bmm");
-  check(a.dim() == 3 && b.dim() == 3, "bmm",
-        "expected 3-D tensors, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
-  check(a.size(0) == b.size(0), "bmm",
-        "batch sizes differ: " + shape_str(a.shape()) + " vs " + shape_str(b.shape()));
-  check(a.size(2) == b.size(1), "bmm",
-        "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  AG_CHECK(a.dim() == 3 && b.dim() == 3, "bmm",
+           "expected 3-D tensors, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  AG_CHECK(a.size(0) == b.size(0), "bmm",
+           "batch sizes differ: " + shape_str(a.shape()) + " vs " + shape_str(b.shape()));
+  AG_CHECK(a.size(2) == b.size(1), "bmm",
+           "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
   return product(a, b, "BmmBackward");
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "matmul");
-  check(a.dim() >= 1 && b.dim() >= 1, "matmul",
-        "both arguments need at least 1 dim, got " + shape_str(a.shape()) + " @ " +
-            shape_str(b.shape()));
+  AG_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul",
+           "both arguments need at least 1 dim, got " + shape_str(a.shape()) + " @ " +
+               shape_str(b.shape()));
   const int64_t K_a = a.size(-1), K_b = b.dim() == 1 ? b.size(0) : b.size(-2);
-  check(K_a == K_b, "matmul",
-        "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  AG_CHECK(K_a == K_b, "matmul",
+           "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
   const Shape batch_a = a.dim() > 2 ? leading(a, 2) : Shape{};
   const Shape batch_b = b.dim() > 2 ? leading(b, 2) : Shape{};
   const size_t n = std::max(batch_a.size(), batch_b.size());
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - batch_a.size() ? 1 : batch_a[i - (n - batch_a.size())];
     const int64_t db = i < n - batch_b.size() ? 1 : batch_b[i - (n - batch_b.size())];
-    check(da == db || da == 1 || db == 1, "matmul",
-          "batch dims do not broadcast: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+    AG_CHECK(da == db || da == 1 || db == 1, "matmul",
+             "batch dims do not broadcast: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
   }
   return product(a, b, "MatmulBackward");
 }
@@ -300,20 +300,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check_operands(x, weight, "linear");
-  check(weight.dim() == 2, "linear",
-        "weight must be 2-D [out, in], got " + shape_str(weight.shape()));
-  check(x.dim() >= 1, "linear", "input must have at least 1 dim, got a 0-d tensor");
+  AG_CHECK(weight.dim() == 2, "linear",
+           "weight must be 2-D [out, in], got " + shape_str(weight.shape()));
+  AG_CHECK(x.dim() >= 1, "linear", "input must have at least 1 dim, got a 0-d tensor");
   const int64_t in = weight.size(1), out_features = weight.size(0);
-  check(x.size(-1) == in, "linear",
-        "input " + shape_str(x.shape()) + " has " + std::to_string(x.size(-1)) +
-            " features, weight " + shape_str(weight.shape()) + " expects " + std::to_string(in));
+  AG_CHECK(x.size(-1) == in, "linear",
+           "input " + shape_str(x.shape()) + " has " + std::to_string(x.size(-1)) +
+               " features, weight " + shape_str(weight.shape()) + " expects " + std::to_string(in));
   if (bias.defined()) {
-    check(
+    AG_CHECK(
         bias.dtype() == x.dtype(), "linear",
         std::string("bias is ") + dtype_name(bias.dtype()) + ", input is " + dtype_name(x.dtype()));
-    check(bias.shape() == Shape{out_features}, "linear",
-          "bias " + shape_str(bias.shape()) + " does not match weight " +
-              shape_str(weight.shape()) + ": expected [" + std::to_string(out_features) + "]");
+    AG_CHECK(bias.shape() == Shape{out_features}, "linear",
+             "bias " + shape_str(bias.shape()) + " does not match weight " +
+                 shape_str(weight.shape()) + ": expected [" + std::to_string(out_features) + "]");
   }
   Shape out_shape = x.shape();
   out_shape.back() = out_features;

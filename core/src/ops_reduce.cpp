@@ -15,8 +15,10 @@ namespace {
 Shape reduced_shape(const Shape& shape, const std::vector<bool>& reduce, bool keepdim) {
   Shape out;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (!reduce[d]) out.push_back(shape[d]);
-    else if (keepdim) out.push_back(1);
+    if (!reduce[d])
+      out.push_back(shape[d]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -29,7 +31,7 @@ std::vector<bool> dims_mask(const Tensor& x, const std::vector<int64_t>& dims, c
       continue;
     }
     const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), op));
-    check(!reduce[d], op, "dim " + std::to_string(dim) + " repeats in " + shape_str(dims));
+    AG_CHECK(!reduce[d], op, "dim " + std::to_string(dim) + " repeats in " + shape_str(dims));
     reduce[d] = true;
   }
   return reduce;
@@ -67,7 +69,7 @@ Tensor sum_kept(const Tensor& x, const std::vector<bool>& reduce) {
 
 // y = sum over dims of x  =>  dL/dx = dL/dy broadcast back over those dims
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  check(x.defined(), "sum", "undefined tensor");
+  AG_CHECK(x.defined(), "sum", "undefined tensor");
   const std::vector<bool> reduce = dims_mask(x, dims, "sum");
   const Tensor kept = sum_kept(x, reduce);
   Tensor y = keepdim ? kept : view(kept, reduced_shape(x.shape(), reduce, false));
@@ -82,7 +84,7 @@ Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
 }
 
 Tensor sum(const Tensor& x) {
-  check(x.defined(), "sum", "undefined tensor");
+  AG_CHECK(x.defined(), "sum", "undefined tensor");
   std::vector<int64_t> all(x.shape().size());
   for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
   return sum(x, all, /*keepdim=*/false);
@@ -90,10 +92,10 @@ Tensor sum(const Tensor& x) {
 
 namespace {
 void check_mean_dtype(const Tensor& x) {
-  check(x.defined(), "mean", "undefined tensor");
-  check(is_floating(x.dtype()), "mean",
-        std::string("expected a floating-point tensor, got ") + dtype_name(x.dtype()) + " " +
-            shape_str(x.shape()));
+  AG_CHECK(x.defined(), "mean", "undefined tensor");
+  AG_CHECK(is_floating(x.dtype()), "mean",
+           std::string("expected a floating-point tensor, got ") + dtype_name(x.dtype()) + " " +
+               shape_str(x.shape()));
 }
 }  // namespace
 
@@ -102,13 +104,13 @@ Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
   check_mean_dtype(x);
   const int64_t d = normalize_dim(dim, x.shape(), "mean");
   const int64_t count = x.dim() == 0 ? 1 : x.shape()[static_cast<size_t>(d)];
-  check(count > 0, "mean", "mean over an empty dim of shape " + shape_str(x.shape()));
+  AG_CHECK(count > 0, "mean", "mean over an empty dim of shape " + shape_str(x.shape()));
   return sum(x, dim, keepdim) / static_cast<double>(count);
 }
 
 Tensor mean(const Tensor& x) {
   check_mean_dtype(x);
-  check(x.numel() > 0, "mean", "mean of an empty tensor of shape " + shape_str(x.shape()));
+  AG_CHECK(x.numel() > 0, "mean", "mean of an empty tensor of shape " + shape_str(x.shape()));
   return sum(x) / static_cast<double>(x.numel());
 }
 
@@ -122,13 +124,13 @@ struct ArgMax {
 };
 
 ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
-  check(x.defined(), op, "undefined tensor");
-  check(x.dtype() != kBool, op, "not defined for bool tensors, got " + shape_str(x.shape()));
+  AG_CHECK(x.defined(), op, "undefined tensor");
+  AG_CHECK(x.dtype() != kBool, op, "not defined for bool tensors, got " + shape_str(x.shape()));
   const Tensor c = x.contiguous();
   const Shape shape = c.dim() == 0 ? Shape{1} : c.shape();
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), op));  // 0 for a 0-d x
   const int64_t n = shape[d];
-  check(n > 0, op, "reduction over an empty dim of shape " + shape_str(x.shape()));
+  AG_CHECK(n > 0, op, "reduction over an empty dim of shape " + shape_str(x.shape()));
   const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + static_cast<long>(d)));
   const int64_t inner = shape_numel(Shape(shape.begin() + static_cast<long>(d) + 1, shape.end()));
   Shape kept = shape;
@@ -167,16 +169,17 @@ Shape drop_dim(const Shape& shape, int64_t dim) {
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
   ArgMax r = argmax_kept(x, dim, "max");
   const int64_t d = normalize_dim(dim, x.shape(), "max");
-  const Shape out_shape = x.dim() == 0 ? Shape{} : keepdim ? r.values.shape() : drop_dim(x.shape(), d);
+  const Shape out_shape = x.dim() == 0 ? Shape{}
+                          : keepdim    ? r.values.shape()
+                                       : drop_dim(x.shape(), d);
   Tensor y = reshape(r.values, out_shape);
-  record(y, "MaxBackward",
-         {x}, [in_shape = x.shape(), kept = r.values.shape(), indices = r.indices, d](const Tensor& g) {
+  record(y, "MaxBackward", {x},
+         [in_shape = x.shape(), kept = r.values.shape(), indices = r.indices, d](const Tensor& g) {
            // Scatter g into a zero tensor of x's shape at the recorded indices.
            const Tensor gc = reshape(g, kept).contiguous();
            Tensor gx = zeros(in_shape.empty() ? Shape{1} : in_shape, g.dtype());
            const int64_t n = in_shape.empty() ? 1 : in_shape[static_cast<size_t>(d)];
-           const int64_t inner =
-               shape_numel(Shape(kept.begin() + d + 1, kept.end()));
+           const int64_t inner = shape_numel(Shape(kept.begin() + d + 1, kept.end()));
            const int64_t outer = shape_numel(kept) / std::max<int64_t>(inner, 1);
            dispatch_floating(g.dtype(), "max", [&](auto tag) {
              using T = decltype(tag);
@@ -193,8 +196,8 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
 }
 
 Tensor max(const Tensor& x) {
-  check(x.defined(), "max", "undefined tensor");
-  check(x.numel() > 0, "max", "max of an empty tensor of shape " + shape_str(x.shape()));
+  AG_CHECK(x.defined(), "max", "undefined tensor");
+  AG_CHECK(x.numel() > 0, "max", "max of an empty tensor of shape " + shape_str(x.shape()));
   return max(reshape(x, {-1}), 0, /*keepdim=*/false);
 }
 

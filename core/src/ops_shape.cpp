@@ -26,21 +26,21 @@ Shape infer_shape(Shape shape, int64_t numel, const Shape& from, const char* op)
   int64_t known = 1, unknown = -1;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
-      check(unknown < 0, op, "only one dim may be -1 in " + shape_str(shape));
+      AG_CHECK(unknown < 0, op, "only one dim may be -1 in " + shape_str(shape));
       unknown = static_cast<int64_t>(d);
     } else {
-      check(shape[d] >= 0, op, "invalid shape " + shape_str(shape));
+      AG_CHECK(shape[d] >= 0, op, "invalid shape " + shape_str(shape));
       known *= shape[d];
     }
   }
   if (unknown >= 0) {
-    check(known != 0 && numel % known == 0, op,
-          "cannot reshape " + shape_str(from) + " into " + shape_str(shape));
+    AG_CHECK(known != 0 && numel % known == 0, op,
+             "cannot reshape " + shape_str(from) + " into " + shape_str(shape));
     shape[static_cast<size_t>(unknown)] = numel / known;
   }
-  check(shape_numel(shape) == numel, op,
-        "cannot reshape " + shape_str(from) + " (" + std::to_string(numel) + " elements) into " +
-            shape_str(shape));
+  AG_CHECK(shape_numel(shape) == numel, op,
+           "cannot reshape " + shape_str(from) + " (" + std::to_string(numel) + " elements) into " +
+               shape_str(shape));
   return shape;
 }
 
@@ -48,30 +48,30 @@ Shape infer_shape(Shape shape, int64_t numel, const Shape& from, const char* op)
 
 // y = x viewed as `shape`  =>  dL/dx = dL/dy viewed as x's shape
 Tensor view(const Tensor& x, Shape shape) {
-  check(x.defined(), "view", "undefined tensor");
+  AG_CHECK(x.defined(), "view", "undefined tensor");
   shape = infer_shape(std::move(shape), x.numel(), x.shape(), "view");
-  check(x.is_contiguous(), "view",
-        "input of shape " + shape_str(x.shape()) + " is not contiguous; use reshape");
+  AG_CHECK(x.is_contiguous(), "view",
+           "input of shape " + shape_str(x.shape()) + " is not contiguous; use reshape");
   Tensor y = make_view(x, shape, contiguous_strides(shape), x.impl()->offset);
-  record(y, "ViewBackward", {x}, [in_shape = x.shape()](const Tensor& g) {
-    return grads{reshape(g, in_shape)};
-  });
+  record(y, "ViewBackward", {x},
+         [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
   return y;
 }
 
 Tensor reshape(const Tensor& x, Shape shape) {
-  check(x.defined(), "reshape", "undefined tensor");
+  AG_CHECK(x.defined(), "reshape", "undefined tensor");
   shape = infer_shape(std::move(shape), x.numel(), x.shape(), "reshape");
   if (x.is_contiguous()) return view(x, shape);
   return view(x.contiguous(), shape);  // contiguous() records its own CloneBackward
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
-  check(x.defined(), "flatten", "undefined tensor");
+  AG_CHECK(x.defined(), "flatten", "undefined tensor");
   const int64_t start = normalize_dim(start_dim, x.shape(), "flatten");
   const int64_t end = normalize_dim(end_dim, x.shape(), "flatten");
   if (x.dim() == 0) return reshape(x, {1});
-  check(start <= end, "flatten", "start_dim comes after end_dim for shape " + shape_str(x.shape()));
+  AG_CHECK(start <= end, "flatten",
+           "start_dim comes after end_dim for shape " + shape_str(x.shape()));
   Shape shape(x.shape().begin(), x.shape().begin() + start);
   int64_t merged = 1;
   for (int64_t d = start; d <= end; ++d) merged *= x.shape()[static_cast<size_t>(d)];
@@ -82,7 +82,7 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
 
 // y = x with dims d0 and d1 swapped  =>  dL/dx = dL/dy with them swapped back
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
-  check(x.defined(), "transpose", "undefined tensor");
+  AG_CHECK(x.defined(), "transpose", "undefined tensor");
   const size_t d0 = static_cast<size_t>(normalize_dim(dim0, x.shape(), "transpose"));
   const size_t d1 = static_cast<size_t>(normalize_dim(dim1, x.shape(), "transpose"));
   if (x.dim() == 0) return x;  // dims 0 and -1 both name the scalar itself
@@ -90,48 +90,48 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   std::swap(shape[d0], shape[d1]);
   std::swap(strides[d0], strides[d1]);
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "TransposeBackward", {x}, [dim0, dim1](const Tensor& g) {
-    return grads{transpose(g, dim0, dim1)};
-  });
+  record(y, "TransposeBackward", {x},
+         [dim0, dim1](const Tensor& g) { return grads{transpose(g, dim0, dim1)}; });
   return y;
 }
 
 // y.shape[i] = x.shape[dims[i]]  =>  dL/dx = dL/dy permuted by the inverse
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
-  check(x.defined(), "permute", "undefined tensor");
-  check(static_cast<int64_t>(dims.size()) == x.dim(), "permute",
-        "got " + std::to_string(dims.size()) + " dims for a tensor of shape " + shape_str(x.shape()));
+  AG_CHECK(x.defined(), "permute", "undefined tensor");
+  AG_CHECK(
+      static_cast<int64_t>(dims.size()) == x.dim(), "permute",
+      "got " + std::to_string(dims.size()) + " dims for a tensor of shape " + shape_str(x.shape()));
   Shape shape(dims.size()), strides(dims.size());
   std::vector<int64_t> inverse(dims.size(), -1);
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = normalize_dim(dims[i], x.shape(), "permute");
-    check(inverse[static_cast<size_t>(d)] < 0, "permute",
-          "dim " + std::to_string(dims[i]) + " repeats in " + shape_str(dims));
+    AG_CHECK(inverse[static_cast<size_t>(d)] < 0, "permute",
+             "dim " + std::to_string(dims[i]) + " repeats in " + shape_str(dims));
     inverse[static_cast<size_t>(d)] = static_cast<int64_t>(i);
     shape[i] = x.shape()[static_cast<size_t>(d)];
     strides[i] = x.strides()[static_cast<size_t>(d)];
   }
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "PermuteBackward", {x}, [inverse](const Tensor& g) { return grads{permute(g, inverse)}; });
+  record(y, "PermuteBackward", {x},
+         [inverse](const Tensor& g) { return grads{permute(g, inverse)}; });
   return y;
 }
 
 // Inserts a size-1 dim at `dim` (in [-(n+1), n]).
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
-  check(x.defined(), "unsqueeze", "undefined tensor");
+  AG_CHECK(x.defined(), "unsqueeze", "undefined tensor");
   const int64_t n = x.dim();
-  check(dim >= -(n + 1) && dim <= n, "unsqueeze",
-        "dim " + std::to_string(dim) + " out of range for a " + std::to_string(n) +
-            "-D tensor of shape " + shape_str(x.shape()));
+  AG_CHECK(dim >= -(n + 1) && dim <= n, "unsqueeze",
+           "dim " + std::to_string(dim) + " out of range for a " + std::to_string(n) +
+               "-D tensor of shape " + shape_str(x.shape()));
   const size_t d = static_cast<size_t>(dim < 0 ? dim + n + 1 : dim);
   Shape shape = x.shape(), strides = x.strides();
   const int64_t stride = d < shape.size() ? shape[d] * strides[d] : 1;
   shape.insert(shape.begin() + static_cast<long>(d), 1);
   strides.insert(strides.begin() + static_cast<long>(d), stride);
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "UnsqueezeBackward", {x}, [in_shape = x.shape()](const Tensor& g) {
-    return grads{reshape(g, in_shape)};
-  });
+  record(y, "UnsqueezeBackward", {x},
+         [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
   return y;
 }
 
@@ -146,20 +146,19 @@ Tensor drop_dims(const Tensor& x, Keep keep) {
     strides.push_back(x.strides()[d]);
   }
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "SqueezeBackward", {x}, [in_shape = x.shape()](const Tensor& g) {
-    return grads{reshape(g, in_shape)};
-  });
+  record(y, "SqueezeBackward", {x},
+         [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
   return y;
 }
 }  // namespace
 
 Tensor squeeze(const Tensor& x) {
-  check(x.defined(), "squeeze", "undefined tensor");
+  AG_CHECK(x.defined(), "squeeze", "undefined tensor");
   return drop_dims(x, [&](size_t d) { return x.shape()[d] != 1; });
 }
 
 Tensor squeeze(const Tensor& x, int64_t dim) {
-  check(x.defined(), "squeeze", "undefined tensor");
+  AG_CHECK(x.defined(), "squeeze", "undefined tensor");
   const size_t target = static_cast<size_t>(normalize_dim(dim, x.shape(), "squeeze"));
   if (x.dim() == 0) return x;
   return drop_dims(x, [&](size_t d) { return d != target || x.shape()[d] != 1; });
@@ -168,22 +167,22 @@ Tensor squeeze(const Tensor& x, int64_t dim) {
 // y = x repeated along size-1 (or new leading) dims, with stride 0: no copy.
 // dL/dx = dL/dy summed over the repeated dims — the engine's sum_to_shape does it.
 Tensor expand(const Tensor& x, Shape shape) {
-  check(x.defined(), "expand", "undefined tensor");
+  AG_CHECK(x.defined(), "expand", "undefined tensor");
   const Shape& in = x.shape();
-  check(shape.size() >= in.size(), "expand",
-        "cannot expand shape " + shape_str(in) + " to fewer dims " + shape_str(shape));
+  AG_CHECK(shape.size() >= in.size(), "expand",
+           "cannot expand shape " + shape_str(in) + " to fewer dims " + shape_str(shape));
   const size_t lead = shape.size() - in.size();
   Shape strides(shape.size(), 0);
   for (size_t d = 0; d < shape.size(); ++d) {
     if (d < lead) {
-      check(shape[d] >= 0, "expand", "invalid target shape " + shape_str(shape));
+      AG_CHECK(shape[d] >= 0, "expand", "invalid target shape " + shape_str(shape));
       continue;
     }
     const int64_t size = in[d - lead];
     if (shape[d] == -1) shape[d] = size;
-    check(shape[d] >= 0, "expand", "invalid target shape " + shape_str(shape));
-    check(shape[d] == size || size == 1, "expand",
-          "cannot expand shape " + shape_str(in) + " to " + shape_str(shape));
+    AG_CHECK(shape[d] >= 0, "expand", "invalid target shape " + shape_str(shape));
+    AG_CHECK(shape[d] == size || size == 1, "expand",
+             "cannot expand shape " + shape_str(in) + " to " + shape_str(shape));
     strides[d] = size == 1 && shape[d] != 1 ? 0 : x.strides()[d - lead];
   }
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
@@ -191,6 +190,8 @@ Tensor expand(const Tensor& x, Shape shape) {
   return y;
 }
 
-Tensor broadcast_to(const Tensor& x, const Shape& shape) { return expand(x, shape); }
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  return expand(x, shape);
+}
 
 }  // namespace ag

@@ -194,10 +194,10 @@ Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* o
 
 template <bool Log>
 Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node) {
-  check(x.defined(), op, "undefined tensor");
-  check(is_floating(x.dtype()), op,
-        std::string("expected a floating-point tensor (float32 or float64), got ") +
-            dtype_name(x.dtype()) + " " + shape_str(x.shape()));
+  AG_CHECK(x.defined(), op, "undefined tensor");
+  AG_CHECK(is_floating(x.dtype()), op,
+           std::string("expected a floating-point tensor (float32 or float64), got ") +
+               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
   const Layout l = layout_of(x.shape(), normalize_dim(dim, x.shape(), op));
   Tensor y = forward<Log>(x, l, op);
   record(y, node, {x},

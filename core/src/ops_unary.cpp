@@ -14,10 +14,10 @@ namespace {
 // y = fn(x) for float32/float64 x.
 template <typename Fn>
 Tensor float_map(const Tensor& x, const char* op, Fn fn) {
-  check(x.defined(), op, "undefined tensor");
-  check(is_floating(x.dtype()), op,
-        std::string("expected a floating-point tensor (float32 or float64), got ") +
-            dtype_name(x.dtype()) + " " + shape_str(x.shape()));
+  AG_CHECK(x.defined(), op, "undefined tensor");
+  AG_CHECK(is_floating(x.dtype()), op,
+           std::string("expected a floating-point tensor (float32 or float64), got ") +
+               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
   return dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     return detail::map_unary<T, T>(x, x.dtype(), [&](T v) { return static_cast<T>(fn(v)); });
@@ -27,8 +27,8 @@ Tensor float_map(const Tensor& x, const char* op, Fn fn) {
 // y = fn(x) for float32/float64/int64 x.
 template <typename Fn>
 Tensor signed_map(const Tensor& x, const char* op, Fn fn) {
-  check(x.defined(), op, "undefined tensor");
-  check(x.dtype() != kBool, op, "not defined for bool tensors, got " + shape_str(x.shape()));
+  AG_CHECK(x.defined(), op, "undefined tensor");
+  AG_CHECK(x.dtype() != kBool, op, "not defined for bool tensors, got " + shape_str(x.shape()));
   return dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
@@ -41,8 +41,8 @@ Tensor signed_map(const Tensor& x, const char* op, Fn fn) {
 
 // float32 through a SIMD kernel of vector_math.h; other dtypes through fn.
 template <typename Fn>
-Tensor float_map_fast(const Tensor& x, const char* op, void (*f32_kernel)(const float*, float*, int64_t),
-                      Fn fn) {
+Tensor float_map_fast(const Tensor& x, const char* op,
+                      void (*f32_kernel)(const float*, float*, int64_t), Fn fn) {
   if (!x.defined() || x.dtype() != kFloat32) return float_map(x, op, fn);
   const Tensor in = x.detach().contiguous();
   Tensor y = empty(in.shape(), kFloat32);
@@ -86,9 +86,8 @@ Tensor log(const Tensor& x) {
 // y = tanh x  =>  dL/dx = g (1 - y^2)
 Tensor tanh(const Tensor& x) {
   Tensor y = float_map_fast(x, "tanh", detail::tanh_f32, [](auto v) { return std::tanh(v); });
-  record(y, "TanhBackward", {x}, [y_ = y.detach()](const Tensor& g) {
-    return grads{mul(g, 1.0 - mul(y_, y_))};
-  });
+  record(y, "TanhBackward", {x},
+         [y_ = y.detach()](const Tensor& g) { return grads{mul(g, 1.0 - mul(y_, y_))}; });
   return y;
 }
 
@@ -101,9 +100,8 @@ Tensor sigmoid(const Tensor& x) {
     const T e = std::exp(v);
     return e / (T(1) + e);
   });
-  record(y, "SigmoidBackward", {x}, [y_ = y.detach()](const Tensor& g) {
-    return grads{mul(g, mul(y_, 1.0 - y_))};
-  });
+  record(y, "SigmoidBackward", {x},
+         [y_ = y.detach()](const Tensor& g) { return grads{mul(g, mul(y_, 1.0 - y_))}; });
   return y;
 }
 
@@ -120,9 +118,8 @@ Tensor relu(const Tensor& x) {
 // y = sqrt x  =>  dL/dx = g / (2 y)
 Tensor sqrt(const Tensor& x) {
   Tensor y = float_map(x, "sqrt", [](auto v) { return std::sqrt(v); });
-  record(y, "SqrtBackward", {x}, [y_ = y.detach()](const Tensor& g) {
-    return grads{div(g, 2.0 * y_)};
-  });
+  record(y, "SqrtBackward", {x},
+         [y_ = y.detach()](const Tensor& g) { return grads{div(g, 2.0 * y_)}; });
   return y;
 }
 

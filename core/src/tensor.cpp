@@ -22,16 +22,24 @@ namespace ag {
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Int64: return "int64";
-    case DType::Bool: return "bool";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Int64:
+      return "int64";
+    case DType::Bool:
+      return "bool";
   }
   return "unknown";
 }
 
 size_t dtype_size(DType dtype) {
   return dispatch_all(dtype, [](auto tag) { return sizeof(tag); });
+}
+
+void detail::throw_error(std::string_view op, const std::string& message) {
+  throw Error(std::string(op) + ": " + message);
 }
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -56,9 +64,9 @@ Shape contiguous_strides(const Shape& shape) {
 int64_t normalize_dim(int64_t dim, const Shape& shape, const char* op) {
   const int64_t nd = static_cast<int64_t>(shape.size());
   const int64_t lo = nd == 0 ? -1 : -nd, hi = nd == 0 ? 0 : nd - 1;  // 0-d accepts dim 0/-1
-  check(dim >= lo && dim <= hi, op,
-        "dim " + std::to_string(dim) + " out of range for a " + std::to_string(nd) +
-            "-D tensor of shape " + shape_str(shape));
+  AG_CHECK(dim >= lo && dim <= hi, op,
+           "dim " + std::to_string(dim) + " out of range for a " + std::to_string(nd) +
+               "-D tensor of shape " + shape_str(shape));
   return dim < 0 ? dim + std::max<int64_t>(nd, 1) : dim;
 }
 
@@ -69,8 +77,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     // Align from the right: missing leading dims count as 1.
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    check(da == db || da == 1 || db == 1, op,
-          "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    AG_CHECK(da == db || da == 1 || db == 1, op,
+             "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -83,12 +91,15 @@ Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
   // so a big fresh tensor costs no extra pass over memory. 64 spare bytes let
   // us align the start for the SIMD kernels.
   allocation_ = std::calloc(nbytes + 64, 1);
-  if (!allocation_) throw Error("tensor: out of memory allocating " + std::to_string(nbytes) + " bytes");
+  if (!allocation_)
+    throw Error("tensor: out of memory allocating " + std::to_string(nbytes) + " bytes");
   const auto address = reinterpret_cast<uintptr_t>(allocation_);
   data_ = reinterpret_cast<std::byte*>((address + 63) / 64 * 64);
 }
 
-Storage::~Storage() { std::free(allocation_); }
+Storage::~Storage() {
+  std::free(allocation_);
+}
 
 // ---- Tensor -------------------------------------------------------------------
 
@@ -97,12 +108,22 @@ const TensorImpl& Tensor::checked() const {
   return *impl_;
 }
 
-const Shape& Tensor::shape() const { return checked().shape; }
-const Shape& Tensor::strides() const { return checked().strides; }
-int64_t Tensor::numel() const { return shape_numel(shape()); }
-DType Tensor::dtype() const { return checked().dtype; }
+const Shape& Tensor::shape() const {
+  return checked().shape;
+}
+const Shape& Tensor::strides() const {
+  return checked().strides;
+}
+int64_t Tensor::numel() const {
+  return shape_numel(shape());
+}
+DType Tensor::dtype() const {
+  return checked().dtype;
+}
 
-int64_t Tensor::size(int64_t d) const { return shape()[normalize_dim(d, shape(), "size")]; }
+int64_t Tensor::size(int64_t d) const {
+  return shape()[normalize_dim(d, shape(), "size")];
+}
 
 bool Tensor::is_contiguous() const {
   const TensorImpl& t = checked();
@@ -117,9 +138,9 @@ bool Tensor::is_contiguous() const {
 template <typename T>
 T* Tensor::data_ptr() const {
   const TensorImpl& t = checked();
-  check(t.dtype == dtype_of<T>(), "data_ptr",
-        std::string("tensor is ") + dtype_name(t.dtype) + ", asked for " +
-            dtype_name(dtype_of<T>()));
+  AG_CHECK(
+      t.dtype == dtype_of<T>(), "data_ptr",
+      std::string("tensor is ") + dtype_name(t.dtype) + ", asked for " + dtype_name(dtype_of<T>()));
   return reinterpret_cast<T*>(t.storage->data()) + t.offset;
 }
 template float* Tensor::data_ptr<float>() const;
@@ -173,23 +194,25 @@ std::vector<double> Tensor::to_vector() const {
 }
 
 double Tensor::item() const {
-  check(numel() == 1, "item",
-        "only a one-element tensor converts to a number, got shape " + shape_str(shape()));
+  AG_CHECK(numel() == 1, "item",
+           "only a one-element tensor converts to a number, got shape " + shape_str(shape()));
   return to_vector()[0];
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   TensorImpl& t = const_cast<TensorImpl&>(checked());
-  check(!requires_grad || is_floating(t.dtype), "requires_grad_",
-        std::string("only floating-point tensors can require gradients, got ") +
-            dtype_name(t.dtype));
-  check(requires_grad || !t.grad_fn, "requires_grad_",
-        "cannot turn off requires_grad of a non-leaf tensor (use detach())");
+  AG_CHECK(
+      !requires_grad || is_floating(t.dtype), "requires_grad_",
+      std::string("only floating-point tensors can require gradients, got ") + dtype_name(t.dtype));
+  AG_CHECK(requires_grad || !t.grad_fn, "requires_grad_",
+           "cannot turn off requires_grad of a non-leaf tensor (use detach())");
   t.requires_grad = requires_grad;
   return *this;
 }
 
-bool Tensor::requires_grad() const { return checked().requires_grad; }
+bool Tensor::requires_grad() const {
+  return checked().requires_grad;
+}
 
 Tensor Tensor::grad() const {
   const TensorImpl& t = checked();
@@ -202,14 +225,16 @@ void Tensor::set_grad(const Tensor& grad) {
     t.grad.reset();
     return;
   }
-  check(grad.shape() == t.shape && grad.dtype() == t.dtype, "set_grad",
-        "gradient of shape " + shape_str(grad.shape()) + " (" + dtype_name(grad.dtype()) +
-            ") does not match tensor of shape " + shape_str(t.shape) + " (" +
-            dtype_name(t.dtype) + ")");
+  AG_CHECK(grad.shape() == t.shape && grad.dtype() == t.dtype, "set_grad",
+           "gradient of shape " + shape_str(grad.shape()) + " (" + dtype_name(grad.dtype()) +
+               ") does not match tensor of shape " + shape_str(t.shape) + " (" +
+               dtype_name(t.dtype) + ")");
   t.grad = std::make_shared<Tensor>(grad);
 }
 
-void Tensor::zero_grad() { set_grad(Tensor()); }
+void Tensor::zero_grad() {
+  set_grad(Tensor());
+}
 
 Tensor Tensor::detach() const {
   const TensorImpl& t = checked();
@@ -223,29 +248,36 @@ Tensor Tensor::detach() const {
   return Tensor(impl);
 }
 
-bool Tensor::is_leaf() const { return checked().grad_fn == nullptr; }
+bool Tensor::is_leaf() const {
+  return checked().grad_fn == nullptr;
+}
 
 std::string Tensor::grad_fn_name() const {
   const TensorImpl& t = checked();
   return t.grad_fn ? t.grad_fn->name() : std::string();
 }
 
-const std::shared_ptr<Node>& Tensor::grad_fn() const { return checked().grad_fn; }
+const std::shared_ptr<Node>& Tensor::grad_fn() const {
+  return checked().grad_fn;
+}
 
 Tensor& Tensor::set_name(std::string name) {
   const_cast<TensorImpl&>(checked()).name = std::move(name);
   return *this;
 }
 
-const std::string& Tensor::name() const { return checked().name; }
+const std::string& Tensor::name() const {
+  return checked().name;
+}
 
 // ---- creation -------------------------------------------------------------------
 
 Tensor empty(Shape shape, DType dtype) {
   for (int64_t d : shape)
-    check(d >= 0, "empty", "negative dimension in shape " + shape_str(shape));
+    AG_CHECK(d >= 0, "empty", "negative dimension in shape " + shape_str(shape));
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  impl->storage =
+      std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
   impl->strides = contiguous_strides(shape);
   impl->shape = std::move(shape);
   impl->dtype = dtype;
@@ -261,16 +293,26 @@ Tensor full(Shape shape, double value, DType dtype) {
   return t;
 }
 
-Tensor zeros(Shape shape, DType dtype) { return empty(std::move(shape), dtype); }
-Tensor ones(Shape shape, DType dtype) { return full(std::move(shape), 1.0, dtype); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
-Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
+Tensor zeros(Shape shape, DType dtype) {
+  return empty(std::move(shape), dtype);
+}
+Tensor ones(Shape shape, DType dtype) {
+  return full(std::move(shape), 1.0, dtype);
+}
+Tensor zeros_like(const Tensor& t) {
+  return zeros(t.shape(), t.dtype());
+}
+Tensor ones_like(const Tensor& t) {
+  return ones(t.shape(), t.dtype());
+}
+Tensor scalar_tensor(double value, DType dtype) {
+  return full({}, value, dtype);
+}
 
 Tensor tensor(std::vector<double> values, Shape shape, DType dtype) {
   if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
-  check(shape_numel(shape) == static_cast<int64_t>(values.size()), "tensor",
-        std::to_string(values.size()) + " values do not fill shape " + shape_str(shape));
+  AG_CHECK(shape_numel(shape) == static_cast<int64_t>(values.size()), "tensor",
+           std::to_string(values.size()) + " values do not fill shape " + shape_str(shape));
   Tensor t = empty(std::move(shape), dtype);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -281,7 +323,7 @@ Tensor tensor(std::vector<double> values, Shape shape, DType dtype) {
 }
 
 Tensor arange(int64_t n, DType dtype) {
-  check(n >= 0, "arange", "n must be >= 0, got " + std::to_string(n));
+  AG_CHECK(n >= 0, "arange", "n must be >= 0, got " + std::to_string(n));
   std::vector<double> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = static_cast<double>(i);
   return tensor(std::move(values), {n}, dtype);
@@ -298,7 +340,9 @@ std::mt19937_64& rng() {
   static std::mt19937_64 generator(0x5eed);
   return generator;
 }
-double next_uniform_locked() { return static_cast<double>(rng()() >> 11) * 0x1.0p-53; }
+double next_uniform_locked() {
+  return static_cast<double>(rng()() >> 11) * 0x1.0p-53;
+}
 }  // namespace
 
 void manual_seed(uint64_t seed) {
@@ -312,9 +356,9 @@ uint64_t random_u64() {
 }
 
 Tensor uniform(Shape shape, double low, double high, DType dtype) {
-  check(is_floating(dtype), "uniform",
-        std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
-  check(low <= high, "uniform", "low must be <= high");
+  AG_CHECK(is_floating(dtype), "uniform",
+           std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
+  AG_CHECK(low <= high, "uniform", "low must be <= high");
   const int64_t n = shape_numel(shape);
   std::vector<double> values(static_cast<size_t>(n));
   {
@@ -324,11 +368,13 @@ Tensor uniform(Shape shape, double low, double high, DType dtype) {
   return tensor(std::move(values), std::move(shape), dtype);
 }
 
-Tensor rand(Shape shape, DType dtype) { return uniform(std::move(shape), 0.0, 1.0, dtype); }
+Tensor rand(Shape shape, DType dtype) {
+  return uniform(std::move(shape), 0.0, 1.0, dtype);
+}
 
 Tensor randn(Shape shape, DType dtype) {
-  check(is_floating(dtype), "randn",
-        std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
+  AG_CHECK(is_floating(dtype), "randn",
+           std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
   const int64_t n = shape_numel(shape);
   std::vector<double> values(static_cast<size_t>(n));
   {

@@ -15,43 +15,43 @@ namespace {
 void check_qkv(const std::string& module, const Tensor& queries, const Tensor& keys,
                const Tensor& values, const Tensor& parameter = Tensor()) {
   const char* op = module.c_str();
-  check(queries.defined() && keys.defined() && values.defined(), op,
-        "queries, keys and values must be defined");
+  AG_CHECK(queries.defined() && keys.defined() && values.defined(), op,
+           "queries, keys and values must be defined");
   const std::string shapes = "queries " + shape_str(queries.shape()) + ", keys " +
                              shape_str(keys.shape()) + ", values " + shape_str(values.shape());
-  check(queries.dim() == 3 && keys.dim() == 3 && values.dim() == 3, op,
-        "expected 3-D queries [B, Tq, *], keys [B, Tk, *] and values [B, Tk, *], got " + shapes);
-  check(is_floating(queries.dtype()) && keys.dtype() == queries.dtype() &&
-            values.dtype() == queries.dtype(),
-        op,
-        std::string("queries, keys and values must share one floating dtype, got ") +
-            dtype_name(queries.dtype()) + ", " + dtype_name(keys.dtype()) + ", " +
-            dtype_name(values.dtype()));
+  AG_CHECK(queries.dim() == 3 && keys.dim() == 3 && values.dim() == 3, op,
+           "expected 3-D queries [B, Tq, *], keys [B, Tk, *] and values [B, Tk, *], got " + shapes);
+  AG_CHECK(is_floating(queries.dtype()) && keys.dtype() == queries.dtype() &&
+               values.dtype() == queries.dtype(),
+           op,
+           std::string("queries, keys and values must share one floating dtype, got ") +
+               dtype_name(queries.dtype()) + ", " + dtype_name(keys.dtype()) + ", " +
+               dtype_name(values.dtype()));
   if (parameter.defined())
-    check(queries.dtype() == parameter.dtype(), op,
-          std::string("inputs are ") + dtype_name(queries.dtype()) + " but the parameters are " +
-              dtype_name(parameter.dtype()) + " (call .to(ag::k" +
-              (queries.dtype() == kFloat64 ? "Float64" : "Float32") + ") on the module)");
-  check(queries.size(0) == keys.size(0) && keys.size(0) == values.size(0), op,
-        "batch sizes differ: " + shapes);
-  check(keys.size(1) == values.size(1), op,
-        "keys " + shape_str(keys.shape()) + " and values " + shape_str(values.shape()) +
-            " differ in length (" + std::to_string(keys.size(1)) + " vs " +
-            std::to_string(values.size(1)) + ")");
+    AG_CHECK(queries.dtype() == parameter.dtype(), op,
+             std::string("inputs are ") + dtype_name(queries.dtype()) + " but the parameters are " +
+                 dtype_name(parameter.dtype()) + " (call .to(ag::k" +
+                 (queries.dtype() == kFloat64 ? "Float64" : "Float32") + ") on the module)");
+  AG_CHECK(queries.size(0) == keys.size(0) && keys.size(0) == values.size(0), op,
+           "batch sizes differ: " + shapes);
+  AG_CHECK(keys.size(1) == values.size(1), op,
+           "keys " + shape_str(keys.shape()) + " and values " + shape_str(values.shape()) +
+               " differ in length (" + std::to_string(keys.size(1)) + " vs " +
+               std::to_string(values.size(1)) + ")");
 }
 
 // "queries [2, 1, 3] have 3 features, but query_size is 20"
 void check_features(const std::string& module, const Tensor& x, const char* what, int64_t expected,
                     const char* size_name) {
-  check(x.size(-1) == expected, module.c_str(),
-        std::string(what) + " " + shape_str(x.shape()) + " have " + std::to_string(x.size(-1)) +
-            " features, but " + size_name + " is " + std::to_string(expected));
+  AG_CHECK(x.size(-1) == expected, module.c_str(),
+           std::string(what) + " " + shape_str(x.shape()) + " have " + std::to_string(x.size(-1)) +
+               " features, but " + size_name + " is " + std::to_string(expected));
 }
 
 int64_t checked_heads(int64_t num_hiddens, int64_t num_heads) {
-  check(num_heads > 0 && num_hiddens > 0 && num_hiddens % num_heads == 0, "MultiHeadAttention",
-        "num_hiddens " + std::to_string(num_hiddens) + " is not a positive multiple of num_heads " +
-            std::to_string(num_heads));
+  AG_CHECK(num_heads > 0 && num_hiddens > 0 && num_hiddens % num_heads == 0, "MultiHeadAttention",
+           "num_hiddens " + std::to_string(num_hiddens) +
+               " is not a positive multiple of num_heads " + std::to_string(num_heads));
   return num_heads;
 }
 
@@ -67,10 +67,10 @@ DotProductAttention::DotProductAttention(double dropout_p)
 Tensor DotProductAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
                                     const Tensor& valid_lens, const Tensor& attn_mask) {
   check_qkv(type_name(), queries, keys, values);
-  check(queries.size(2) == keys.size(2), type_name().c_str(),
-        "queries " + shape_str(queries.shape()) + " and keys " + shape_str(keys.shape()) +
-            " differ in feature size (" + std::to_string(queries.size(2)) + " vs " +
-            std::to_string(keys.size(2)) + "); use AdditiveAttention for different sizes");
+  AG_CHECK(queries.size(2) == keys.size(2), type_name().c_str(),
+           "queries " + shape_str(queries.shape()) + " and keys " + shape_str(keys.shape()) +
+               " differ in feature size (" + std::to_string(queries.size(2)) + " vs " +
+               std::to_string(keys.size(2)) + "); use AdditiveAttention for different sizes");
   const double d = static_cast<double>(queries.size(2));
   // scores = Q K^T / sqrt(d): [B, Tq, d] @ [B, d, Tk] -> [B, Tq, Tk]
   // (backward: dL/dQ = dL/dscores K / sqrt(d), dL/dK = dL/dscores^T Q / sqrt(d))
@@ -135,9 +135,10 @@ Tensor AdditiveAttention::forward(const Tensor& queries, const Tensor& keys, con
 // ---- MultiHeadAttention --------------------------------------------------------------
 
 Tensor transpose_qkv(const Tensor& X, int64_t num_heads) {
-  check(X.defined() && X.dim() == 3 && num_heads > 0 && X.size(2) % num_heads == 0, "transpose_qkv",
-        "expected [B, T, h] with h a multiple of num_heads " + std::to_string(num_heads) +
-            ", got " + (X.defined() ? shape_str(X.shape()) : std::string("none")));
+  AG_CHECK(X.defined() && X.dim() == 3 && num_heads > 0 && X.size(2) % num_heads == 0,
+           "transpose_qkv",
+           "expected [B, T, h] with h a multiple of num_heads " + std::to_string(num_heads) +
+               ", got " + (X.defined() ? shape_str(X.shape()) : std::string("none")));
   const int64_t B = X.size(0), T = X.size(1), dh = X.size(2) / num_heads;
   // [B, T, h] -> [B, T, H, h/H]
   Tensor out = reshape(X, {B, T, num_heads, dh});
@@ -148,10 +149,10 @@ Tensor transpose_qkv(const Tensor& X, int64_t num_heads) {
 }
 
 Tensor transpose_output(const Tensor& X, int64_t num_heads) {
-  check(X.defined() && X.dim() == 3 && num_heads > 0 && X.size(0) % num_heads == 0,
-        "transpose_output",
-        "expected [B * num_heads, T, h/num_heads] with num_heads " + std::to_string(num_heads) +
-            ", got " + (X.defined() ? shape_str(X.shape()) : std::string("none")));
+  AG_CHECK(X.defined() && X.dim() == 3 && num_heads > 0 && X.size(0) % num_heads == 0,
+           "transpose_output",
+           "expected [B * num_heads, T, h/num_heads] with num_heads " + std::to_string(num_heads) +
+               ", got " + (X.defined() ? shape_str(X.shape()) : std::string("none")));
   const int64_t B = X.size(0) / num_heads, T = X.size(1), dh = X.size(2);
   // [B * H, T, h/H] -> [B, H, T, h/H]
   Tensor out = reshape(X, {B, num_heads, T, dh});

@@ -16,23 +16,23 @@ Shape batch_dims(const Tensor& t) {
 }
 
 void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p) {
-  check(q.defined() && k.defined() && v.defined(), kOp, "query, key and value must be defined");
-  check(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, kOp,
-        "query, key and value need rank >= 2 ([..., L, E], [..., S, E], [..., S, Ev]), got " +
-            shape_str(q.shape()) + ", " + shape_str(k.shape()) + ", " + shape_str(v.shape()));
-  check(is_floating(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(), kOp,
-        std::string("query, key and value must share one floating dtype, got ") +
-            dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));
-  check(q.size(-1) == k.size(-1), kOp,
-        "query " + shape_str(q.shape()) + " and key " + shape_str(k.shape()) +
-            " differ in feature size (" + std::to_string(q.size(-1)) + " vs " +
-            std::to_string(k.size(-1)) + ")");
-  check(k.size(-2) == v.size(-2), kOp,
-        "key " + shape_str(k.shape()) + " and value " + shape_str(v.shape()) +
-            " differ in length (" + std::to_string(k.size(-2)) + " vs " +
-            std::to_string(v.size(-2)) + ")");
-  check(dropout_p >= 0 && dropout_p < 1, kOp,
-        "dropout_p must be in [0, 1), got " + std::to_string(dropout_p));
+  AG_CHECK(q.defined() && k.defined() && v.defined(), kOp, "query, key and value must be defined");
+  AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, kOp,
+           "query, key and value need rank >= 2 ([..., L, E], [..., S, E], [..., S, Ev]), got " +
+               shape_str(q.shape()) + ", " + shape_str(k.shape()) + ", " + shape_str(v.shape()));
+  AG_CHECK(is_floating(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(), kOp,
+           std::string("query, key and value must share one floating dtype, got ") +
+               dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));
+  AG_CHECK(q.size(-1) == k.size(-1), kOp,
+           "query " + shape_str(q.shape()) + " and key " + shape_str(k.shape()) +
+               " differ in feature size (" + std::to_string(q.size(-1)) + " vs " +
+               std::to_string(k.size(-1)) + ")");
+  AG_CHECK(k.size(-2) == v.size(-2), kOp,
+           "key " + shape_str(k.shape()) + " and value " + shape_str(v.shape()) +
+               " differ in length (" + std::to_string(k.size(-2)) + " vs " +
+               std::to_string(v.size(-2)) + ")");
+  AG_CHECK(dropout_p >= 0 && dropout_p < 1, kOp,
+           "dropout_p must be in [0, 1), got " + std::to_string(dropout_p));
   // Throws "scaled_dot_product_attention: shapes [..] and [..] do not broadcast".
   broadcast_shapes(broadcast_shapes(batch_dims(q), batch_dims(k), kOp), batch_dims(v), kOp);
 }

@@ -13,21 +13,14 @@ std::string described(const char* what, const Tensor& t) {
   return std::string(what) + " " + shape_str(t.shape());
 }
 
-// check() whose message is built only on failure: forward runs on every
-// step, and formatting shapes would cost more than toy-sized attention.
-template <typename MakeMessage>
-void require(bool ok, const std::string& op, MakeMessage&& message) {
-  if (!ok) throw Error(op + ": " + message());
-}
-
 }  // namespace
 
 // ---- the shared pipeline ---------------------------------------------------------
 
 BaseAttention::BaseAttention(std::string name, bool use_scale, double dropout)
     : Module(std::move(name)), use_scale(use_scale), dropout(dropout) {
-  check(dropout >= 0 && dropout < 1, type_name().c_str(),
-        "dropout must be in [0, 1), got " + std::to_string(dropout));
+  AG_CHECK(dropout >= 0 && dropout < 1, type_name().c_str(),
+           "dropout must be in [0, 1), got " + std::to_string(dropout));
 }
 
 Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Tensor& key_or_none,
@@ -37,45 +30,38 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
   const Tensor key = key_or_none.defined() ? key_or_none : value;
 
   // ---- argument checks: ranks, dtypes, batch and length agreement ----
-  require(query.defined() && value.defined(), op, [] { return "query and value are required"; });
+  AG_CHECK(query.defined() && value.defined(), op, "query and value are required");
   for (const auto& entry : {std::pair{"query", &query}, {"value", &value}, {"key", &key}}) {
     const char* what = entry.first;
     const Tensor* t = entry.second;
-    require(t->dim() == 3, op, [&] {
-      return std::string("expected 3-D ") + what + " [B, T, dim], got " + shape_str(t->shape());
-    });
-    require(is_floating(t->dtype()), op, [&] {
-      return std::string(what) + " must be float32 or float64, got " + dtype_name(t->dtype());
-    });
-    require(t->dtype() == query.dtype(), op, [&] {
-      return std::string(what) + " is " + dtype_name(t->dtype()) + " but query is " +
-             dtype_name(query.dtype());
-    });
+    AG_CHECK(t->dim() == 3, op,
+             std::string("expected 3-D ") + what + " [B, T, dim], got " + shape_str(t->shape()));
+    AG_CHECK(is_floating(t->dtype()), op,
+             std::string(what) + " must be float32 or float64, got " + dtype_name(t->dtype()));
+    AG_CHECK(t->dtype() == query.dtype(), op,
+             std::string(what) + " is " + dtype_name(t->dtype()) + " but query is " +
+                 dtype_name(query.dtype()));
   }
   const int64_t B = query.size(0), Tq = query.size(1), Tv = value.size(1);
-  require(value.size(0) == B && key.size(0) == B, op, [&] {
-    return "batch sizes differ: " + described("query", query) + ", " + described("value", value) +
-           ", " + described("key", key);
-  });
-  require(key.size(1) == Tv, op, [&] {
-    return "key and value lengths differ: " + described("key", key) + " vs " +
-           described("value", value);
-  });
+  AG_CHECK(value.size(0) == B && key.size(0) == B, op,
+           "batch sizes differ: " + described("query", query) + ", " + described("value", value) +
+               ", " + described("key", key));
+  AG_CHECK(key.size(1) == Tv, op,
+           "key and value lengths differ: " + described("key", key) + " vs " +
+               described("value", value));
   check_widths(query, key);
   for (const auto& entry : named_parameters()) {
     const std::string& name = entry.first;
     const Tensor& p = entry.second;
-    require(p.dtype() == query.dtype(), op, [&] {
-      return "parameter '" + name + "' is " + dtype_name(p.dtype()) + " but the inputs are " +
-             dtype_name(query.dtype()) + " (convert the layer with to())";
-    });
+    AG_CHECK(p.dtype() == query.dtype(), op,
+             "parameter '" + name + "' is " + dtype_name(p.dtype()) + " but the inputs are " +
+                 dtype_name(query.dtype()) + " (convert the layer with to())");
   }
   // Masks: bool [B, Tq] and [B, Tv], or undefined.
   const auto check_keep_mask = [&](const Tensor& mask, const char* what, const Shape& shape) {
-    require(!mask.defined() || (mask.dtype() == kBool && mask.shape() == shape), op, [&] {
-      return std::string(what) + shape_str(shape) + ", got " + dtype_name(mask.dtype()) + " " +
-             shape_str(mask.shape());
-    });
+    AG_CHECK(!mask.defined() || (mask.dtype() == kBool && mask.shape() == shape), op,
+             std::string(what) + shape_str(shape) + ", got " + dtype_name(mask.dtype()) + " " +
+                 shape_str(mask.shape()));
   };
   check_keep_mask(query_mask, "query_mask must be bool [B, Tq] = ", {B, Tq});
   check_keep_mask(value_mask, "value_mask must be bool [B, Tv] = ", {B, Tv});
@@ -100,8 +86,8 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
 
 Attention::Attention(bool use_scale, std::string score_mode, double dropout)
     : BaseAttention("Attention", use_scale, dropout), score_mode(std::move(score_mode)) {
-  check(this->score_mode == "dot" || this->score_mode == "concat", "Attention",
-        "score_mode must be \"dot\" or \"concat\", got \"" + this->score_mode + "\"");
+  AG_CHECK(this->score_mode == "dot" || this->score_mode == "concat", "Attention",
+           "score_mode must be \"dot\" or \"concat\", got \"" + this->score_mode + "\"");
   if (use_scale) {
     scale = scalar_tensor(1.0);
     register_parameter("scale", &scale);
@@ -113,7 +99,7 @@ Attention::Attention(bool use_scale, std::string score_mode, double dropout)
 }
 
 void Attention::check_widths(const Tensor& query, const Tensor& key) const {
-  check(
+  AG_CHECK(
       query.size(2) == key.size(2), "Attention",
       "query and key widths differ: " + described("query", query) + " vs " + described("key", key));
 }
@@ -135,7 +121,7 @@ Tensor Attention::scores(const Tensor& query, const Tensor& key) const {
 
 AdditiveAttention::AdditiveAttention(int64_t dim, bool use_scale, double dropout)
     : BaseAttention("AdditiveAttention", use_scale, dropout), dim(dim) {
-  check(dim > 0, "AdditiveAttention", "dim must be positive, got " + std::to_string(dim));
+  AG_CHECK(dim > 0, "AdditiveAttention", "dim must be positive, got " + std::to_string(dim));
   if (use_scale) {
     // Keras' glorot_uniform on [dim]: limit = sqrt(6 / (fan_in + fan_out)), fan_in = fan_out = dim.
     const double limit = std::sqrt(3.0 / static_cast<double>(dim));
@@ -145,10 +131,9 @@ AdditiveAttention::AdditiveAttention(int64_t dim, bool use_scale, double dropout
 }
 
 void AdditiveAttention::check_widths(const Tensor& query, const Tensor& key) const {
-  require(query.size(2) == dim && key.size(2) == dim, type_name(), [&] {
-    return "query and key must have width dim = " + std::to_string(dim) + ", got " +
-           described("query", query) + " and " + described("key", key);
-  });
+  AG_CHECK(query.size(2) == dim && key.size(2) == dim, type_name(),
+           "query and key must have width dim = " + std::to_string(dim) + ", got " +
+               described("query", query) + " and " + described("key", key));
 }
 
 Tensor AdditiveAttention::scores(const Tensor& query, const Tensor& key) const {

@@ -25,15 +25,15 @@ std::string leading(const Shape& scores_shape) {
 }
 
 void check_floating(DType dtype, const std::string& op, const char* what) {
-  check(is_floating(dtype), op.c_str(),
-        std::string(what) + " must be float32 or float64, got " + dtype_name(dtype));
+  AG_CHECK(is_floating(dtype), op.c_str(),
+           std::string(what) + " must be float32 or float64, got " + dtype_name(dtype));
 }
 
 void check_bool(const Tensor& mask, const std::string& op, const char* what) {
-  check(mask.defined(), op.c_str(), std::string(what) + " is undefined");
-  check(mask.dtype() == kBool, op.c_str(),
-        std::string(what) + " must be bool, got " + dtype_name(mask.dtype()) + " " +
-            shape_str(mask.shape()));
+  AG_CHECK(mask.defined(), op.c_str(), std::string(what) + " is undefined");
+  AG_CHECK(mask.dtype() == kBool, op.c_str(),
+           std::string(what) + " must be bool, got " + dtype_name(mask.dtype()) + " " +
+               shape_str(mask.shape()));
 }
 
 // True when `shape` broadcasts to `target` without enlarging it.
@@ -65,23 +65,23 @@ Tensor keep_from_checked_lengths(const Tensor& valid_lens, const Shape& scores_s
 // ---- making masks --------------------------------------------------------------
 
 Tensor sequence_mask(const Tensor& lens, int64_t maxlen) {
-  check(maxlen > 0, "sequence_mask", "maxlen must be positive, got " + std::to_string(maxlen));
-  check(lens.defined(), "sequence_mask", "lens is undefined");
-  check(lens.dtype() == kInt64, "sequence_mask",
-        std::string("lens must be int64, got ") + dtype_name(lens.dtype()) + " " +
-            shape_str(lens.shape()));
+  AG_CHECK(maxlen > 0, "sequence_mask", "maxlen must be positive, got " + std::to_string(maxlen));
+  AG_CHECK(lens.defined(), "sequence_mask", "lens is undefined");
+  AG_CHECK(lens.dtype() == kInt64, "sequence_mask",
+           std::string("lens must be int64, got ") + dtype_name(lens.dtype()) + " " +
+               shape_str(lens.shape()));
   for (double len : lens.to_vector())
-    check(len >= 0 && len <= static_cast<double>(maxlen), "sequence_mask",
-          "length " + std::to_string(static_cast<int64_t>(len)) + " in lens " +
-              shape_str(lens.shape()) + " is outside [0, " + std::to_string(maxlen) + "]");
+    AG_CHECK(len >= 0 && len <= static_cast<double>(maxlen), "sequence_mask",
+             "length " + std::to_string(static_cast<int64_t>(len)) + " in lens " +
+                 shape_str(lens.shape()) + " is outside [0, " + std::to_string(maxlen) + "]");
   // positions [maxlen] < lens[..., None] [..., 1]  ->  [..., maxlen]
   return lt(arange(maxlen, kInt64), unsqueeze(lens, -1));
 }
 
 Tensor causal_mask(int64_t num_queries, int64_t num_keys) {
-  check(num_queries > 0 && num_keys > 0, "causal_mask",
-        "sizes must be positive, got " + std::to_string(num_queries) + " queries and " +
-            std::to_string(num_keys) + " keys");
+  AG_CHECK(num_queries > 0 && num_keys > 0, "causal_mask",
+           "sizes must be positive, got " + std::to_string(num_queries) + " queries and " +
+               std::to_string(num_keys) + " keys");
   // key j [1, Tk] <= query i [Tq, 1]  ->  [Tq, Tk], the lower triangle
   return le(unsqueeze(arange(num_keys, kInt64), 0), unsqueeze(arange(num_queries, kInt64), 1));
 }
@@ -89,7 +89,7 @@ Tensor causal_mask(int64_t num_queries, int64_t num_keys) {
 // ---- masked softmax ---------------------------------------------------------------
 
 Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens, double mask_value) {
-  check(X.defined(), "masked_softmax", "X is undefined");
+  AG_CHECK(X.defined(), "masked_softmax", "X is undefined");
   if (!valid_lens.defined()) return softmax(X, -1);
   check_valid_lens(valid_lens, X.shape(), "masked_softmax");
   return masked_softmax(X, keep_from_checked_lengths(valid_lens, X.shape()), MaskedRows::Uniform,
@@ -98,13 +98,13 @@ Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens, double mask_val
 
 Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows fully_masked_rows,
                       double mask_value) {
-  check(scores.defined(), "masked_softmax", "scores are undefined");
+  AG_CHECK(scores.defined(), "masked_softmax", "scores are undefined");
   check_floating(scores.dtype(), "masked_softmax", "scores");
   if (!keep_mask.defined()) return softmax(scores, -1);
   check_bool(keep_mask, "masked_softmax", "keep_mask");
-  check(broadcasts_to(keep_mask.shape(), scores.shape()), "masked_softmax",
-        "keep_mask of shape " + shape_str(keep_mask.shape()) +
-            " does not broadcast to the scores' shape " + shape_str(scores.shape()));
+  AG_CHECK(broadcasts_to(keep_mask.shape(), scores.shape()), "masked_softmax",
+           "keep_mask of shape " + shape_str(keep_mask.shape()) +
+               " does not broadcast to the scores' shape " + shape_str(scores.shape()));
   const Tensor masked = logical_not(keep_mask);
   // Masked scores -> mask_value: a masked key gets exp(mask_value - max) = 0,
   // and a row with every key masked is constant, so its softmax is 1/Tk.
@@ -119,9 +119,9 @@ Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows 
 Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const Tensor& attn_mask,
                          bool is_causal, MaskedRows fully_masked_rows, double mask_value,
                          const std::string& op) {
-  check(scores.defined() && scores.dim() >= 2, op.c_str(),
-        "scores must have rank >= 2 ([..., Tq, Tk]), got " +
-            (scores.defined() ? shape_str(scores.shape()) : std::string("none")));
+  AG_CHECK(scores.defined() && scores.dim() >= 2, op.c_str(),
+           "scores must have rank >= 2 ([..., Tq, Tk]), got " +
+               (scores.defined() ? shape_str(scores.shape()) : std::string("none")));
   check_valid_lens(valid_lens, scores.shape(), op);
   check_mask(attn_mask, scores.shape(), scores.dtype(), op);
   Tensor keep;
@@ -144,18 +144,18 @@ Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const T
 // ---- conversions: the one place -----------------------------------------------------
 
 Tensor lengths_to_keep(const Tensor& valid_lens, const Shape& scores_shape) {
-  check(valid_lens.defined(), "lengths_to_keep", "valid_lens is undefined");
+  AG_CHECK(valid_lens.defined(), "lengths_to_keep", "valid_lens is undefined");
   check_valid_lens(valid_lens, scores_shape, "lengths_to_keep");
   return keep_from_checked_lengths(valid_lens, scores_shape);
 }
 
 Tensor key_keep_to_keep(const Tensor& key_keep, const Shape& scores_shape) {
   check_bool(key_keep, "key_keep_to_keep", "key_keep");
-  check(scores_shape.size() >= 2 && key_keep.dim() == 2 && key_keep.size(0) == scores_shape[0] &&
-            key_keep.size(1) == scores_shape.back(),
-        "key_keep_to_keep",
-        "key_keep of shape " + shape_str(key_keep.shape()) +
-            " is not [B, Tk] for scores of shape " + shape_str(scores_shape));
+  AG_CHECK(scores_shape.size() >= 2 && key_keep.dim() == 2 && key_keep.size(0) == scores_shape[0] &&
+               key_keep.size(1) == scores_shape.back(),
+           "key_keep_to_keep",
+           "key_keep of shape " + shape_str(key_keep.shape()) +
+               " is not [B, Tk] for scores of shape " + shape_str(scores_shape));
   // [B, Tk] -> [B, 1, ..., 1, Tk] (rank of the scores)
   Shape aligned(scores_shape.size(), 1);
   aligned.front() = key_keep.size(0);
@@ -171,13 +171,13 @@ Tensor keep_to_additive(const Tensor& keep, DType dtype, double masked_value) {
 }
 
 Tensor additive_to_keep(const Tensor& additive, double masked_below) {
-  check(additive.defined(), "additive_to_keep", "additive mask is undefined");
+  AG_CHECK(additive.defined(), "additive_to_keep", "additive mask is undefined");
   check_floating(additive.dtype(), "additive_to_keep", "additive mask");
   return gt(additive, scalar_tensor(masked_below, additive.dtype()));
 }
 
 Tensor padding_to_keep(const Tensor& padding) {
-  check(padding.defined(), "padding_to_keep", "padding mask is undefined");
+  AG_CHECK(padding.defined(), "padding_to_keep", "padding mask is undefined");
   if (padding.dtype() == kBool) return logical_not(padding);
   check_floating(padding.dtype(), "padding_to_keep", "padding mask (when not bool)");
   return eq(padding, zeros({}, padding.dtype()));
@@ -190,7 +190,7 @@ Tensor keep_to_padding(const Tensor& keep, DType dtype) {
 }
 
 Tensor padding_to_additive(const Tensor& padding, double masked_value) {
-  check(padding.defined(), "padding_to_additive", "padding mask is undefined");
+  AG_CHECK(padding.defined(), "padding_to_additive", "padding mask is undefined");
   const Tensor m = padding.dtype() == kBool ? padding.to(kFloat32) : padding;
   check_floating(m.dtype(), "padding_to_additive", "padding mask (when not bool)");
   // seed 002: scores += -1e9 * M
@@ -210,36 +210,37 @@ Tensor merge_keep(const Tensor& a, const Tensor& b) {
 void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, const std::string& op) {
   if (!valid_lens.defined()) return;
   const char* name = op.c_str();
-  check(scores_shape.size() >= 2, name,
-        "valid_lens need scores of rank >= 2, got scores of shape " + shape_str(scores_shape));
-  check(valid_lens.dtype() == kInt64, name,
-        std::string("valid_lens must be int64 (e.g. ag::tensor({2, 6}, {2}, ag::kInt64)), got ") +
-            dtype_name(valid_lens.dtype()) + " " + shape_str(valid_lens.shape()));
+  AG_CHECK(scores_shape.size() >= 2, name,
+           "valid_lens need scores of rank >= 2, got scores of shape " + shape_str(scores_shape));
+  AG_CHECK(
+      valid_lens.dtype() == kInt64, name,
+      std::string("valid_lens must be int64 (e.g. ag::tensor({2, 6}, {2}, ag::kInt64)), got ") +
+          dtype_name(valid_lens.dtype()) + " " + shape_str(valid_lens.shape()));
   const Shape rows(scores_shape.begin(), scores_shape.end() - 1);
   const bool per_item = valid_lens.dim() == 1 && valid_lens.size(0) == scores_shape[0];
-  check(per_item || valid_lens.shape() == rows, name,
-        "valid_lens of shape " + shape_str(valid_lens.shape()) + " is neither [B] = [" +
-            std::to_string(scores_shape[0]) + "] nor scores.shape[:-1] = " + leading(scores_shape) +
-            " (scores " + shape_str(scores_shape) + ")");
+  AG_CHECK(per_item || valid_lens.shape() == rows, name,
+           "valid_lens of shape " + shape_str(valid_lens.shape()) + " is neither [B] = [" +
+               std::to_string(scores_shape[0]) + "] nor scores.shape[:-1] = " +
+               leading(scores_shape) + " (scores " + shape_str(scores_shape) + ")");
   const int64_t num_keys = scores_shape.back();
   for (double len : valid_lens.to_vector())
-    check(len >= 0 && len <= static_cast<double>(num_keys), name,
-          "valid length " + std::to_string(static_cast<int64_t>(len)) + " is outside [0, " +
-              std::to_string(num_keys) + "] (valid_lens " + shape_str(valid_lens.shape()) +
-              ", scores " + shape_str(scores_shape) + ")");
+    AG_CHECK(len >= 0 && len <= static_cast<double>(num_keys), name,
+             "valid length " + std::to_string(static_cast<int64_t>(len)) + " is outside [0, " +
+                 std::to_string(num_keys) + "] (valid_lens " + shape_str(valid_lens.shape()) +
+                 ", scores " + shape_str(scores_shape) + ")");
 }
 
 void check_mask(const Tensor& mask, const Shape& scores_shape, DType scores_dtype,
                 const std::string& op) {
   if (!mask.defined()) return;
   const char* name = op.c_str();
-  check(mask.dtype() == kBool || mask.dtype() == scores_dtype, name,
-        std::string("mask must be bool (keep) or ") + dtype_name(scores_dtype) +
-            " (additive, the scores' dtype), got " + dtype_name(mask.dtype()) + " " +
-            shape_str(mask.shape()));
-  check(broadcasts_to(mask.shape(), scores_shape), name,
-        "mask of shape " + shape_str(mask.shape()) + " does not broadcast to the scores' shape " +
-            shape_str(scores_shape));
+  AG_CHECK(mask.dtype() == kBool || mask.dtype() == scores_dtype, name,
+           std::string("mask must be bool (keep) or ") + dtype_name(scores_dtype) +
+               " (additive, the scores' dtype), got " + dtype_name(mask.dtype()) + " " +
+               shape_str(mask.shape()));
+  AG_CHECK(broadcasts_to(mask.shape(), scores_shape), name,
+           "mask of shape " + shape_str(mask.shape()) +
+               " does not broadcast to the scores' shape " + shape_str(scores_shape));
 }
 
 }  // namespace ag

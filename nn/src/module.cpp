@@ -6,14 +6,15 @@
 namespace ag::nn {
 
 void Module::register_parameter(std::string name, Tensor* parameter) {
-  check(parameter != nullptr && parameter->defined(), "Module.register_parameter",
-        type_name_ + ": parameter '" + name + "' is undefined");
+  AG_CHECK(parameter != nullptr && parameter->defined(), "Module.register_parameter",
+           type_name_ + ": parameter '" + name + "' is undefined");
   parameter->requires_grad_();
   parameters_.emplace_back(std::move(name), parameter);
 }
 
 void Module::register_module(std::string name, Module* child) {
-  check(child != nullptr, "Module.register_module", type_name_ + ": sub-module '" + name + "' is null");
+  AG_CHECK(child != nullptr, "Module.register_module",
+           type_name_ + ": sub-module '" + name + "' is null");
   child->training_ = training_;
   children_.emplace_back(std::move(name), child);
 }
@@ -57,19 +58,20 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
     known.insert(name);
     auto it = state.find(name);
     if (it == state.end()) {
-      check(!strict, op.c_str(), "missing entry '" + name + "' of shape " + shape_str(slot->shape()));
+      AG_CHECK(!strict, op.c_str(),
+               "missing entry '" + name + "' of shape " + shape_str(slot->shape()));
       continue;
     }
-    check(it->second.defined() && it->second.shape() == slot->shape(), op.c_str(),
-          "entry '" + name + "' has shape " +
-              (it->second.defined() ? shape_str(it->second.shape()) : std::string("none")) +
-              ", the parameter has shape " + shape_str(slot->shape()));
-    check(it->second.dtype() != kBool, op.c_str(), "entry '" + name + "' is a bool tensor");
+    AG_CHECK(it->second.defined() && it->second.shape() == slot->shape(), op.c_str(),
+             "entry '" + name + "' has shape " +
+                 (it->second.defined() ? shape_str(it->second.shape()) : std::string("none")) +
+                 ", the parameter has shape " + shape_str(slot->shape()));
+    AG_CHECK(it->second.dtype() != kBool, op.c_str(), "entry '" + name + "' is a bool tensor");
   }
   if (strict) {
     for (const auto& [name, value] : state)
-      check(known.count(name) > 0, op.c_str(),
-            "unexpected entry '" + name + "' of shape " + shape_str(value.shape()));
+      AG_CHECK(known.count(name) > 0, op.c_str(),
+               "unexpected entry '" + name + "' of shape " + shape_str(value.shape()));
   }
   // Copy in place: optimizers holding these parameters see the new values.
   for (const auto& [name, slot] : slots) {
@@ -77,7 +79,7 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
     if (it == state.end()) continue;
     const Tensor source = it->second.detach().to(slot->dtype()).contiguous();
     const Tensor target = *slot;
-    check(target.is_contiguous(), op.c_str(), "parameter '" + name + "' is not contiguous");
+    AG_CHECK(target.is_contiguous(), op.c_str(), "parameter '" + name + "' is not contiguous");
     dispatch_floating(target.dtype(), op.c_str(), [&](auto tag) {
       using T = decltype(tag);
       std::copy_n(source.data_ptr<T>(), source.numel(), target.data_ptr<T>());
@@ -96,8 +98,8 @@ void Module::zero_grad() {
 }
 
 Module& Module::to(DType dtype) {
-  check(is_floating(dtype), (type_name_ + ".to").c_str(),
-        std::string("parameters must be float32 or float64, got ") + dtype_name(dtype));
+  AG_CHECK(is_floating(dtype), (type_name_ + ".to").c_str(),
+           std::string("parameters must be float32 or float64, got ") + dtype_name(dtype));
   for (const auto& [name, slot] : all_parameter_slots())
     *slot = slot->detach().to(dtype).contiguous().requires_grad_();
   return *this;

@@ -25,19 +25,19 @@ Tensor contiguous_grad(const Tensor& p) {
 
 Optimizer::Optimizer(std::string name, std::vector<Tensor> params)
     : name_(std::move(name)), params_(std::move(params)) {
-  check(!params_.empty(), name_.c_str(), "got an empty parameter list");
+  AG_CHECK(!params_.empty(), name_.c_str(), "got an empty parameter list");
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
     const std::string which = "parameter " + std::to_string(i);
-    check(p.defined(), name_.c_str(), which + " is undefined");
-    check(is_floating(p.dtype()), name_.c_str(),
-          which + " of shape " + shape_str(p.shape()) + " is " + dtype_name(p.dtype()) +
-              "; only float32 and float64 parameters can be optimized");
-    check(p.is_leaf(), name_.c_str(),
-          which + " of shape " + shape_str(p.shape()) + " is not a leaf (made by " +
-              p.grad_fn_name() + ")");
-    check(p.is_contiguous(), name_.c_str(),
-          which + " of shape " + shape_str(p.shape()) + " is not contiguous");
+    AG_CHECK(p.defined(), name_.c_str(), which + " is undefined");
+    AG_CHECK(is_floating(p.dtype()), name_.c_str(),
+             which + " of shape " + shape_str(p.shape()) + " is " + dtype_name(p.dtype()) +
+                 "; only float32 and float64 parameters can be optimized");
+    AG_CHECK(p.is_leaf(), name_.c_str(),
+             which + " of shape " + shape_str(p.shape()) + " is not a leaf (made by " +
+                 p.grad_fn_name() + ")");
+    AG_CHECK(p.is_contiguous(), name_.c_str(),
+             which + " of shape " + shape_str(p.shape()) + " is not contiguous");
   }
 }
 
@@ -49,8 +49,8 @@ void Optimizer::zero_grad() {
 
 SGD::SGD(std::vector<Tensor> params, double lr, double momentum)
     : Optimizer("SGD", std::move(params)), lr(lr), momentum(momentum) {
-  check(lr >= 0, "SGD", "invalid learning rate " + num(lr) + " (must be >= 0)");
-  check(momentum >= 0, "SGD", "invalid momentum " + num(momentum) + " (must be >= 0)");
+  AG_CHECK(lr >= 0, "SGD", "invalid learning rate " + num(lr) + " (must be >= 0)");
+  AG_CHECK(momentum >= 0, "SGD", "invalid momentum " + num(momentum) + " (must be >= 0)");
   momentum_buffers_.resize(params_.size());
 }
 
@@ -91,10 +91,10 @@ Adam::Adam(std::vector<Tensor> params, double lr, std::pair<double, double> beta
       beta1(betas.first),
       beta2(betas.second),
       eps(eps) {
-  check(lr >= 0, "Adam", "invalid learning rate " + num(lr) + " (must be >= 0)");
-  check(eps >= 0, "Adam", "invalid eps " + num(eps) + " (must be >= 0)");
-  check(beta1 >= 0 && beta1 < 1, "Adam", "invalid beta1 " + num(beta1) + " (must be in [0, 1))");
-  check(beta2 >= 0 && beta2 < 1, "Adam", "invalid beta2 " + num(beta2) + " (must be in [0, 1))");
+  AG_CHECK(lr >= 0, "Adam", "invalid learning rate " + num(lr) + " (must be >= 0)");
+  AG_CHECK(eps >= 0, "Adam", "invalid eps " + num(eps) + " (must be >= 0)");
+  AG_CHECK(beta1 >= 0 && beta1 < 1, "Adam", "invalid beta1 " + num(beta1) + " (must be in [0, 1))");
+  AG_CHECK(beta2 >= 0 && beta2 < 1, "Adam", "invalid beta2 " + num(beta2) + " (must be in [0, 1))");
   for (const Tensor& p : params_) {
     exp_avg_.push_back(zeros(p.shape(), p.dtype()));
     exp_avg_sq_.push_back(zeros(p.shape(), p.dtype()));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ag {
@@ -20,10 +21,25 @@ class Error : public std::runtime_error {
 // "[2, 3, 4]" — the way shapes appear in every error message.
 std::string shape_str(const std::vector<int64_t>& shape);
 
-// Throws ag::Error(op + ": " + message) when `condition` is false.
-// Usage: check(a.dim() == 3, "bmm", "expected 3-D tensors, got " + shape_str(a.shape()));
+namespace detail {
+[[noreturn]] void throw_error(std::string_view op, const std::string& message);
+}  // namespace detail
+
+// TEMPORARY until the kernels use AG_CHECK.
 inline void check(bool condition, const char* op, const std::string& message) {
-  if (!condition) throw Error(std::string(op) + ": " + message);
+  if (!condition) detail::throw_error(op, message);
 }
 
 }  // namespace ag
+
+// AG_CHECK(condition, op, message): throws ag::Error(op + ": " + message) when
+// condition is false, e.g.
+//   AG_CHECK(a.dim() == 3, "bmm", "expected 3-D tensors, got " + shape_str(a.shape()));
+// A macro rather than a function so that the message (usually built from
+// shape_str calls) is only assembled when the check fails: checks run on every
+// call of every op, and building their strings up front cost more than the
+// attention maths on small inputs. PyTorch's TORCH_CHECK exists for the same reason.
+#define AG_CHECK(condition, op, message)                          \
+  do {                                                            \
+    if (!(condition)) ::ag::detail::throw_error((op), (message)); \
+  } while (false)
