@@ -57,6 +57,7 @@ inline constexpr int kMR = 6;  // every micro-kernel computes 6 rows of C
 template <typename T>
 inline constexpr int64_t kKC = 1536 / sizeof(T);
 inline constexpr int64_t kNC = 512;
+inline constexpr int64_t kMC = 48;  // rows of a transposed A packed at a time
 inline constexpr int64_t kDirectBBytes = 256 * 1024;
 
 // One micro-kernel call: the m x n tile of C at c (m <= kMR, n <= NR) gets
@@ -114,24 +115,64 @@ inline std::pair<int64_t, int64_t> part_range(int64_t extent, int64_t unit, int6
 // other, each kc rows of NR values (row k of sliver q is op(B)[pc+k, j0+q*NR :
 // j0+q*NR+NR]), padding past ncols with zeros. The packed sliver is exactly
 // what the micro-kernel's inner loop walks: one contiguous NR-row per k.
+//
+// Both loops read B along its rows, where the hardware prefetcher follows:
+// an untransposed B a whole row (all slivers) per k; a transposed B kTile
+// values of k (one cache line) from each of its rows in turn. Walking the
+// other way, one k across NR rows a row stride apart, each read is a cache
+// (and often TLB) miss the prefetcher cannot see coming.
 template <int NR, typename T>
 void pack_b(const GemmShape& s, const T* B, int64_t pc, int64_t kc, int64_t j0, int64_t ncols,
             T* dst) {
-  for (int64_t q = 0; q * NR < ncols; ++q, dst += kc * NR) {
-    const int64_t j = j0 + q * NR;
-    const int n = static_cast<int>(std::min<int64_t>(NR, ncols - q * NR));
-    if (!s.trans_b) {  // op(B) rows are B rows: copy n contiguous values per k
-      for (int64_t k = 0; k < kc; ++k) {
-        std::copy_n(B + (pc + k) * s.ldb + j, n, dst + k * NR);
-        std::fill(dst + k * NR + n, dst + (k + 1) * NR, T(0));
-      }
-    } else {  // op(B)(k, j) = B(j, k): gather n values a row stride apart per k
-      for (int64_t k = 0; k < kc; ++k) {
-        const T* src = B + j * s.ldb + pc + k;
-        T* row = dst + k * NR;
-        for (int c = 0; c < n; ++c) row[c] = src[c * s.ldb];
+  const int64_t slivers = (ncols + NR - 1) / NR;
+  const int tail = static_cast<int>(ncols - (slivers - 1) * NR);  // columns in the last sliver
+  if (!s.trans_b) {
+    for (int64_t k = 0; k < kc; ++k) {
+      const T* src = B + (pc + k) * s.ldb + j0;
+      for (int64_t q = 0; q < slivers; ++q) {
+        T* row = dst + q * kc * NR + k * NR;
+        const int n = q + 1 < slivers ? NR : tail;
+        std::copy_n(src + q * NR, n, row);
         std::fill(row + n, row + NR, T(0));
       }
+    }
+  } else {
+    constexpr int64_t kTile = 64 / static_cast<int64_t>(sizeof(T));
+    for (int64_t q = 0; q < slivers; ++q) {
+      T* sliver = dst + q * kc * NR;
+      const int n = q + 1 < slivers ? NR : tail;
+      for (int64_t k0 = 0; k0 < kc; k0 += kTile) {
+        const int64_t k_end = std::min(kc, k0 + kTile);
+        for (int c = 0; c < n; ++c) {
+          const T* src = B + (j0 + q * NR + c) * s.ldb + pc;
+          for (int64_t k = k0; k < k_end; ++k) sliver[k * NR + c] = src[k];
+        }
+        for (int64_t k = k0; k < k_end; ++k)
+          std::fill(sliver + k * NR + n, sliver + (k + 1) * NR, T(0));
+      }
+    }
+  }
+}
+
+// Copies rows [0, mc) x k [0, kc) of a transposed A (A stored [K, M], so
+// these are mc adjacent values in each of kc rows of A) into kMR-row slivers,
+// each kc groups of kMR values. Read in place, an A sliver would be kc cache
+// lines a row of A apart with 24 or 48 bytes used in each, which for a
+// power-of-two row stride all fall in a few cache sets: it would not stay in
+// cache while the jr loop reuses it. Packed kMC rows at a time, each line of
+// A is read once, whole.
+template <typename T>
+void pack_a_transposed(const T* a, int64_t lda, int64_t mc, int64_t kc, T* dst) {
+  for (int64_t k = 0; k < kc; ++k) {
+    const T* src = a + k * lda;
+    if (k + 8 < kc) {
+      for (int64_t i = 0; i < mc; i += 64 / sizeof(T)) __builtin_prefetch(src + 8 * lda + i);
+      __builtin_prefetch(src + 8 * lda + mc - 1);
+    }
+    for (int64_t i0 = 0; i0 < mc; i0 += kMR) {
+      T* group = dst + i0 * kc + k * kMR;  // sliver i0 / kMR, step k
+      const int m = static_cast<int>(std::min<int64_t>(kMR, mc - i0));
+      for (int i = 0; i < m; ++i) group[i] = src[i0 + i];
     }
   }
 }
@@ -148,36 +189,43 @@ void gemm_block(const GemmShape& s, const T* A, const T* B, T* C, int64_t m0, in
   const bool direct_b = !s.trans_b && s.K * s.N * static_cast<int64_t>(sizeof(T)) <= kDirectBBytes;
   const int64_t kc_max = std::min(kKC<T>, s.K);
   const int64_t panel_width = direct_b ? NR : (std::min(kNC, n1 - n0) + NR - 1) / NR * NR;
-  T* packed = static_cast<T*>(gemm_scratch(sizeof(T) * panel_width * kc_max));
+  T* packed_b = static_cast<T*>(gemm_scratch(sizeof(T) * (panel_width + kMC) * kc_max));
+  T* packed_a = packed_b + panel_width * kc_max;
 
   for (int64_t jc = n0; jc < n1; jc += kNC) {
     const int64_t nc = std::min(kNC, n1 - jc);
     // Columns [0, in_place) of the panel are read from B itself; the rest
     // (all of them unless direct_b, else the ragged last sliver) are packed.
     const int64_t in_place = direct_b ? nc / NR * NR : 0;
+    // A transposed A is packed when its slivers are reused (see pack_a_transposed).
+    const bool pack_a = s.trans_a && nc > NR;
     for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
       const int64_t kc = std::min(kKC<T>, s.K - pc);
-      pack_b<NR>(s, B, pc, kc, jc + in_place, nc - in_place, packed);
-      for (int64_t i = m0; i < m1; i += kMR) {
-        for (int64_t jr = 0; jr < nc; jr += NR) {
+      pack_b<NR>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
+      for (int64_t ic = m0; ic < m1; ic += kMC) {
+        const int64_t mc = std::min(kMC, m1 - ic);
+        if (pack_a) pack_a_transposed(A + ic + pc * s.lda, s.lda, mc, kc, packed_a);
+        for (int64_t i = ic; i < ic + mc; i += kMR) {
           MicroTile<T> t;
           t.kc = kc;
-          t.a = A + i * a_rs + pc * a_cs;
-          t.a_rs = a_rs;
-          t.a_cs = a_cs;
-          if (jr < in_place) {
-            t.b = B + pc * s.ldb + jc + jr;
-            t.b_ks = s.ldb;
-          } else {
-            t.b = packed + (jr - in_place) * kc;
-            t.b_ks = NR;
+          t.a = pack_a ? packed_a + (i - ic) * kc : A + i * a_rs + pc * a_cs;
+          t.a_rs = a_rs;  // 1 for a transposed A, packed or not
+          t.a_cs = pack_a ? kMR : a_cs;
+          t.m = static_cast<int>(std::min<int64_t>(kMR, ic + mc - i));
+          for (int64_t jr = 0; jr < nc; jr += NR) {
+            if (jr < in_place) {
+              t.b = B + pc * s.ldb + jc + jr;
+              t.b_ks = s.ldb;
+            } else {
+              t.b = packed_b + (jr - in_place) * kc;
+              t.b_ks = NR;
+            }
+            t.c = C + i * s.ldc + jc + jr;
+            t.ldc = s.ldc;
+            t.n = static_cast<int>(std::min<int64_t>(NR, nc - jr));
+            t.accumulate = pc > 0 || s.beta != 0;
+            Kernel::micro_kernel(t);
           }
-          t.c = C + i * s.ldc + jc + jr;
-          t.ldc = s.ldc;
-          t.m = static_cast<int>(std::min<int64_t>(kMR, m1 - i));
-          t.n = static_cast<int>(std::min<int64_t>(NR, nc - jr));
-          t.accumulate = pc > 0 || s.beta != 0;
-          Kernel::micro_kernel(t);
         }
       }
     }
