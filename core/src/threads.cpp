@@ -26,11 +26,11 @@ namespace {
 using LoopBody = std::function<void(int64_t, int64_t)>;
 
 int default_num_threads() {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : static_cast<int>(cores);
+  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return cores;
 }
 
-std::atomic<int> g_num_threads{default_num_threads()};
+std::atomic<int> g_num_threads{0};  // 0 until set_num_threads: every core
 
 // True on pool workers, and on a caller while it runs a region.
 thread_local bool t_in_region = false;
@@ -146,7 +146,8 @@ void set_num_threads(int n) {
 }
 
 int get_num_threads() {
-  return g_num_threads.load();
+  const int n = g_num_threads.load();
+  return n > 0 ? n : default_num_threads();
 }
 
 namespace detail {
