@@ -1,6 +1,5 @@
 // Dropout and the two losses: mse_loss and cross_entropy.
 #include <cmath>
-#include <sstream>
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
@@ -34,9 +33,7 @@ uint64_t mix(uint64_t z) {
 
 Tensor dropout(const Tensor& x, double p, bool training) {
   check_floating(x, "dropout", "input");
-  std::ostringstream p_str;
-  p_str << p;
-  AG_CHECK(p >= 0 && p < 1, "dropout", "p must be in [0, 1), got " + p_str.str());
+  AG_CHECK(p >= 0 && p < 1, "dropout", "p must be in [0, 1), got " + number_str(p));
   if (!training || p == 0) return x;
   const uint64_t seed = random_u64();  // manual_seed(s) reproduces the mask
   Tensor mask = empty(x.shape(), x.dtype());

@@ -42,6 +42,12 @@ void detail::throw_error(std::string_view op, const std::string& message) {
   throw Error(std::string(op) + ": " + message);
 }
 
+std::string number_str(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);

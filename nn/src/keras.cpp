@@ -137,10 +137,10 @@ void AdditiveAttention::check_widths(const Tensor& query, const Tensor& key) con
 }
 
 Tensor AdditiveAttention::scores(const Tensor& query, const Tensor& key) const {
-  // [B, Tq, 1, dim] + [B, 1, Tv, dim] -> [B, Tq, Tv, dim]
-  Tensor features = tanh(unsqueeze(query, 2) + unsqueeze(key, 1));
-  // scale [dim] broadcasts over [B, Tq, Tv, dim]; sum over dim -> [B, Tq, Tv]
-  return sum(use_scale ? features * scale : features, -1);
+  // sum_d scale[d] tanh(query[b, i, d] + key[b, j, d]): [B, Tq, Tv], fused, so the
+  // [B, Tq, Tv, dim] tensor of tanh(query[:, :, None] + key[:, None]) is never built.
+  // Without use_scale every scale is 1.
+  return additive_scores(query, key, use_scale ? scale : ones({dim}, query.dtype()));
 }
 
 }  // namespace ag::nn::keras

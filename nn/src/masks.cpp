@@ -70,12 +70,21 @@ Tensor sequence_mask(const Tensor& lens, int64_t maxlen) {
   AG_CHECK(lens.dtype() == kInt64, "sequence_mask",
            std::string("lens must be int64, got ") + dtype_name(lens.dtype()) + " " +
                shape_str(lens.shape()));
-  for (double len : lens.to_vector())
-    AG_CHECK(len >= 0 && len <= static_cast<double>(maxlen), "sequence_mask",
-             "length " + std::to_string(static_cast<int64_t>(len)) + " in lens " +
-                 shape_str(lens.shape()) + " is outside [0, " + std::to_string(maxlen) + "]");
-  // positions [maxlen] < lens[..., None] [..., 1]  ->  [..., maxlen]
-  return lt(arange(maxlen, kInt64), unsqueeze(lens, -1));
+  // out[..., j] = j < lens[...]: one pass, written directly (this runs on
+  // every attention call with valid lengths).
+  const Tensor lengths = lens.contiguous();
+  const int64_t* len = lengths.data_ptr<int64_t>();
+  Shape shape = lens.shape();
+  shape.push_back(maxlen);
+  Tensor mask = empty(shape, kBool);
+  bool* out = mask.data_ptr<bool>();
+  for (int64_t row = 0; row < lengths.numel(); ++row) {
+    AG_CHECK(len[row] >= 0 && len[row] <= maxlen, "sequence_mask",
+             "length " + std::to_string(len[row]) + " in lens " + shape_str(lens.shape()) +
+                 " is outside [0, " + std::to_string(maxlen) + "]");
+    for (int64_t j = 0; j < maxlen; ++j) out[row * maxlen + j] = j < len[row];
+  }
+  return mask;
 }
 
 Tensor causal_mask(int64_t num_queries, int64_t num_keys) {
@@ -105,15 +114,14 @@ Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows 
   AG_CHECK(broadcasts_to(keep_mask.shape(), scores.shape()), "masked_softmax",
            "keep_mask of shape " + shape_str(keep_mask.shape()) +
                " does not broadcast to the scores' shape " + shape_str(scores.shape()));
-  const Tensor masked = logical_not(keep_mask);
   // Masked scores -> mask_value: a masked key gets exp(mask_value - max) = 0,
   // and a row with every key masked is constant, so its softmax is 1/Tk.
-  const Tensor filled = masked_fill(scores, masked, mask_value);
+  const Tensor filled = where(keep_mask, scores, mask_value);
   const Tensor weights = softmax(filled, -1);
   if (fully_masked_rows == MaskedRows::Uniform) return weights;
   // Zero: masked weights -> 0. Partially masked rows are unchanged (their
   // masked weights are already 0); fully masked rows become all 0.
-  return masked_fill(weights, masked, 0.0);
+  return where(keep_mask, weights, 0.0);
 }
 
 Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const Tensor& attn_mask,

@@ -1,17 +1,10 @@
 #include "attograd/nn/optim.h"
 
 #include <cmath>
-#include <sstream>
 
 namespace ag::optim {
 
 namespace {
-
-std::string num(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
 
 // The gradient of `p` as a contiguous tensor of p's dtype, or undefined.
 Tensor contiguous_grad(const Tensor& p) {
@@ -49,8 +42,8 @@ void Optimizer::zero_grad() {
 
 SGD::SGD(std::vector<Tensor> params, double lr, double momentum)
     : Optimizer("SGD", std::move(params)), lr(lr), momentum(momentum) {
-  AG_CHECK(lr >= 0, "SGD", "invalid learning rate " + num(lr) + " (must be >= 0)");
-  AG_CHECK(momentum >= 0, "SGD", "invalid momentum " + num(momentum) + " (must be >= 0)");
+  AG_CHECK(lr >= 0, "SGD", "invalid learning rate " + number_str(lr) + " (must be >= 0)");
+  AG_CHECK(momentum >= 0, "SGD", "invalid momentum " + number_str(momentum) + " (must be >= 0)");
   momentum_buffers_.resize(params_.size());
 }
 
@@ -91,10 +84,12 @@ Adam::Adam(std::vector<Tensor> params, double lr, std::pair<double, double> beta
       beta1(betas.first),
       beta2(betas.second),
       eps(eps) {
-  AG_CHECK(lr >= 0, "Adam", "invalid learning rate " + num(lr) + " (must be >= 0)");
-  AG_CHECK(eps >= 0, "Adam", "invalid eps " + num(eps) + " (must be >= 0)");
-  AG_CHECK(beta1 >= 0 && beta1 < 1, "Adam", "invalid beta1 " + num(beta1) + " (must be in [0, 1))");
-  AG_CHECK(beta2 >= 0 && beta2 < 1, "Adam", "invalid beta2 " + num(beta2) + " (must be in [0, 1))");
+  AG_CHECK(lr >= 0, "Adam", "invalid learning rate " + number_str(lr) + " (must be >= 0)");
+  AG_CHECK(eps >= 0, "Adam", "invalid eps " + number_str(eps) + " (must be >= 0)");
+  AG_CHECK(beta1 >= 0 && beta1 < 1, "Adam",
+           "invalid beta1 " + number_str(beta1) + " (must be in [0, 1))");
+  AG_CHECK(beta2 >= 0 && beta2 < 1, "Adam",
+           "invalid beta2 " + number_str(beta2) + " (must be in [0, 1))");
   for (const Tensor& p : params_) {
     exp_avg_.push_back(zeros(p.shape(), p.dtype()));
     exp_avg_sq_.push_back(zeros(p.shape(), p.dtype()));

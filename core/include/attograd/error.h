@@ -20,6 +20,8 @@ class Error : public std::runtime_error {
 
 // "[2, 3, 4]" — the way shapes appear in every error message.
 std::string shape_str(const std::vector<int64_t>& shape);
+// "0.5", "1e-06": a number as %g prints it, for error messages.
+std::string number_str(double value);
 
 namespace detail {
 [[noreturn]] void throw_error(std::string_view op, const std::string& message);
