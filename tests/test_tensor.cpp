@@ -1,6 +1,7 @@
 // The Tensor handle: creation, dtypes and conversion, reading values, strides
 // and views, the random generator, and PyTorch-style printing.
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "test_util.h"
@@ -384,6 +385,23 @@ TEST(PrintTest, EmptyTensorsSpellOutShapeAndDtype) {
   EXPECT_EQ(to_string(zeros({0}, kInt64)), "tensor([], dtype=int64)");
   EXPECT_EQ(to_string(zeros({0, 3}, kBool)), "tensor([], size=(0, 3), dtype=bool)");
   EXPECT_EQ(to_string(zeros({0}, kFloat64)), "tensor([], dtype=float64)");
+}
+
+}  // namespace
+}  // namespace ag
+
+namespace ag {
+namespace {
+
+TEST(TensorConversionTest, NonFiniteOrHugeValuesDoNotBecomeInt64) {
+  using testing::throws_error;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(throws_error([&] { tensor({1.0, nan}, {2}).to(kInt64); }, {"to", "nan", "int64"}));
+  EXPECT_TRUE(throws_error([] { tensor({1e30}, {1}, kInt64); }, {"tensor", "1e+30", "int64"}));
+  EXPECT_TRUE(throws_error([] { full({2}, -INFINITY, kInt64); }, {"full", "-inf", "int64"}));
+  EXPECT_EQ(tensor({-2.5, 2.5}, {2}).to(kInt64).to_vector(), (std::vector<double>{-2, 2}));
+  EXPECT_EQ(tensor({0.0, 0.5, std::nan("")}, {3}).to(kBool).to_vector(),
+            (std::vector<double>{0, 1, 1}));
 }
 
 }  // namespace

@@ -107,6 +107,21 @@ Storage::~Storage() {
   std::free(allocation_);
 }
 
+// ---- value conversion ----------------------------------------------------------------
+// static_cast from a floating value to int64 is undefined behaviour for NaN,
+// infinities and values outside int64's range: refuse those. Everything else
+// converts as C++ does (toward zero; nonzero -> true).
+namespace {
+template <typename To, typename From>
+To convert(From value, const char* op) {
+  if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
+    AG_CHECK(std::isfinite(value) && value >= -0x1p63 && value < 0x1p63, op,
+             "cannot convert " + number_str(static_cast<double>(value)) + " to int64");
+  }
+  return static_cast<To>(value);
+}
+}  // namespace
+
 // ---- Tensor -------------------------------------------------------------------
 
 const TensorImpl& Tensor::checked() const {
@@ -177,7 +192,7 @@ Tensor Tensor::to(DType target) const {
     using S = decltype(src_tag);
     return dispatch_all(target, [&](auto dst_tag) {
       using D = decltype(dst_tag);
-      return detail::map_unary<S, D>(x, target, [](S v) { return static_cast<D>(v); });
+      return detail::map_unary<S, D>(x, target, [](S v) { return convert<D>(v, "to"); });
     });
   });
   if (is_floating(dtype()) && is_floating(target)) {
@@ -294,7 +309,7 @@ Tensor full(Shape shape, double value, DType dtype) {
   Tensor t = empty(std::move(shape), dtype);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
-    std::fill_n(t.data_ptr<T>(), t.numel(), static_cast<T>(value));
+    std::fill_n(t.data_ptr<T>(), t.numel(), convert<T>(value, "full"));
   });
   return t;
 }
@@ -323,7 +338,7 @@ Tensor tensor(std::vector<double> values, Shape shape, DType dtype) {
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data_ptr<T>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) p[i] = convert<T>(values[i], "tensor");
   });
   return t;
 }
