@@ -273,8 +273,7 @@ TEST(AttentionModulesTest, IntermediatesAreNamedAndWeightsHeatmapReady) {
   Tensor out = additive(randn({2, 1, 3}), randn({2, 5, 2}), randn({2, 5, 2}), lens({2, 5}));
   EXPECT_EQ(out.name(), "output");
   const std::set<std::string> names = graph_names(out);
-  for (const char* name :
-       {"projected_queries", "projected_keys", "features", "scores", "attention_weights"})
+  for (const char* name : {"projected_queries", "projected_keys", "scores", "attention_weights"})
     EXPECT_TRUE(names.count(name)) << name;
   Tensor heatmap = additive.attention_weights().detach();
   EXPECT_EQ(heatmap.shape(), (Shape{2, 1, 5}));

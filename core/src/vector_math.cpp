@@ -11,16 +11,16 @@ namespace {
 // e^x = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2, |r| <= ln 2 / 2.
 // ln 2 is split in two (Cody-Waite) so n ln 2 is subtracted without rounding
 // error; e^r is a degree-7 polynomial (Cephes' expf coefficients); 2^n is
-// built directly in the float's exponent bits.
-inline float exp_one(float x) {
+// built directly in the float's exponent bits, which holds for x in
+// [kExpMin, kExpMax] (2^n stays a normal float).
+constexpr float kExpMin = -87.33654f, kExpMax = 88.0f;
+
+inline float exp_in_range(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-  constexpr float kMin = -87.33654f, kMax = 88.0f;  // 2^n stays a normal float
-  constexpr float kRound = 12582912.0f;             // 1.5 * 2^23: adding it rounds to an integer
-  const bool underflow = x<kMin, overflow = x> kMax, is_nan = x != x;
-  const float xc = is_nan ? 0.0f : (underflow ? kMin : (overflow ? kMax : x));
-  const float n = (xc * kLog2e + kRound) - kRound;
-  const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float n = (x * kLog2e + kRound) - kRound;
+  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
@@ -28,23 +28,33 @@ inline float exp_one(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float er = p * r * r + r + 1.0f;
-  const float two_n = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  const float y = er * two_n;
+  return er * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+}
+
+// e^x for any x: below kExpMin 0, above kExpMax +inf, NaN stays NaN.
+inline float exp_one(float x) {
+  const bool underflow = x < kExpMin;
+  const bool overflow = x > kExpMax;
+  const bool is_nan = x != x;
+  const float y = exp_in_range(is_nan ? 0.0f : (underflow ? kExpMin : (overflow ? kExpMax : x)));
   return is_nan ? x : underflow ? 0.0f : overflow ? std::numeric_limits<float>::infinity() : y;
 }
 
 // tanh|x| = (1 - t) / (1 + t) with t = e^(-2|x|) in (0, 1]; below |x| = 1/4
 // that subtraction cancels, so the odd Taylor series to x^9 takes over there
-// (its first dropped term is under 1e-8 relative).
+// (its first dropped term is under 1e-8 relative). -2|x| is clamped to
+// kExpMin instead of going through exp_one's special cases: t = e^kExpMin
+// already gives exactly 1, and the one division stays one SIMD division (with
+// exp_one, GCC splits it per special case: four divisions per vector).
 inline float tanh_one(float x) {
-  const float a = x < 0 ? -x : x;
-  const float t = exp_one(-2.0f * a);
+  const float a = std::fabs(x);
+  const float t = exp_in_range(-2.0f * a > kExpMin ? -2.0f * a : kExpMin);  // NaN -> kExpMin
   const float large = (1.0f - t) / (1.0f + t);
   const float a2 = a * a;
   const float small =
       a * (1.0f + a2 * (-1.0f / 3 + a2 * (2.0f / 15 + a2 * (-17.0f / 315 + a2 * (62.0f / 2835)))));
-  const float magnitude = a < 0.25f ? small : large;
-  return x != x ? x : (x < 0 ? -magnitude : magnitude);
+  const float magnitude = a >= 0.25f ? large : small;  // NaN: small, which is NaN
+  return std::copysign(magnitude, x);
 }
 
 // Reductions in 16 independent lanes, so the compiler can keep them in one
@@ -75,6 +85,16 @@ inline double sum_of(const float* a, const float* b, int64_t n) {
   return total;
 }
 
+// lane[0] + ... + lane[15], added pairwise (one loop per halving, so each
+// is a SIMD addition of two register halves).
+inline float sum_lanes(float* lane) {
+  static_assert(kLanes == 16);
+  for (int64_t l = 0; l < 8; ++l) lane[l] += lane[l + 8];
+  for (int64_t l = 0; l < 4; ++l) lane[l] += lane[l + 4];
+  for (int64_t l = 0; l < 2; ++l) lane[l] += lane[l + 2];
+  return lane[0] + lane[1];
+}
+
 }  // namespace
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -101,6 +121,40 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
 AG_SIMD_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n) {
   const float s = static_cast<float>(sum_of(g, y, n));
   for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s);
+}
+
+AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, const float* w,
+                                            float* s, int64_t tk, int64_t h) {
+  for (int64_t j = 0; j < tk; ++j) {
+    const float* kj = k + j * h;
+    float lane[kLanes] = {};
+    int64_t x = 0;
+    for (; x + kLanes <= h; x += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) lane[l] += w[x + l] * tanh_one(q[x + l] + kj[x + l]);
+    float total = sum_lanes(lane);
+    for (; x < h; ++x) total += w[x] * tanh_one(q[x] + kj[x]);
+    s[j] = total;
+  }
+}
+
+AG_SIMD_CLONES void additive_scores_backward_row_f32(const float* q, const float* k, const float* w,
+                                                     const float* g, float* __restrict dq,
+                                                     float* __restrict dk, float* __restrict dw,
+                                                     int64_t tk, int64_t h) {
+  for (int64_t x = 0; x < h; ++x) dq[x] = 0;
+  for (int64_t j = 0; j < tk; ++j) {
+    const float* kj = k + j * h;
+    float* dkj = dk + j * h;
+    const float gj = g[j];
+    for (int64_t x = 0; x < h; ++x) {
+      const float t = tanh_one(q[x] + kj[x]);
+      const float u = gj * (1.0f - t * t);  // dL/d(q + k) before the factor w
+      dq[x] += u;
+      dkj[x] += w[x] * u;
+      dw[x] += gj * t;
+    }
+  }
+  for (int64_t x = 0; x < h; ++x) dq[x] *= w[x];
 }
 
 }  // namespace ag::detail

@@ -1,5 +1,5 @@
 // Vectorisable float32 exp and tanh for the hot elementwise loops (softmax,
-// tanh in additive attention). libm's expf/tanhf are scalar calls; these are
+// tanh, additive attention scores). libm's expf/tanhf are scalar calls; these are
 // branch-free polynomials that the compiler turns into SIMD code, built for
 // AVX-512, AVX2 and baseline x86-64 and picked at load time (target_clones).
 // float64 keeps std::exp/std::tanh: it is the precision path for gradcheck.
@@ -20,5 +20,19 @@ void tanh_f32(const float* x, float* y, int64_t n);
 void softmax_row_f32(const float* x, float* y, int64_t n);
 // Its backward for one row: dx = y * (g - sum_k g_k y_k).
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
+
+// One query row of additive_scores (ops_attention.cpp), vectorised over h:
+// q [h], k [tk, h], w [h] -> s [tk] with s[j] = sum_x w[x] tanh(q[x] + k[j, x]).
+// The sum over x uses 16 partial sums (SIMD lanes), added pairwise at the end.
+void additive_scores_row_f32(const float* q, const float* k, const float* w, float* s, int64_t tk,
+                             int64_t h);
+// Its backward for that row, from g = dL/ds [tk], recomputing t = tanh(q + k[j]):
+//   dq[x]     = w[x] sum_j g[j] (1 - t^2)   (written)
+//   dk[j, x] += w[x] g[j] (1 - t^2)         (accumulated, dk [tk, h])
+//   dw[x]    += sum_j g[j] t                (accumulated)
+// dq, dk and dw must not overlap each other or the inputs.
+void additive_scores_backward_row_f32(const float* q, const float* k, const float* w,
+                                      const float* g, float* dq, float* dk, float* dw, int64_t tk,
+                                      int64_t h);
 
 }  // namespace ag::detail

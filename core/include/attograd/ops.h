@@ -20,7 +20,8 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& base, double exponent);
 Tensor pow(const Tensor& base, const Tensor& exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);  // elementwise; gradient to the larger (a on ties)
+// elementwise; gradient to the larger (a on ties)
+Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
@@ -107,6 +108,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // ---- softmax family (ops_softmax.cpp) ----------------------------------------
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// ---- attention scores (ops_attention.cpp) ------------------------------------
+// Additive (Bahdanau) attention scores, fused:
+//   scores[b, i, j] = sum_x w[x] tanh(q[b, i, x] + k[b, j, x])
+// q [B, Tq, h], k [B, Tk, h], w [h] -> [B, Tq, Tk], one floating dtype, no
+// broadcasting. Equals sum(w * tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), -1)
+// without materialising that [B, Tq, Tk, h] tensor, forward or backward.
+Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w);
 
 // ---- random and losses (ops_loss.cpp) ----------------------------------------
 // Inverted dropout: in training, zero each element with probability p and scale

@@ -48,6 +48,9 @@ class DotProductAttention : public Module {
 // Additive attention: w_v^T tanh(W_q q + W_k k); queries and keys may differ
 // in size. Parameters W_k.weight [h, key_size], W_q.weight [h, query_size],
 // w_v.weight [1, h] (no biases), registered in that order as in d2l.
+// The scores come from the fused ag::additive_scores, so d2l's [B, Tq, Tk, h]
+// "features" tensor is never materialised (nor named): the graph goes
+// projected_queries, projected_keys -> scores -> attention_weights -> output.
 class AdditiveAttention : public Module {
  public:
   AdditiveAttention(int64_t key_size, int64_t query_size, int64_t num_hiddens,
