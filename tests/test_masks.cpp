@@ -408,3 +408,64 @@ TEST(MaskConversionTest, BadConversions) {
 
 }  // namespace
 }  // namespace ag
+
+namespace ag {
+namespace {
+
+// The fused kernel behind masked_softmax against its composed definition,
+// with keep masks of every broadcast form and both fully-masked-row modes.
+TEST(MaskedSoftmaxKernelTest, MatchesTheComposedOpsForwardAndBackward) {
+  manual_seed(7);
+  const Shape shape{2, 3, 5};
+  const std::vector<Tensor> keeps = {
+      lt(rand({2, 3, 5}), full({}, 0.6)),                        // full
+      tensor({1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, {2, 1, 5}, kBool),  // key padding, a masked item
+      causal_mask(3, 5),                                         // [Tq, Tk]
+      tensor({1, 0, 1}, {3, 1}, kBool),                          // whole rows
+  };
+  for (const Tensor& keep : keeps) {
+    for (bool zero_masked : {false, true}) {
+      for (DType dtype : {kFloat32, kFloat64}) {
+        Tensor x = (randn(shape, dtype) * 3.0).requires_grad_();
+        const Tensor w = randn(shape, dtype);
+        const Tensor fused = masked_softmax_last(x, keep, -1e6, zero_masked);
+        sum(fused * w).backward();
+        const Tensor fused_grad = x.grad();
+        x.zero_grad();
+        Tensor composed = softmax(where(keep, x, -1e6), -1);
+        if (zero_masked) composed = where(keep, composed, 0.0);
+        sum(composed * w).backward();
+        EXPECT_TRUE(testing::all_close(fused, composed, 1e-6, 1e-5)) << shape_str(keep.shape());
+        EXPECT_TRUE(testing::all_close(fused_grad, x.grad(), 1e-6, 1e-5))
+            << shape_str(keep.shape());
+      }
+    }
+  }
+}
+
+TEST(MaskedSoftmaxKernelTest, Gradcheck) {
+  const Tensor keep = tensor({1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 1, 0}, {2, 2, 3}, kBool);
+  for (bool zero_masked : {false, true}) {
+    EXPECT_TRUE(testing::grad_ok(
+        [&](const std::vector<Tensor>& in) {
+          return masked_softmax_last(in[0], keep, kD2lMaskValue, zero_masked);
+        },
+        {testing::leaf64({2, 2, 3})}));
+  }
+}
+
+TEST(MaskedSoftmaxKernelTest, BadInput) {
+  EXPECT_TRUE(testing::throws_error(
+      [] {
+        masked_softmax_last(ones({2, 3}), ones({2, 3}), 0, false);
+      },
+      {"masked_softmax", "bool", "[2, 3]"}));
+  EXPECT_TRUE(testing::throws_error(
+      [] {
+        masked_softmax_last(ones({2, 3}), ones({4}, kBool), 0, false);
+      },
+      {"masked_softmax", "[4]", "[2, 3]"}));
+}
+
+}  // namespace
+}  // namespace ag

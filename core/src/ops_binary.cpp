@@ -36,6 +36,16 @@ Tensor scalar_like(double value, const Tensor& t) {
   return scalar_tensor(value, t.dtype());
 }
 
+// Which operands want a gradient. A backward skips the other one: for
+// `scores / sqrt(d)` that saves three full-size ops and a reduction whose
+// result the engine would throw away.
+struct NeedsGrad {
+  bool a, b;
+};
+NeedsGrad needs_grad(const Tensor& a, const Tensor& b) {
+  return {a.requires_grad(), b.requires_grad()};
+}
+
 }  // namespace
 
 // out = a + b  =>  dL/da = g, dL/db = g
@@ -48,16 +58,19 @@ Tensor add(const Tensor& a, const Tensor& b) {
 // out = a - b  =>  dL/da = g, dL/db = -g
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor out = arithmetic(a, b, "sub", [](auto x, auto y) { return x - y; });
-  record(out, "SubBackward", {a, b}, [](const Tensor& g) { return grads{g, neg(g)}; });
+  record(out, "SubBackward", {a, b}, [need_b = b.requires_grad()](const Tensor& g) {
+    return grads{g, need_b ? neg(g) : Tensor()};
+  });
   return out;
 }
 
 // out = a * b  =>  dL/da = g * b, dL/db = g * a
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = arithmetic(a, b, "mul", [](auto x, auto y) { return x * y; });
-  record(out, "MulBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
-    return grads{mul(g, b_), mul(g, a_)};
-  });
+  record(out, "MulBackward", {a, b},
+         [a_ = a.detach(), b_ = b.detach(), need = needs_grad(a, b)](const Tensor& g) {
+           return grads{need.a ? mul(g, b_) : Tensor(), need.b ? mul(g, a_) : Tensor()};
+         });
   return out;
 }
 
@@ -69,9 +82,11 @@ Tensor div(const Tensor& a, const Tensor& b) {
     for (double v : b.to_vector()) AG_CHECK(v != 0, "div", "integer division by zero");
   }
   Tensor out = arithmetic(a, b, "div", [](auto x, auto y) { return x / y; });
-  record(out, "DivBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
-    return grads{div(g, b_), neg(div(mul(g, a_), mul(b_, b_)))};
-  });
+  record(out, "DivBackward", {a, b},
+         [a_ = a.detach(), b_ = b.detach(), need = needs_grad(a, b)](const Tensor& g) {
+           return grads{need.a ? div(g, b_) : Tensor(),
+                        need.b ? neg(div(mul(g, a_), mul(b_, b_))) : Tensor()};
+         });
   return out;
 }
 

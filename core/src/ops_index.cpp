@@ -34,10 +34,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
          detail::broadcast_strides(b, shape)},
         [&](const std::array<int64_t, 3>& off) { o[i++] = c[off[0]] ? pa[off[1]] : pb[off[2]]; });
   });
-  record(out, "WhereBackward", {a, b}, [cond_ = cond.detach()](const Tensor& g) {
-    const Tensor zero = zeros({}, g.dtype());
-    return grads{where(cond_, g, zero), where(cond_, zero, g)};
-  });
+  // (an operand that needs no gradient, like the fill value of masked_fill, is skipped)
+  record(out, "WhereBackward", {a, b},
+         [cond_ = cond.detach(), need_a = a.requires_grad(),
+          need_b = b.requires_grad()](const Tensor& g) {
+           const Tensor zero = zeros({}, g.dtype());
+           return grads{need_a ? where(cond_, g, zero) : Tensor(),
+                        need_b ? where(cond_, zero, g) : Tensor()};
+         });
   return out;
 }
 

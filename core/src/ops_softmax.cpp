@@ -26,6 +26,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "elementwise.h"
 #include "parallel.h"
 #include "vector_math.h"
 
@@ -205,7 +206,106 @@ Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node
   return y;
 }
 
+// ---- masked softmax over the last axis ----------------------------------------------
+// Rows are the last axis of x (contiguous, n entries); keep (broadcast to x)
+// may have any strides, so each row gets its own keep offset and the keep
+// row is walked with keep's last stride (0 when one flag covers the row).
+
+struct KeepRows {
+  std::vector<int64_t> offset;  // keep offset of each row
+  int64_t stride;               // keep's stride along the last axis
+  const bool* data;
+};
+
+KeepRows keep_rows(const Tensor& keep, const Shape& shape) {
+  const Shape strides = detail::broadcast_strides(keep, shape);
+  const Shape rows_shape(shape.begin(), shape.end() - 1);
+  const Shape row_strides(strides.begin(), strides.end() - 1);
+  KeepRows rows{{}, strides.back(), keep.data_ptr<bool>()};
+  rows.offset.reserve(static_cast<size_t>(shape_numel(rows_shape)));
+  detail::for_each_offset<1>(rows_shape, {row_strides}, [&](const std::array<int64_t, 1>& off) {
+    rows.offset.push_back(off[0]);
+  });
+  return rows;
+}
+
+// y = softmax(where(k, x, fill)), then y = 0 where !k if zero_masked.
+template <typename T>
+void masked_forward_row(const T* x, const bool* k, int64_t k_stride, T* y, int64_t n, T fill,
+                        bool zero_masked) {
+  for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? x[j] : fill;
+  if constexpr (std::is_same_v<T, float>) {
+    detail::softmax_row_f32(y, y, n);  // in place: each entry is read before it is written
+  } else {
+    forward_row<T, false>(y, y, n);
+  }
+  if (zero_masked)
+    for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? y[j] : T(0);
+}
+
+// dx = k * y * (g~ - sum_j g~_j y_j), g~ = zero_masked ? k * g : g.
+// (With zero_masked, y is 0 where k is false, so the output y stands in for
+// the unmasked softmax in the sum: every masked term has g~ = 0 anyway.)
+template <typename T>
+void masked_backward_row(const T* y, const T* g, const bool* k, int64_t k_stride, T* dx, int64_t n,
+                         bool zero_masked) {
+  double s = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (k[j * k_stride] || !zero_masked) s += static_cast<double>(g[j]) * y[j];
+  const T sum = static_cast<T>(s);
+  for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? y[j] * (g[j] - sum) : T(0);
+}
+
 }  // namespace
+
+Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, bool zero_masked) {
+  const char* op = "masked_softmax";
+  AG_CHECK(x.defined() && keep.defined(), op, "undefined tensor");
+  AG_CHECK(is_floating(x.dtype()) && x.dim() >= 1, op,
+           std::string("expected floating-point scores of rank >= 1, got ") +
+               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
+  AG_CHECK(keep.dtype() == kBool, op,
+           std::string("keep mask must be bool, got ") + dtype_name(keep.dtype()) + " " +
+               shape_str(keep.shape()));
+  AG_CHECK(broadcast_shapes(keep.shape(), x.shape(), op) == x.shape(), op,
+           "keep mask of shape " + shape_str(keep.shape()) +
+               " does not broadcast to the scores' shape " + shape_str(x.shape()));
+  const Tensor xc = x.detach().contiguous();
+  const int64_t n = x.size(-1);
+  const KeepRows rows = keep_rows(keep, x.shape());
+  Tensor y = empty(x.shape(), x.dtype());
+  dispatch_floating(x.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = xc.data_ptr<T>();
+    T* py = y.data_ptr<T>();
+    detail::parallel_for(
+        static_cast<int64_t>(rows.offset.size()),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r)
+            masked_forward_row<T>(px + r * n, rows.data + rows.offset[static_cast<size_t>(r)],
+                                  rows.stride, py + r * n, n, static_cast<T>(fill), zero_masked);
+        },
+        std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)));
+  });
+  record(y, "MaskedSoftmaxBackward", {x},
+         [y_ = y.detach(), keep_ = keep.detach(), zero_masked](const Tensor& g) {
+           const Tensor gc = g.contiguous();
+           const int64_t n = y_.size(-1);
+           const KeepRows rows = keep_rows(keep_, y_.shape());
+           Tensor dx = empty(y_.shape(), y_.dtype());
+           dispatch_floating(y_.dtype(), "masked_softmax", [&](auto tag) {
+             using T = decltype(tag);
+             for (size_t r = 0; r < rows.offset.size(); ++r) {
+               const int64_t at = static_cast<int64_t>(r) * n;
+               masked_backward_row<T>(y_.data_ptr<T>() + at, gc.data_ptr<T>() + at,
+                                      rows.data + rows.offset[r], rows.stride,
+                                      dx.data_ptr<T>() + at, n, zero_masked);
+             }
+           });
+           return grads{dx};
+         });
+  return y;
+}
 
 Tensor softmax(const Tensor& x, int64_t dim) {
   return softmax_op<false>(x, dim, "softmax", "SoftmaxBackward");

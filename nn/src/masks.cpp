@@ -116,12 +116,13 @@ Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows 
                " does not broadcast to the scores' shape " + shape_str(scores.shape()));
   // Masked scores -> mask_value: a masked key gets exp(mask_value - max) = 0,
   // and a row with every key masked is constant, so its softmax is 1/Tk.
-  const Tensor filled = where(keep_mask, scores, mask_value);
-  const Tensor weights = softmax(filled, -1);
-  if (fully_masked_rows == MaskedRows::Uniform) return weights;
-  // Zero: masked weights -> 0. Partially masked rows are unchanged (their
-  // masked weights are already 0); fully masked rows become all 0.
-  return where(keep_mask, weights, 0.0);
+  // Zero then sets masked weights to 0: partially masked rows are unchanged
+  // (their masked weights are already 0), fully masked rows become all 0.
+  // One fused kernel does both; as composed ops it reads
+  //   w = softmax(where(keep_mask, scores, mask_value), -1);
+  //   Zero: w = where(keep_mask, w, 0)
+  // (tests/test_masks.cpp checks the kernel against exactly that).
+  return masked_softmax_last(scores, keep_mask, mask_value, fully_masked_rows == MaskedRows::Zero);
 }
 
 Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const Tensor& attn_mask,

@@ -108,6 +108,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // ---- softmax family (ops_softmax.cpp) ----------------------------------------
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
+// Softmax over the last axis of where(keep, x, fill), in one pass and without
+// materialising the filled scores (the kernel behind nn's masked softmax).
+// keep is bool and broadcasts to x. With zero_masked, weights where keep is
+// false come out 0 (so a fully masked row is all 0); otherwise a fully
+// masked row is uniform (every entry is `fill`). Its composed reference:
+//   w = softmax(where(keep, x, fill), -1);  zero_masked ? where(keep, w, 0) : w
+Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, bool zero_masked);
 
 // ---- attention scores (ops_attention.cpp) ------------------------------------
 // Additive (Bahdanau) attention scores, fused:
