@@ -2,15 +2,18 @@
 // first call, and holds the pieces of the driver (gemm_driver.h) that need
 // no template: the per-thread packing buffer and the thread split.
 //
-// The kernel versions, from docs/matmul.md (float32, one thread, square
-// N = 1024, GFLOP/s on the AMD EPYC (Zen 4, AVX-512) machine they were
-// measured on; its FMA peak is about 116 GFLOP/s per core):
-//   naive         i-j-k triple loop (gemm_naive.cpp)                     TBD
-//   scalar        blocked, B packed, 6 x 8 C++ tile (gemm_scalar.cpp)    TBD
-//   avx2          same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)    TBD
-//   avx512        same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)     TBD
-//   neon          same driver, 6 x 16 NEON tile (gemm_neon.cpp)          not measured (AArch64)
-//   OpenBLAS 0.3.21 cblas_sgemm on the same machine                      TBD
+// The kernel versions, each a step of docs/matmul.md, in float32 GFLOP/s at
+// N = 1024 on one thread (best of several bench_gemm runs on the AMD EPYC,
+// Zen 4, 2-core machine they were developed on; its FMA peak is 117 GFLOP/s
+// per core):
+//   naive   i-j-k triple loop (gemm_naive.cpp)                           0.6
+//   scalar  blocked driver, B packed, 6 x 8 plain C++ tile               24
+//           (gemm_scalar.cpp; GCC -O3 vectorizes it with SSE2)
+//   avx2    same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)          102
+//   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)           108
+//   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp)                AArch64, not measured
+//   avx512 on 2 threads                                                  201
+//   OpenBLAS 0.3.21 cblas_sgemm, its AVX-512 kernel, 1 thread            102
 #include <algorithm>
 #include <new>
 #include <numeric>

@@ -8,24 +8,26 @@
 //   for jc in columns, step NC                 B panel: KC x NC, lives in L2
 //     for pc in k, step KC
 //       pack op(B)[pc:pc+KC, jc:jc+NC] into NR-wide slivers
-//       for i in rows, step MR                 A sliver: MR x KC, lives in L1
-//         for jr in the panel, step NR
-//           micro-kernel: C[i:i+MR, jc+jr:jc+jr+NR] (+)= A sliver @ B sliver
+//       for ic in rows, step MC                (a transposed A: pack MC rows)
+//         for i in the block, step MR          A sliver: MR x KC, lives in L1
+//           for jr in the panel, step NR
+//             micro-kernel: C[i:i+MR, jc+jr:jc+jr+NR] (+)= A sliver @ B sliver
 //
 //            KC                  NC                          NC
 //        +--------+     +--+--+--+--+--+          +--+--+--+--+--+
 //     MR |A sliver| x KC|  |  |  |  |  | NR wide = |  |C |  |  |  | MR
 //        +--------+     +--+--+--+--+--+          +--+--+--+--+--+
 //
-// The A sliver (6 rows x KC, at most 9 KB) is read straight from A, not packed:
-// six row streams (or, for a transposed A, six adjacent columns) prefetch
-// well, and the sliver stays in L1 while the jr loop sweeps the whole B panel
-// past it, so packing A would only add a copy. B is packed: a sliver of
-// op(B) must be KC rows of NR contiguous values for the vector loads, which a
-// transposed B is not, and a plain B with a large power-of-two row stride
-// maps its rows onto a few cache sets. A small untransposed B (at most
-// kDirectBBytes) is read in place instead: it stays in L2 whatever its stride,
-// and small products are the ones for which the copy would cost the most.
+// An untransposed A is read in place, not packed: the sliver's six rows are
+// six streams the prefetcher follows, and the sliver (6 x KC, at most 9 KB)
+// stays in L1 while the jr loop sweeps the whole B panel past it, so packing
+// would only add a copy. A transposed A is packed, MC rows at a time (see
+// pack_a_transposed). B is packed: a sliver of op(B) must be KC rows of NR
+// contiguous values for the vector loads, which a transposed B is not, and a
+// plain B with a large power-of-two row stride maps its rows onto a few cache
+// sets. A small untransposed B (at most kDirectBBytes) is read in place
+// instead: it stays in L2 whatever its stride, and small products are the
+// ones for which the copy would cost the most.
 //
 // Blocking, chosen for a 32 KB L1 and a 1 MB L2 per core (AMD Zen 4 here;
 // Intel's are similar) and the same for every path:
