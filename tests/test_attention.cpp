@@ -16,19 +16,9 @@ using testing::grad_ok;
 using testing::leaf64;
 using testing::throws_error;
 
-Tensor lens(std::vector<double> values, Shape shape = {}) {
-  return tensor(std::move(values), std::move(shape), kInt64);
-}
-
-Tensor bools(std::vector<double> values, Shape shape) {
-  return tensor(std::move(values), std::move(shape), kBool);
-}
-
-bool has_nan(const Tensor& t) {
-  for (double v : t.to_vector())
-    if (std::isnan(v)) return true;
-  return false;
-}
+using testing::bools;
+using testing::has_nan;
+using testing::lens;
 
 // Names of every tensor in the graph that produced t (for the viewer).
 std::set<std::string> graph_names(const Tensor& t) {

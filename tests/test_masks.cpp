@@ -14,19 +14,9 @@ using testing::grad_ok;
 using testing::leaf64;
 using testing::throws_error;
 
-Tensor lens(std::vector<double> values, Shape shape = {}) {
-  return tensor(std::move(values), std::move(shape), kInt64);
-}
-
-Tensor bools(std::vector<double> values, Shape shape) {
-  return tensor(std::move(values), std::move(shape), kBool);
-}
-
-bool has_nan(const Tensor& t) {
-  for (double v : t.to_vector())
-    if (std::isnan(v)) return true;
-  return false;
-}
+using testing::bools;
+using testing::has_nan;
+using testing::lens;
 
 // Sum over the last axis, as a flat vector.
 std::vector<double> row_sums(const Tensor& t) {

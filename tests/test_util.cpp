@@ -60,6 +60,20 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return all_close(actual, reshape(tensor(expected, {}, kFloat64), actual.shape()), atol, rtol);
 }
 
+Tensor lens(std::vector<double> values, Shape shape) {
+  return tensor(std::move(values), std::move(shape), kInt64);
+}
+
+Tensor bools(std::vector<double> values, Shape shape) {
+  return tensor(std::move(values), std::move(shape), kBool);
+}
+
+bool has_nan(const Tensor& t) {
+  for (double v : t.to_vector())
+    if (std::isnan(v)) return true;
+  return false;
+}
+
 Tensor leaf64(const Shape& shape, double low, double high) {
   return uniform(shape, low, high, kFloat64).requires_grad_();
 }

@@ -28,6 +28,12 @@ double max_abs_diff(const Tensor& a, const Tensor& b);
 ::testing::AssertionResult all_close(const Tensor& actual, const std::vector<double>& expected,
                                      double atol = 1e-5, double rtol = 1e-5);
 
+// int64 lengths and bool masks from literal values; an empty shape means 1-D.
+Tensor lens(std::vector<double> values, Shape shape = {});
+Tensor bools(std::vector<double> values, Shape shape);
+// True when any element is NaN.
+bool has_nan(const Tensor& t);
+
 // float64 random leaves that require grad.
 Tensor leaf64(const Shape& shape, double low = -1.0, double high = 1.0);
 
