@@ -7,7 +7,9 @@ per-call microseconds of forward (under torch.no_grad()) and forward+backward
 Prints one line per case, "<kind>/<shape>/<forward|forward_backward> <us>",
 after a "# configuration" header. Run with /usr/bin/python3 (it has torch);
 ATEN_CPU_CAPABILITY=avx512 is set when the CPU has avx512f and the variable
-is not already set.
+is not already set, and so is OPENBLAS_CORETYPE=SkylakeX: Debian's torch
+does its matrix products through the system BLAS (OpenBLAS 0.3.21), which
+misdetects AVX-512 CPUs and would otherwise run its generic kernel.
 """
 import os
 import re
@@ -23,8 +25,9 @@ def has_avx512f():
         return False
 
 
-if "ATEN_CPU_CAPABILITY" not in os.environ and has_avx512f():
-    os.environ["ATEN_CPU_CAPABILITY"] = "avx512"  # must be set before importing torch
+if has_avx512f():  # both must be set before torch (and its BLAS) load
+    os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
+    os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
 
 import torch  # noqa: E402
 
@@ -78,7 +81,8 @@ def main():
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}, "
           f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', '(unset)')}, "
           f"CPU capability {capability.group(1) if capability else '?'}, "
-          f"BLAS {blas.group(1) if blas else '?'}")
+          f"BLAS {blas.group(1) if blas else '?'}, "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     only = sys.argv[1] if len(sys.argv) > 1 else ""
     for kind in ("dot", "additive"):
         for shape in ("toy", "b8_t128", "b8_t512"):
