@@ -7,13 +7,14 @@
 // Zen 4, 2-core machine they were developed on; its FMA peak is 117 GFLOP/s
 // per core):
 //   naive   i-j-k triple loop (gemm_naive.cpp)                           0.6
-//   scalar  blocked driver, B packed, 6 x 8 plain C++ tile               24
+//   scalar  blocked driver, B packed, 6 x 8 plain C++ tile               22
 //           (gemm_scalar.cpp; GCC -O3 vectorizes it with SSE2)
-//   avx2    same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)          102
-//   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)           108
-//   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp)                AArch64, not measured
+//   avx2    same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)          101
+//   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)           106
+//   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp)                AArch64: tested
+//                                                                        under QEMU, not timed
 //   avx512 on 2 threads                                                  201
-//   OpenBLAS 0.3.21 cblas_sgemm, its AVX-512 kernel, 1 thread            102
+//   OpenBLAS 0.3.21 cblas_sgemm, its AVX-512 kernel, 1 thread             98
 #include <algorithm>
 #include <new>
 #include <numeric>
@@ -47,23 +48,32 @@ void* gemm_scratch(size_t bytes) {
 // Below this many flops (about 20 microseconds on one core) waking a second
 // thread costs more than it saves.
 constexpr double kMinParallelFlops = 2e6;
+// Threads take tasks from a shared counter, so with several tasks each, a
+// thread slowed down (say, by another process on its core) ends up taking
+// fewer and the others more, instead of everyone waiting for it.
+constexpr int64_t kTasksPerThread = 4;
+// The narrowest column block worth a task, in micro-kernel widths: each A
+// sliver is loaded once per block and reused across it. Row blocks are at
+// least twice as many 6-row slivers (48 rows: one block of a packed
+// transposed A).
+constexpr int64_t kMinBlockSlivers = 4;
 
 GemmSplit plan_gemm_split(const GemmShape& s, int nr) {
   GemmSplit split;
-  const int64_t threads = get_num_threads();
+  split.threads = get_num_threads();
   const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.M) *
                        static_cast<double>(s.N) * static_cast<double>(s.K);
-  if (threads <= 1 || flops < kMinParallelFlops) return split;
-  // Cut each batch item into just enough parts that batch * parts is a
-  // multiple of the thread count: whole batch items when there are enough of
-  // them, else column blocks (each thread packs only its own part of B), else
-  // row blocks.
-  const int64_t parts = threads / std::gcd(s.batch, threads);
+  if (split.threads <= 1 || flops < kMinParallelFlops) return split;
+  // Whole batch items when there are enough of them; else each item's C is
+  // cut into column blocks first (each task then packs only its own part of
+  // B), then into row blocks (each of which packs the same B again).
+  const int64_t wanted = (split.threads * kTasksPerThread + s.batch - 1) / s.batch;
   const int64_t col_units = (s.N + nr - 1) / nr;
   const int64_t row_units = (s.M + kMR - 1) / kMR;
-  split.col_parts = std::min(parts, col_units);
-  split.row_parts = std::min((parts + split.col_parts - 1) / split.col_parts, row_units);
-  split.parallel = true;
+  split.col_parts = std::max<int64_t>(1, std::min(wanted, col_units / kMinBlockSlivers));
+  split.row_parts = std::max<int64_t>(1, std::min((wanted + split.col_parts - 1) / split.col_parts,
+                                                  row_units / (2 * kMinBlockSlivers)));
+  split.parallel = s.batch * split.row_parts * split.col_parts > 1;
   return split;
 }
 

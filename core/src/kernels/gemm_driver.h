@@ -38,12 +38,14 @@
 // 1024 are all within a few percent of this.
 //
 // Threads: the C of each batch item is cut into row_parts x col_parts blocks
-// (plan_gemm_split), and ag::detail::parallel_for hands whole (batch item,
-// block) tasks to the threads. Every C element is still summed over k in the
-// same order, so the result does not depend on the number of threads.
+// (plan_gemm_split), and the threads of ag::detail::parallel_for take (batch
+// item, block) tasks from a shared counter. Every C element is still summed
+// over k in the same order, so the result does not depend on the number of
+// threads.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -95,11 +97,12 @@ inline void store_partial_tile(const T* tile, int stride, const MicroTile<T>& t)
 void* gemm_scratch(size_t bytes);
 
 struct GemmSplit {
+  int threads = 1;                       // get_num_threads() when planned
   int64_t row_parts = 1, col_parts = 1;  // blocks per batch item's C
   bool parallel = false;                 // false: run every task on the calling thread
 };
-// How to share one gemm among get_num_threads() threads when the micro-kernel
-// is NR columns wide.
+// How to cut one gemm into tasks for get_num_threads() threads when the
+// micro-kernel is NR columns wide.
 GemmSplit plan_gemm_split(const GemmShape& s, int nr);
 
 // [begin, end) of part `part` of `parts` near-equal parts of [0, extent),
@@ -250,20 +253,23 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
   }
   const GemmSplit split = plan_gemm_split(s, Kernel::kNR);
   const int64_t parts = split.row_parts * split.col_parts;
-  auto run_tasks = [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t b = task / parts, part = task % parts;
-      const auto [m0, m1] = part_range(s.M, kMR, split.row_parts, part / split.col_parts);
-      const auto [n0, n1] = part_range(s.N, Kernel::kNR, split.col_parts, part % split.col_parts);
-      gemm_block<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, m0, m1, n0,
-                         n1);
-    }
+  const int64_t tasks = s.batch * parts;
+  auto run_task = [&](int64_t task) {
+    const int64_t b = task / parts, part = task % parts;
+    const auto [m0, m1] = part_range(s.M, kMR, split.row_parts, part / split.col_parts);
+    const auto [n0, n1] = part_range(s.N, Kernel::kNR, split.col_parts, part % split.col_parts);
+    gemm_block<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, m0, m1, n0,
+                       n1);
   };
-  if (split.parallel) {
-    ag::detail::parallel_for(s.batch * parts, run_tasks);
-  } else {
-    run_tasks(0, s.batch * parts);
+  if (!split.parallel) {
+    for (int64_t task = 0; task < tasks; ++task) run_task(task);
+    return;
   }
+  // One loop per thread, each taking the next task until none are left.
+  std::atomic<int64_t> next{0};
+  ag::detail::parallel_for(split.threads, [&](int64_t, int64_t) {
+    for (int64_t task = next++; task < tasks; task = next++) run_task(task);
+  });
 }
 
 // ---- the paths (one translation unit each) -----------------------------------------------------
