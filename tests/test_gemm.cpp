@@ -1,8 +1,8 @@
 // kernels::gemm: every path this CPU has (scalar and each SIMD kernel, and
 // gemm() itself) against the naive reference, on awkward sizes, transposed
 // operands, strided and broadcast batches, zero-size dimensions, float32 and
-// float64, beta 0 and 1, and 1 and 2 threads (3 for the batch splits); plus
-// the thread pool.
+// float64, beta 0 and 1, and 1 and 2 threads (3 as well for the work
+// split); plus the thread pool.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -297,17 +297,16 @@ TEST_F(GemmTest, StridedBatches) {
   }
 }
 
-// Large enough to be shared among threads: with 2 threads, a batch of 3
-// (odd, so each item is also cut in two column blocks) and of 4 (whole
-// items); with 3 threads, each item of 4 is cut in three.
-TEST_F(GemmTest, BatchesSplitAcrossThreads) {
-  for (int64_t batch : {3, 4}) {
+// Large enough to be shared among threads, and wide and tall enough that
+// each item is cut in column and row blocks as well (for every kernel width).
+TEST_F(GemmTest, WorkSplitAcrossThreads) {
+  for (int64_t batch : {1, 3}) {
     for (int t = 0; t < 4; ++t) {
       Case c;
       c.batch = batch;
-      c.M = 65;
-      c.N = 129;
-      c.K = 63;
+      c.M = 97;
+      c.N = 520;
+      c.K = 33;
       c.trans_a = t & 1;
       c.trans_b = t & 2;
       check_both_types(c, {1, 2, 3});
