@@ -141,7 +141,7 @@ ThreadPool& pool() {
 }  // namespace
 
 void set_num_threads(int n) {
-  check(n >= 1, "set_num_threads", "expected at least 1 thread, got " + std::to_string(n));
+  AG_CHECK(n >= 1, "set_num_threads", "expected at least 1 thread, got " + std::to_string(n));
   g_num_threads.store(n);
 }
 

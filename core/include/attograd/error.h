@@ -27,11 +27,6 @@ namespace detail {
 [[noreturn]] void throw_error(std::string_view op, const std::string& message);
 }  // namespace detail
 
-// TEMPORARY until the kernels use AG_CHECK.
-inline void check(bool condition, const char* op, const std::string& message) {
-  if (!condition) detail::throw_error(op, message);
-}
-
 }  // namespace ag
 
 // AG_CHECK(condition, op, message): throws ag::Error(op + ": " + message) when

@@ -131,8 +131,8 @@ GemmFn<T> path_function(GemmPath path) {
 
 template <typename T>
 void run_path(GemmPath path, const GemmShape& s, const T* A, const T* B, T* C) {
-  check(path_available(path), "gemm_with_path",
-        std::string("the ") + gemm_path_name(path) + " kernel is not available on this CPU");
+  AG_CHECK(path_available(path), "gemm_with_path",
+           std::string("the ") + gemm_path_name(path) + " kernel is not available on this CPU");
   path_function<T>(path)(s, A, B, C);
 }
 
