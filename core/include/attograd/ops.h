@@ -13,7 +13,9 @@ namespace ag {
 
 // ---- elementwise binary (ops_binary.cpp) ------------------------------------
 // Both operands must share a dtype (no silent promotion); a scalar takes the
-// tensor's dtype.
+// tensor's dtype. int64 division truncates toward zero (PyTorch's
+// div(..., rounding_mode="trunc"), not its float-returning `/`); a zero
+// divisor throws.
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
