@@ -14,7 +14,8 @@ namespace {
 // One character per weight, darker = larger: a heatmap that needs no window.
 void print_heatmap(const std::string& title, const ag::Tensor& weights) {
   static const std::string shades = " .:-=+*#%@";
-  std::cout << title << " (" << ag::shape_str(weights.shape()) << ", rows = queries, cols = keys)\n";
+  std::cout << title << " (" << ag::shape_str(weights.shape())
+            << ", rows = queries, cols = keys)\n";
   const ag::Tensor w = ag::reshape(weights.detach(), {-1, weights.size(-1)});
   const std::vector<double> values = w.to_vector();
   for (int64_t row = 0; row < w.size(0); ++row) {

@@ -131,8 +131,11 @@ TEST(AutogradTest, BroadcastGradientsAreSummedToTheInputShape) {
 }
 
 TEST(AutogradTest, SumToShapeRejectsShapesThatDoNotBroadcast) {
-  EXPECT_TRUE(throws_error([] { sum_to_shape(ones({2, 3}), {4}, "FooBackward", 1); },
-                           {"autograd", "FooBackward", "[2, 3]", "[4]", "input 1"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        sum_to_shape(ones({2, 3}), {4}, "FooBackward", 1);
+      },
+      {"autograd", "FooBackward", "[2, 3]", "[4]", "input 1"}));
   EXPECT_EQ(sum_to_shape(ones({2, 3}), {1, 3}, "X", 0).shape(), (Shape{1, 3}));
   EXPECT_TRUE(all_close(sum_to_shape(ones({4, 2, 3}), {3}, "X", 0), {8.0, 8.0, 8.0}));
 }
@@ -149,7 +152,8 @@ TEST(GradcheckTest, ReportsTheWorstElementOfABrokenGradient) {
   // A deliberately wrong backward: y = x^2 claiming dy/dx = x.
   auto broken_square = [](const std::vector<Tensor>& in) {
     Tensor y = in[0].detach() * in[0].detach();
-    record(y, "BrokenBackward", {in[0]}, [x = in[0].detach()](const Tensor& g) { return grads{g * x}; });
+    record(y, "BrokenBackward", {in[0]},
+           [x = in[0].detach()](const Tensor& g) { return grads{g * x}; });
     return y;
   };
   Tensor x = tensor({1.0, -3.0, 2.0}, {3}, kFloat64).requires_grad_();
@@ -163,8 +167,9 @@ TEST(GradcheckTest, ReportsTheWorstElementOfABrokenGradient) {
 
 TEST(GradcheckTest, RejectsFloat32Inputs) {
   Tensor x = rand({2}).requires_grad_();
-  EXPECT_TRUE(throws_error([&] { gradcheck([](const std::vector<Tensor>& in) { return in[0]; }, {x}); },
-                           {"gradcheck", "float64"}));
+  EXPECT_TRUE(
+      throws_error([&] { gradcheck([](const std::vector<Tensor>& in) { return in[0]; }, {x}); },
+                   {"gradcheck", "float64"}));
 }
 
 }  // namespace

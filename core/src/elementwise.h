@@ -84,8 +84,9 @@ Tensor map_binary(const Tensor& a, const Tensor& b, const char* op, DType out_dt
     return out;
   }
   int64_t i = 0;
-  for_each_offset<2>(shape, {broadcast_strides(a, shape), broadcast_strides(b, shape)},
-                     [&](const std::array<int64_t, 2>& off) { o[i++] = fn(pa[off[0]], pb[off[1]]); });
+  for_each_offset<2>(
+      shape, {broadcast_strides(a, shape), broadcast_strides(b, shape)},
+      [&](const std::array<int64_t, 2>& off) { o[i++] = fn(pa[off[0]], pb[off[1]]); });
   return out;
 }
 

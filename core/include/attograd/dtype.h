@@ -20,29 +20,43 @@ inline constexpr DType kBool = DType::Bool;        // masks
 // "float32", "float64", "int64", "bool" (as NumPy names them).
 const char* dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
-inline bool is_floating(DType dtype) { return dtype == kFloat32 || dtype == kFloat64; }
+inline bool is_floating(DType dtype) {
+  return dtype == kFloat32 || dtype == kFloat64;
+}
 
 // The C++ type stored for each dtype. bool is stored as one byte holding 0 or 1.
 template <typename T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return kFloat32; }
+constexpr DType dtype_of<float>() {
+  return kFloat32;
+}
 template <>
-constexpr DType dtype_of<double>() { return kFloat64; }
+constexpr DType dtype_of<double>() {
+  return kFloat64;
+}
 template <>
-constexpr DType dtype_of<int64_t>() { return kInt64; }
+constexpr DType dtype_of<int64_t>() {
+  return kInt64;
+}
 template <>
-constexpr DType dtype_of<bool>() { return kBool; }
+constexpr DType dtype_of<bool>() {
+  return kBool;
+}
 
 // Calls fn(T{}) with T the C++ type of `dtype`:
 //   dispatch_all(t.dtype(), [&](auto tag) { using T = decltype(tag); ... });
 template <typename Fn>
 decltype(auto) dispatch_all(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::Float32: return fn(float{});
-    case DType::Float64: return fn(double{});
-    case DType::Int64: return fn(int64_t{});
-    case DType::Bool: return fn(bool{});
+    case DType::Float32:
+      return fn(float{});
+    case DType::Float64:
+      return fn(double{});
+    case DType::Int64:
+      return fn(int64_t{});
+    case DType::Bool:
+      return fn(bool{});
   }
   throw Error("dispatch: unknown dtype");
 }
@@ -52,9 +66,12 @@ decltype(auto) dispatch_all(DType dtype, Fn&& fn) {
 template <typename Fn>
 decltype(auto) dispatch_floating(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
-    case DType::Float32: return fn(float{});
-    case DType::Float64: return fn(double{});
-    default: break;
+    case DType::Float32:
+      return fn(float{});
+    case DType::Float64:
+      return fn(double{});
+    default:
+      break;
   }
   throw Error(std::string(op) + ": expected a floating-point tensor (float32 or float64), got " +
               dtype_name(dtype));

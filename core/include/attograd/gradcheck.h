@@ -25,7 +25,7 @@ struct GradcheckResult {
 // must be float64; inputs that require grad are checked. Passes when, for
 // every element, |analytic - numeric| <= atol + rtol * |numeric|.
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                          const std::vector<Tensor>& inputs, double eps = 1e-6,
-                          double atol = 1e-5, double rtol = 1e-3);
+                          const std::vector<Tensor>& inputs, double eps = 1e-6, double atol = 1e-5,
+                          double rtol = 1e-3);
 
 }  // namespace ag

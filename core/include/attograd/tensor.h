@@ -52,9 +52,9 @@ struct TensorImpl {
   Shape strides;
   DType dtype = kFloat32;
   bool requires_grad = false;
-  std::shared_ptr<Tensor> grad;     // accumulated dL/dself (leaves), null until a backward
-  std::shared_ptr<Node> grad_fn;    // the op that produced this tensor; null for leaves
-  std::string name;                 // optional label for printing and the viewer
+  std::shared_ptr<Tensor> grad;   // accumulated dL/dself (leaves), null until a backward
+  std::shared_ptr<Node> grad_fn;  // the op that produced this tensor; null for leaves
+  std::string name;               // optional label for printing and the viewer
 };
 
 class Tensor {
@@ -73,9 +73,9 @@ class Tensor {
   bool is_contiguous() const;
 
   // ---- data -----------------------------------------------------------------
-  Tensor contiguous() const;  // itself when already contiguous (differentiable)
-  Tensor clone() const;       // a fresh contiguous copy (differentiable)
-  Tensor to(DType dtype) const;  // differentiable between float32 and float64
+  Tensor contiguous() const;              // itself when already contiguous (differentiable)
+  Tensor clone() const;                   // a fresh contiguous copy (differentiable)
+  Tensor to(DType dtype) const;           // differentiable between float32 and float64
   std::vector<double> to_vector() const;  // row-major values, whatever the strides
   double item() const;                    // the one value of a 1-element tensor
   // Pointer to the first element (at `offset`); T must match dtype(). Walk it
@@ -93,7 +93,7 @@ class Tensor {
   void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
   void zero_grad();
   void set_grad(const Tensor& grad);  // used by optimizers and zero_grad
-  Tensor detach() const;  // same storage, no graph, requires_grad false
+  Tensor detach() const;              // same storage, no graph, requires_grad false
   bool is_leaf() const;
   std::string grad_fn_name() const;  // "BmmBackward", or "" for a leaf
   const std::shared_ptr<Node>& grad_fn() const;
