@@ -59,6 +59,23 @@ int64_t checked_heads(int64_t num_hiddens, int64_t num_heads) {
   return num_heads;
 }
 
+// What DotProductAttention and AdditiveAttention share once they have their
+// scores [B, Tq, Tk]: the weights (kept in `weights` for attention_weights())
+// and the weighted sum of the values.
+Tensor pool_values(const Tensor& scores, const Tensor& values, const Tensor& valid_lens,
+                   const Tensor& attn_mask, MaskedRows masked_rows, const Dropout& dropout,
+                   const std::string& op, Tensor& weights) {
+  // weights = masked_softmax(scores) over Tk: [B, Tq, Tk]
+  // (backward: dL/dscores = w * (dL/dw - sum_k w dL/dw), 0 at masked keys)
+  weights = attention_softmax(scores, valid_lens, attn_mask, false, masked_rows, kD2lMaskValue, op);
+  weights.set_name("attention_weights");
+  // output = dropout(weights) V: [B, Tq, Tk] @ [B, Tk, v] -> [B, Tq, v]
+  // (backward: dL/dweights = dL/doutput V^T, dL/dV = weights^T dL/doutput)
+  Tensor output = bmm(dropout(weights), values);
+  output.set_name("output");
+  return output;
+}
+
 }  // namespace
 
 // ---- DotProductAttention -------------------------------------------------------------
@@ -82,16 +99,8 @@ Tensor DotProductAttention::forward(const Tensor& queries, const Tensor& keys, c
   // (backward: dL/dQ = dL/dscores K / sqrt(d), dL/dK = dL/dscores^T Q / sqrt(d))
   Tensor scores = bmm(queries / std::sqrt(d), transpose(keys, 1, 2));
   scores.set_name("scores");
-  // weights = masked_softmax(scores) over Tk: [B, Tq, Tk]
-  // (backward: dL/dscores = w * (dL/dw - sum_k w dL/dw), 0 at masked keys)
-  attention_weights_ = attention_softmax(scores, valid_lens, attn_mask, false, masked_rows,
-                                         kD2lMaskValue, type_name());
-  attention_weights_.set_name("attention_weights");
-  // output = dropout(weights) V: [B, Tq, Tk] @ [B, Tk, v] -> [B, Tq, v]
-  // (backward: dL/dweights = dL/doutput V^T, dL/dV = weights^T dL/doutput)
-  Tensor output = bmm(dropout(attention_weights_), values);
-  output.set_name("output");
-  return output;
+  return pool_values(scores, values, valid_lens, attn_mask, masked_rows, dropout, type_name(),
+                     attention_weights_);
 }
 
 // ---- AdditiveAttention ---------------------------------------------------------------
@@ -128,14 +137,8 @@ Tensor AdditiveAttention::forward(const Tensor& queries, const Tensor& keys, con
   // dL/dk'_j = w_v sum_i g (1 - t^2), dL/dw_v = sum g t)
   Tensor scores = additive_scores(q, k, reshape(w_v.weight, {w_v.in_features}));
   scores.set_name("scores");
-  // weights = masked_softmax(scores) over Tk: [B, Tq, Tk]
-  attention_weights_ = attention_softmax(scores, valid_lens, attn_mask, false, masked_rows,
-                                         kD2lMaskValue, type_name());
-  attention_weights_.set_name("attention_weights");
-  // output = dropout(weights) V: [B, Tq, Tk] @ [B, Tk, v] -> [B, Tq, v]
-  Tensor output = bmm(dropout(attention_weights_), values);
-  output.set_name("output");
-  return output;
+  return pool_values(scores, values, valid_lens, attn_mask, masked_rows, dropout, type_name(),
+                     attention_weights_);
 }
 
 // ---- MultiHeadAttention --------------------------------------------------------------
