@@ -267,7 +267,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
   AG_CHECK(keep.dtype() == kBool, op,
            std::string("keep mask must be bool, got ") + dtype_name(keep.dtype()) + " " +
                shape_str(keep.shape()));
-  AG_CHECK(broadcast_shapes(keep.shape(), x.shape(), op) == x.shape(), op,
+  AG_CHECK(broadcasts_to(keep.shape(), x.shape()), op,
            "keep mask of shape " + shape_str(keep.shape()) +
                " does not broadcast to the scores' shape " + shape_str(x.shape()));
   const Tensor xc = x.detach().contiguous();
@@ -288,10 +288,10 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
         std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)));
   });
   record(y, "MaskedSoftmaxBackward", {x},
-         [y_ = y.detach(), keep_ = keep.detach(), zero_masked](const Tensor& g) {
+         // rows.data points into keep's storage: keep_ holds it alive.
+         [y_ = y.detach(), keep_ = keep.detach(), rows, zero_masked](const Tensor& g) {
            const Tensor gc = g.contiguous();
            const int64_t n = y_.size(-1);
-           const KeepRows rows = keep_rows(keep_, y_.shape());
            Tensor dx = empty(y_.shape(), y_.dtype());
            dispatch_floating(y_.dtype(), "masked_softmax", [&](auto tag) {
              using T = decltype(tag);

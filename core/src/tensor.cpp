@@ -90,6 +90,14 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   return out;
 }
 
+bool broadcasts_to(const Shape& shape, const Shape& target) {
+  if (shape.size() > target.size()) return false;
+  const size_t skip = target.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1 && shape[d] != target[skip + d]) return false;
+  return true;
+}
+
 // ---- storage ----------------------------------------------------------------
 
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {

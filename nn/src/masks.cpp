@@ -36,15 +36,6 @@ void check_bool(const Tensor& mask, const std::string& op, const char* what) {
                shape_str(mask.shape()));
 }
 
-// True when `shape` broadcasts to `target` without enlarging it.
-bool broadcasts_to(const Shape& shape, const Shape& target) {
-  if (shape.size() > target.size()) return false;
-  const size_t skip = target.size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1 && shape[d] != target[skip + d]) return false;
-  return true;
-}
-
 // valid lengths -> keep mask, once check_valid_lens() has passed.
 Tensor keep_from_checked_lengths(const Tensor& valid_lens, const Shape& scores_shape) {
   const int64_t num_keys = scores_shape.back();
@@ -110,10 +101,7 @@ Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows 
   AG_CHECK(scores.defined(), "masked_softmax", "scores are undefined");
   check_floating(scores.dtype(), "masked_softmax", "scores");
   if (!keep_mask.defined()) return softmax(scores, -1);
-  check_bool(keep_mask, "masked_softmax", "keep_mask");
-  AG_CHECK(broadcasts_to(keep_mask.shape(), scores.shape()), "masked_softmax",
-           "keep_mask of shape " + shape_str(keep_mask.shape()) +
-               " does not broadcast to the scores' shape " + shape_str(scores.shape()));
+  // masked_softmax_last checks the mask's dtype and shape.
   // Masked scores -> mask_value: a masked key gets exp(mask_value - max) = 0,
   // and a row with every key masked is constant, so its softmax is 1/Tk.
   // Zero then sets masked weights to 0: partially masked rows are unchanged

@@ -140,6 +140,8 @@ Shape contiguous_strides(const Shape& shape);
 int64_t normalize_dim(int64_t dim, const Shape& shape, const char* op);
 // NumPy broadcasting of two shapes; throws "op: shapes [2, 3] and [4] do not broadcast".
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// True when `shape` broadcasts to `target` without enlarging it (a mask to scores).
+bool broadcasts_to(const Shape& shape, const Shape& target);
 
 // ---- printing ----------------------------------------------------------------
 // PyTorch style: tensor([[2., 3.]], grad_fn=<BmmBackward>)
