@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages attograd needs, only those missing.
-#   scripts/install_deps.sh tests    compiler, CMake, GoogleTest, Google Benchmark, zlib, OpenBLAS
-#   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, stb, Xvfb
+#   scripts/install_deps.sh tests    compiler, CMake, GoogleTest, Google Benchmark, zlib, OpenBLAS, stb
+#   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, Xvfb
 # Runs apt-get directly as root, through sudo otherwise.
 set -euo pipefail
 
-packages=(g++ cmake ninja-build pkg-config libgtest-dev libbenchmark-dev zlib1g-dev libopenblas-dev)
+packages=(g++ cmake ninja-build pkg-config libgtest-dev libbenchmark-dev zlib1g-dev libopenblas-dev libstb-dev)
 if [[ "${1:-tests}" == "viewer" ]]; then
-  packages+=(libimgui-dev libglfw3-dev libgl-dev libstb-dev xvfb xauth)
+  packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth)
 fi
 
 missing=()
