@@ -1,0 +1,201 @@
+// The heatmap widget: cells, ticks, labels, hatching and the hover tooltip.
+#include "heatmap_widget.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ag::viewer {
+
+ImU32 to_imgui_color(viz::Rgb rgb) { return IM_COL32(rgb.r, rgb.g, rgb.b, 255); }
+
+std::vector<DrawnHeatmap>& drawn_heatmaps() {
+  static std::vector<DrawnHeatmap> heatmaps;
+  return heatmaps;
+}
+
+namespace {
+
+// Diagonal stripes over a masked cell, clipped to it.
+void draw_hatched_cell(ImDrawList* draw, ImVec2 a, ImVec2 b) {
+  draw->AddRectFilled(a, b, to_imgui_color(kHatchBase));
+  draw->PushClipRect(a, b, true);
+  const float side = b.x - a.x;
+  const float step = std::max(4.0f, side / 4.0f);
+  for (float offset = -side; offset < side; offset += step) {
+    draw->AddLine(ImVec2(a.x + offset, b.y), ImVec2(a.x + offset + side, a.y),
+                  to_imgui_color(kHatchStripe), 1.0f);
+  }
+  draw->PopClipRect();
+}
+
+// Every how many indices a tick label fits without overlapping its neighbour.
+int64_t tick_stride(float cell, float label_extent) {
+  int64_t stride = 1;
+  while (cell * static_cast<float>(stride) < label_extent + 4.0f) stride *= 2;
+  return stride;
+}
+
+// Black or white text, whichever reads on a cell of this colour.
+ImU32 text_color_on(viz::Rgb rgb) {
+  const double luminance = 0.299 * rgb.r + 0.587 * rgb.g + 0.114 * rgb.b;
+  return luminance > 140.0 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+}  // namespace
+
+HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
+  HeatmapHover hover;
+  AG_CHECK(view.matrix.defined() && view.matrix.dim() == 2, "heatmap " + view.id,
+           "expected a [rows, cols] matrix, got " +
+               (view.matrix.defined() ? shape_str(view.matrix.shape()) : std::string("none")));
+  const int64_t rows = view.matrix.size(0), cols = view.matrix.size(1);
+  const std::vector<double> values = view.matrix.to_vector();
+  std::vector<double> keep;
+  if (view.keep.defined()) {
+    AG_CHECK(view.keep.shape() == view.matrix.shape(), "heatmap " + view.id,
+             "mask " + shape_str(view.keep.shape()) + " does not match the matrix " +
+                 shape_str(view.matrix.shape()));
+    keep = view.keep.to_vector();
+  }
+
+  ImGui::PushID(view.id.c_str());
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (size.x <= 0) size.x = avail.x;
+  if (size.y <= 0) size.y = avail.y;
+
+  // 1. Layout: title line, row tick column on the left, cells, column ticks
+  //    and the x label below. Cells are whole pixels so that a cell's centre
+  //    pixel has exactly its colour.
+  const float line = ImGui::GetTextLineHeight();
+  char label[32];
+  std::snprintf(label, sizeof label, "%lld", static_cast<long long>(rows - 1));
+  const float row_tick_width = ImGui::CalcTextSize(label).x + 6.0f;
+  std::snprintf(label, sizeof label, "%lld", static_cast<long long>(cols - 1));
+  const float col_tick_width = ImGui::CalcTextSize(label).x;
+  const float top = view.title.empty() ? 0.0f : line + 4.0f;
+  const float bottom = 2.0f * line + 6.0f;
+  float cell = std::min((size.x - row_tick_width) / static_cast<float>(cols),
+                        (size.y - top - bottom) / static_cast<float>(rows));
+  cell = std::floor(std::clamp(cell, 3.0f, view.max_cell));
+
+  const ImVec2 cursor = ImGui::GetCursorScreenPos();
+  const ImVec2 origin(std::floor(cursor.x + row_tick_width), std::floor(cursor.y + top));
+  const ImVec2 grid_size(cell * static_cast<float>(cols), cell * static_cast<float>(rows));
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImU32 text_color = ImGui::GetColorU32(ImGuiCol_Text);
+
+  // 2. Title, then the cells.
+  if (!view.title.empty()) draw->AddText(ImVec2(origin.x, cursor.y), text_color, view.title.c_str());
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const ImVec2 a(origin.x + cell * static_cast<float>(j), origin.y + cell * static_cast<float>(i));
+      const ImVec2 b(a.x + cell, a.y + cell);
+      const size_t k = static_cast<size_t>(i * cols + j);
+      if (!keep.empty() && keep[k] == 0.0) {
+        draw_hatched_cell(draw, a, b);
+        continue;
+      }
+      const viz::Rgb rgb = view.scale(values[k]);
+      draw->AddRectFilled(a, b, to_imgui_color(rgb));
+      if (view.show_values && cell >= 30.0f) {
+        std::snprintf(label, sizeof label, "%.2f", values[k]);
+        const ImVec2 extent = ImGui::CalcTextSize(label);
+        draw->AddText(ImVec2(a.x + (cell - extent.x) / 2, a.y + (cell - extent.y) / 2),
+                      text_color_on(rgb), label);
+      }
+    }
+  }
+
+  // 3. Tick labels (every index while they fit, else every 2nd, 4th, ...)
+  //    and the axis labels.
+  const int64_t row_stride = tick_stride(cell, line);
+  for (int64_t i = 0; i < rows; i += row_stride) {
+    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(i));
+    const float w = ImGui::CalcTextSize(label).x;
+    draw->AddText(ImVec2(origin.x - w - 4.0f,
+                         origin.y + cell * (static_cast<float>(i) + 0.5f) - line / 2),
+                  text_color, label);
+  }
+  const int64_t col_stride = tick_stride(cell, col_tick_width);
+  for (int64_t j = 0; j < cols; j += col_stride) {
+    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(j));
+    const float w = ImGui::CalcTextSize(label).x;
+    draw->AddText(ImVec2(origin.x + cell * (static_cast<float>(j) + 0.5f) - w / 2,
+                         origin.y + grid_size.y + 2.0f),
+                  text_color, label);
+  }
+  const std::string axes = view.xlabel + " \xe2\x86\x92   (" + view.ylabel + " \xe2\x86\x93)";
+  draw->AddText(ImVec2(origin.x, origin.y + grid_size.y + line + 4.0f),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled), axes.c_str());
+
+  // 4. One invisible button over the cells gives hover; the tooltip names the
+  //    cell and its exact value.
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::InvisibleButton("cells", grid_size);
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    hover.col = std::clamp<int64_t>(static_cast<int64_t>((mouse.x - origin.x) / cell), 0, cols - 1);
+    hover.row = std::clamp<int64_t>(static_cast<int64_t>((mouse.y - origin.y) / cell), 0, rows - 1);
+    const size_t k = static_cast<size_t>(hover.row * cols + hover.col);
+    hover.active = true;
+    hover.value = values[k];
+    hover.masked = !keep.empty() && keep[k] == 0.0;
+    char text[160];
+    std::snprintf(text, sizeof text, "%s %lld, %s %lld\n%s", view.row_name.c_str(),
+                  static_cast<long long>(hover.row), view.col_name.c_str(),
+                  static_cast<long long>(hover.col), hover.masked ? "masked: " : "");
+    hover.text = text;
+    std::snprintf(text, sizeof text, "%.6g", hover.value);
+    hover.text += text;
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(hover.text.c_str());
+    ImGui::EndTooltip();
+    draw->AddRect(ImVec2(origin.x + cell * static_cast<float>(hover.col),
+                         origin.y + cell * static_cast<float>(hover.row)),
+                  ImVec2(origin.x + cell * static_cast<float>(hover.col + 1),
+                         origin.y + cell * static_cast<float>(hover.row + 1)),
+                  IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
+  }
+
+  // 5. Leave the cursor below the whole widget and record where it went.
+  ImGui::SetCursorScreenPos(cursor);
+  ImGui::Dummy(ImVec2(row_tick_width + grid_size.x, top + grid_size.y + bottom));
+  drawn_heatmaps().push_back({view.id, origin.x, origin.y, cell, rows, cols, view.scale});
+  ImGui::PopID();
+  return hover;
+}
+
+void draw_colorbar(const char* id, const viz::ColorScale& scale, float height) {
+  ImGui::PushID(id);
+  const float width = 14.0f, line = ImGui::GetTextLineHeight();
+  const ImVec2 cursor = ImGui::GetCursorScreenPos();
+  const ImVec2 origin(std::floor(cursor.x), std::floor(cursor.y + line / 2));
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  // High values at the top, as matplotlib draws it: 64 strips of the map.
+  constexpr int kStrips = 64;
+  const float strip = height / kStrips;
+  for (int s = 0; s < kStrips; ++s) {
+    const double t = 1.0 - (s + 0.5) / kStrips;
+    const float y = origin.y + strip * static_cast<float>(s);
+    draw->AddRectFilled(ImVec2(origin.x, y), ImVec2(origin.x + width, y + strip + 1.0f),
+                        to_imgui_color(viz::colormap_rgb(scale.map, t)));
+  }
+  constexpr int kTicks = 5;
+  char label[32];
+  float label_width = 0;
+  for (int t = 0; t < kTicks; ++t) {
+    const double value = scale.hi - (scale.hi - scale.lo) * t / (kTicks - 1);
+    std::snprintf(label, sizeof label, "%.3g", std::abs(value) < 1e-12 ? 0.0 : value);
+    const float y = origin.y + height * static_cast<float>(t) / (kTicks - 1);
+    draw->AddLine(ImVec2(origin.x + width, y), ImVec2(origin.x + width + 4, y),
+                  ImGui::GetColorU32(ImGuiCol_Text));
+    draw->AddText(ImVec2(origin.x + width + 6, y - line / 2), ImGui::GetColorU32(ImGuiCol_Text),
+                  label);
+    label_width = std::max(label_width, ImGui::CalcTextSize(label).x);
+  }
+  ImGui::Dummy(ImVec2(width + 8 + label_width, height + line));
+  ImGui::PopID();
+}
+
+}  // namespace ag::viewer

@@ -1,0 +1,70 @@
+// The viewer's heatmap: a [rows, cols] matrix drawn with ImDrawList, one
+// filled square per cell in the colour attograd_viz gives its value, with
+// tick labels, axis labels, hatched masked cells and a hover tooltip that
+// shows the exact value and the (query, key) indices.
+//
+// Every heatmap drawn in a frame is also recorded (drawn_heatmaps()), with
+// where its cells landed on screen: the --layout report writes that list, so
+// that tests can sample each cell's centre in a screenshot and compare it with
+// the colour of the value the library computes.
+#pragma once
+
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+#include "attograd/viz.h"
+
+namespace ag::viewer {
+
+struct HeatmapView {
+  std::string id;     // unique in the frame, e.g. "compare/additive"; names it in --layout
+  std::string title;  // drawn above the map
+  Tensor matrix;      // [rows, cols], float32 or float64
+  Tensor keep;        // optional bool [rows, cols]: false cells are drawn hatched
+  viz::ColorScale scale;
+  std::string xlabel = "Keys";
+  std::string ylabel = "Queries";
+  std::string row_name = "query";  // names the indices in the tooltip
+  std::string col_name = "key";
+  float max_cell = 40.0f;  // cell side in pixels at most; less when space is short
+  bool show_values = false;
+};
+
+// What the mouse is over after draw_heatmap() (active = false when nothing).
+struct HeatmapHover {
+  bool active = false;
+  int64_t row = -1, col = -1;
+  double value = 0.0;
+  bool masked = false;
+  std::string text;  // the tooltip's text
+};
+
+// Draws the heatmap at the cursor, inside at most `size` (0 = what is left
+// of the window in that direction), and returns what the mouse hovers.
+HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size = ImVec2(0, 0));
+
+// A vertical colour bar for `scale`, `height` pixels tall, with tick labels.
+void draw_colorbar(const char* id, const viz::ColorScale& scale, float height);
+
+// Where a heatmap's cells landed in this frame, in ImGui coordinates (times
+// io.DisplayFramebufferScale for framebuffer pixels).
+struct DrawnHeatmap {
+  std::string id;
+  float x = 0, y = 0;  // top-left corner of cell (0, 0)
+  float cell = 0;      // side of a cell
+  int64_t rows = 0, cols = 0;
+  viz::ColorScale scale;
+};
+// The heatmaps drawn since the last clear, in drawing order.
+std::vector<DrawnHeatmap>& drawn_heatmaps();
+
+// Masked cells are grey (r = g = b) with lighter grey stripes: no colour map
+// produces a grey, so a masked cell never reads as a small weight.
+inline constexpr viz::Rgb kHatchBase{90, 90, 90};
+inline constexpr viz::Rgb kHatchStripe{150, 150, 150};
+
+ImU32 to_imgui_color(viz::Rgb rgb);
+
+}  // namespace ag::viewer

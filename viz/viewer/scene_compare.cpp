@@ -1,0 +1,212 @@
+// Scene "compare": the same queries, keys and values through d2l's
+// AdditiveAttention and DotProductAttention, both weight maps, their
+// difference and both outputs side by side.
+//
+// Shapes (batch of one): queries [1, Tq, d], keys [1, Tk, d],
+// values [1, Tk, v] -> weights [1, Tq, Tk], outputs [1, Tq, v].
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "heatmap_widget.h"
+#include "scene.h"
+
+namespace ag::viewer {
+namespace {
+
+constexpr int64_t kValueSize = 4;  // v: each value row is 4 numbers, as in d2l's toy example
+
+// Where the inputs come from: the presets a learner starts from.
+enum class Preset { DistinctKeys, AllOnesKeys, AlignedKeys };
+const char* const kPresetNames[] = {"distinct random keys", "d2l: all-ones keys",
+                                    "keys = queries (and more)"};
+const char* const kPresetNotes[] = {
+    "Queries and keys are independent random vectors, so every query scores the keys "
+    "differently, and the two scoring functions disagree on how much.",
+    "d2l's toy example uses keys that are all ones. Every key is the same vector, so every "
+    "score in a row is the same number, whatever the scoring function; softmax of equal "
+    "numbers is uniform: each valid key gets 1 / valid_len. Both maps are flat, and the "
+    "difference is zero.",
+    "The first keys copy the queries. Dot product rewards alignment and length: a query "
+    "scores highest on the key that points the same way. Additive attention learns its own "
+    "notion of match through W_q, W_k and w_v; with random parameters it need not prefer "
+    "the copy."};
+
+class CompareScene : public Scene {
+ public:
+  CompareScene() { rebuild(); }
+  const char* name() const override { return "compare"; }
+  const char* label() const override { return "Compare"; }
+
+  std::map<std::string, Tensor> inputs() const override {
+    std::map<std::string, Tensor> out{
+        {"queries", queries_}, {"keys", keys_}, {"values", values_}, {"valid_lens", valid_lens_}};
+    for (const auto& [name, p] : additive_->state_dict()) out["additive." + name] = p;
+    return out;
+  }
+
+  void draw() override {
+    ImGui::BeginChild("controls", ImVec2(320, 0), true);
+    draw_controls();
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("maps", ImVec2(0, 0), false);
+    if (!error_.empty()) {
+      show_error(error_);
+    } else {
+      draw_maps();
+    }
+    ImGui::EndChild();
+  }
+
+ private:
+  // ---- state: the knobs, the inputs they make, the two modules -----------------
+  int preset_ = static_cast<int>(Preset::DistinctKeys);
+  int num_queries_ = 4, num_keys_ = 8, dim_ = 2, hiddens_ = 8, valid_len_ = 8;
+  int seed_ = 7;
+  float dropout_ = 0.0f;
+  bool training_ = false, show_values_ = true;
+  Tensor queries_, keys_, values_, valid_lens_;
+  std::unique_ptr<nn::AdditiveAttention> additive_;
+  std::unique_ptr<nn::DotProductAttention> dot_;
+  Tensor additive_weights_, dot_weights_, additive_out_, dot_out_;
+  std::string error_;
+
+  // New inputs and parameters from the knobs (seeded: the same knobs give
+  // the same numbers), then a forward of both modules.
+  void rebuild() {
+    error_.clear();
+    try {
+      manual_seed(static_cast<uint64_t>(seed_));
+      queries_ = randn({1, num_queries_, dim_});
+      switch (static_cast<Preset>(preset_)) {
+        case Preset::DistinctKeys:
+          keys_ = randn({1, num_keys_, dim_});
+          break;
+        case Preset::AllOnesKeys:
+          keys_ = ones({1, num_keys_, dim_});
+          break;
+        case Preset::AlignedKeys: {
+          // Keys 0..Tq-1 are the queries themselves, the rest random.
+          const int64_t copies = std::min(num_queries_, num_keys_);
+          Tensor rest = randn({1, num_keys_ - copies, dim_});
+          keys_ = cat({narrow(queries_, 1, 0, copies), rest}, 1);
+          break;
+        }
+      }
+      values_ = reshape(arange(num_keys_ * kValueSize), {1, num_keys_, kValueSize});
+      valid_lens_ = tensor({static_cast<double>(std::min(valid_len_, num_keys_))}, {1}, kInt64);
+      additive_ = std::make_unique<nn::AdditiveAttention>(dim_, dim_, hiddens_, dropout_);
+      dot_ = std::make_unique<nn::DotProductAttention>(dropout_);
+      forward();
+    } catch (const Error& e) {
+      error_ = e.what();
+    }
+  }
+
+  void forward() {
+    NoGradGuard no_grad;
+    additive_->train(training_);
+    dot_->train(training_);
+    // The batch has one item: drop its dim for the [Tq, Tk] and [Tq, v] maps.
+    additive_out_ = squeeze((*additive_)(queries_, keys_, values_, valid_lens_), 0);
+    dot_out_ = squeeze((*dot_)(queries_, keys_, values_, valid_lens_), 0);
+    additive_weights_ = squeeze(additive_->attention_weights(), 0);
+    dot_weights_ = squeeze(dot_->attention_weights(), 0);
+  }
+
+  // ---- panel: the knobs -------------------------------------------------------
+  void draw_controls() {
+    bool changed = false;
+    ImGui::TextUnformatted("Inputs");
+    changed |= ImGui::Combo("preset", &preset_, kPresetNames, IM_ARRAYSIZE(kPresetNames));
+    changed |= ImGui::SliderInt("queries Tq", &num_queries_, 1, 8);
+    changed |= ImGui::SliderInt("keys Tk", &num_keys_, 1, 12);
+    changed |= ImGui::SliderInt("size d", &dim_, 1, 16);
+    changed |= ImGui::SliderInt("valid_len", &valid_len_, 0, num_keys_);
+    changed |= ImGui::SliderInt("seed", &seed_, 0, 99);
+    ImGui::Separator();
+    ImGui::TextUnformatted("Additive attention");
+    changed |= ImGui::SliderInt("hiddens h", &hiddens_, 1, 32);
+    ImGui::Separator();
+    ImGui::TextUnformatted("Dropout (both)");
+    changed |= ImGui::SliderFloat("p", &dropout_, 0.0f, 0.9f, "%.2f");
+    changed |= ImGui::Checkbox("training mode", &training_);
+    if (training_ && dropout_ > 0 && ImGui::Button("new dropout draw")) changed = true;
+    ImGui::Checkbox("print values", &show_values_);
+    if (changed) rebuild();
+    ImGui::Separator();
+    show_note(kPresetNotes[preset_]);
+    ImGui::Spacing();
+    show_note(
+        "Additive: score(q, k) = w_v . tanh(W_q q + W_k k), a one-hidden-layer MLP (h units).\n"
+        "Dot product: score(q, k) = q . k / sqrt(d), no parameters.\n"
+        "Both: weights = masked_softmax(scores, valid_len); output = weights @ values.");
+    if (training_ && dropout_ > 0) {
+      ImGui::Spacing();
+      show_note(
+          "Training mode: dropout zeroes weights at random and scales the rest by 1/(1-p) "
+          "before they pool the values, so the outputs change with each draw. The maps show "
+          "the weights before dropout, as attention_weights() returns them.");
+    }
+  }
+
+  // ---- panel: the maps ---------------------------------------------------------
+  void draw_maps() {
+    // One scale for both weight maps, from 0 to the largest weight, so that
+    // equal colours mean equal weights across the two.
+    const double top = std::max(max(additive_weights_).item(), max(dot_weights_).item());
+    const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};
+    const Tensor keep = expand(sequence_mask(valid_lens_, num_keys_), {num_queries_, num_keys_});
+    const Tensor difference = additive_weights_ - dot_weights_;
+    const float map_width = std::floor((ImGui::GetContentRegionAvail().x - 200) / 3);
+    const float map_height = 330;
+
+    ImGui::TextUnformatted("Attention weights (rows sum to 1; hatched: past valid_len)");
+    draw_heatmap({"compare/additive", "additive " + describe(additive_weights_),
+                  additive_weights_, keep, weight_scale, "Keys", "Queries", "query", "key", 48,
+                  show_values_},
+                 ImVec2(map_width, map_height));
+    ImGui::SameLine();
+    draw_heatmap({"compare/dot", "dot product " + describe(dot_weights_), dot_weights_, keep,
+                  weight_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+                 ImVec2(map_width, map_height));
+    ImGui::SameLine();
+    draw_colorbar("weights bar", weight_scale, 200);
+    ImGui::SameLine();
+    draw_heatmap({"compare/difference", "additive - dot", difference, keep,
+                  viz::fit_scale(difference.to_vector(), viz::Colormap::Diverging), "Keys",
+                  "Queries", "query", "key", 48, show_values_},
+                 ImVec2(map_width, map_height));
+    ImGui::SameLine();
+    draw_colorbar("difference bar", viz::fit_scale(difference.to_vector(), viz::Colormap::Diverging),
+                  200);
+
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Outputs: each row is the weighted average of the value rows");
+    std::vector<double> both = additive_out_.to_vector();
+    const std::vector<double> dot_values = dot_out_.to_vector();
+    both.insert(both.end(), dot_values.begin(), dot_values.end());
+    const viz::ColorScale output_scale = viz::fit_scale(both, viz::Colormap::Magma);
+    const float output_width = std::floor((ImGui::GetContentRegionAvail().x - 120) / 2);
+    draw_heatmap({"compare/additive_output", "additive output " + describe(additive_out_),
+                  additive_out_, Tensor(), output_scale, "Value features", "Queries", "query",
+                  "feature", 48, show_values_},
+                 ImVec2(output_width, 0));
+    ImGui::SameLine();
+    draw_heatmap({"compare/dot_output", "dot-product output " + describe(dot_out_), dot_out_,
+                  Tensor(), output_scale, "Value features", "Queries", "query", "feature", 48,
+                  show_values_},
+                 ImVec2(output_width, 0));
+    ImGui::SameLine();
+    draw_colorbar("output bar", output_scale, 150);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Scene> make_compare_scene() { return std::make_unique<CompareScene>(); }
+
+}  // namespace ag::viewer

@@ -1,0 +1,37 @@
+// The scene list (tab order) and the small UI helpers every scene shares.
+#include <imgui.h>
+
+#include "scene.h"
+
+namespace ag::viewer {
+
+// Each defined in its scene_NAME.cpp.
+std::unique_ptr<Scene> make_compare_scene();
+
+std::vector<std::unique_ptr<Scene>> make_scenes() {
+  std::vector<std::unique_ptr<Scene>> scenes;
+  scenes.push_back(make_compare_scene());
+  return scenes;
+}
+
+void show_error(const std::string& message) {
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(90, 20, 20, 255));
+  ImGui::BeginChild("error", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 4), true);
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 200, 255));
+  ImGui::TextWrapped("%s", message.c_str());
+  ImGui::PopStyleColor();
+  ImGui::EndChild();
+  ImGui::PopStyleColor();
+}
+
+void show_note(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
+std::string describe(const Tensor& t) {
+  return shape_str(t.shape()) + " " + dtype_name(t.dtype());
+}
+
+}  // namespace ag::viewer
