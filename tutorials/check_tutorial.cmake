@@ -1,0 +1,53 @@
+# Runs one tutorial straight through and checks what it printed and wrote.
+#   cmake -DPROGRAM=path -DOUT_DIR=dir -DEXPECT_FILE=file -DHEATMAPS=a,b -P check_tutorial.cmake
+# EXPECT_FILE holds one regular expression a line; each must match somewhere
+# in the output. (The file is split by hand, not as a CMake list: a list
+# would merge elements at an unbalanced "[", and the regexes quote brackets.)
+# Each name in the comma-separated HEATMAPS must have been written as
+# OUT_DIR/NAME.png and OUT_DIR/NAME.svg (the folder is emptied first, so a
+# file left over from an earlier run does not count).
+foreach(var PROGRAM OUT_DIR EXPECT_FILE)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_tutorial.cmake: ${var} is not set")
+  endif()
+endforeach()
+get_filename_component(name ${PROGRAM} NAME)
+
+file(REMOVE_RECURSE ${OUT_DIR})
+execute_process(COMMAND ${PROGRAM} --no-pause --out ${OUT_DIR}
+                OUTPUT_VARIABLE output ERROR_VARIABLE errors RESULT_VARIABLE status)
+message("${output}${errors}")
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "${name} exited with status ${status} (a FAILED check above, or an error)")
+endif()
+
+set(missing "")
+set(count 0)
+file(READ ${EXPECT_FILE} rest)
+while(NOT rest STREQUAL "")
+  string(FIND "${rest}" "\n" end)
+  string(SUBSTRING "${rest}" 0 ${end} regex)
+  math(EXPR end "${end} + 1")
+  string(SUBSTRING "${rest}" ${end} -1 rest)
+  math(EXPR count "${count} + 1")
+  if(NOT output MATCHES "${regex}")
+    string(APPEND missing "\n  no line matches: ${regex}")
+  endif()
+endwhile()
+string(REPLACE "," ";" HEATMAPS "${HEATMAPS}")
+foreach(heatmap IN LISTS HEATMAPS)
+  foreach(extension png svg)
+    set(file ${OUT_DIR}/${heatmap}.${extension})
+    set(size 0)
+    if(EXISTS ${file})
+      file(SIZE ${file} size)
+    endif()
+    if(size EQUAL 0)
+      string(APPEND missing "\n  heatmap not written: ${file}")
+    endif()
+  endforeach()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "${name}: missing from its run:${missing}")
+endif()
+message("${name}: exit status 0, all ${count} expected lines printed")

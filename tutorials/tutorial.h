@@ -1,0 +1,146 @@
+// tutorial.h — what every tutorial program shares, and nothing more:
+// numbered steps that wait for Enter, a tensor printed with its shape,
+// heatmaps written as .png and .svg, and checks of the numbers the chapter
+// predicts.
+//
+//   int main(int argc, char** argv) {
+//     tut::Tutorial t(argc, argv, 2, "Masked softmax");
+//     t.step("Plain softmax", "What this step computes, and why.");
+//     ag::Tensor w = ag::softmax(ag::rand({2, 4}), -1);
+//     t.show("w", w);                                    // name, shape, values
+//     t.check("rows sum to one", tut::max_abs_diff(ag::sum(w, -1), ag::ones({2})) < 1e-6);
+//     t.heatmap("weights", ag::reshape(w, {1, 1, 2, 4}));  // DIR/02_weights.png and .svg
+//     return t.finish();                                 // 1 if any check failed
+//   }
+//
+// Command line of every tutorial: --no-pause runs straight through (ctest
+// does); --out DIR is where heatmaps go (default tutorial-output/, created
+// when missing).
+#pragma once
+
+#include <attograd/attograd.h>
+#include <attograd/viz.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+namespace tut {
+
+// max |a - b| over all elements (a and b broadcast); 0 for identical tensors.
+inline double max_abs_diff(const ag::Tensor& a, const ag::Tensor& b) {
+  return ag::max(ag::abs(a.detach() - b.detach())).item();
+}
+
+// printf-style number formatting, e.g. num(0.5, "%.3f") -> "0.500".
+inline std::string num(double value, const char* format = "%.4g") {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+class Tutorial {
+ public:
+  Tutorial(int argc, char** argv, int number, const std::string& title) : number_(number) {
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--no-pause") {
+        pause_ = false;
+      } else if (arg == "--out" && i + 1 < argc) {
+        out_dir_ = argv[++i];
+      } else {
+        std::cerr << "usage: " << argv[0] << " [--no-pause] [--out DIR]\n";
+        std::exit(2);
+      }
+    }
+    std::filesystem::create_directories(out_dir_);
+    std::cout << "Tutorial " << number_ << ": " << title << "\n"
+              << "(Enter moves to the next step; --no-pause runs straight through. "
+              << "Heatmaps go to " << out_dir_ << "/, or --out DIR.)\n";
+  }
+
+  // Starts the next numbered step: waits for Enter after the previous one,
+  // then prints the banner and `text` (what this step computes, and why),
+  // wrapped to 78 columns; "\n" in `text` starts a new paragraph.
+  void step(const std::string& title, const std::string& text) {
+    if (steps_ > 0) pause();
+    ++steps_;
+    std::cout << "\n== Step " << steps_ << ": " << title << " ==\n";
+    say(text);
+  }
+
+  // Prose between results, wrapped like a step's text.
+  void say(const std::string& text) const {
+    std::istringstream paragraphs(text);
+    for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+      std::istringstream words(paragraph);
+      size_t column = 0;
+      for (std::string word; words >> word; column += word.size()) {
+        if (column > 0 && column + 1 + word.size() > 78) {
+          std::cout << "\n";
+          column = 0;
+        } else if (column > 0) {
+          std::cout << " ";
+          ++column;
+        }
+        std::cout << word;
+      }
+      std::cout << "\n";
+    }
+  }
+
+  // "name [2, 1, 4]" and then the tensor as PyTorch would print it.
+  void show(const std::string& name, const ag::Tensor& t) const {
+    std::cout << name << " " << ag::shape_str(t.shape()) << "\n" << t << "\n";
+  }
+
+  // Writes `matrices` ([rows, cols, Tq, Tk] or [..., Tq, Tk]) to
+  // OUT/NN_stem.png and OUT/NN_stem.svg (NN = the tutorial's number).
+  void heatmap(const std::string& stem, const ag::Tensor& matrices,
+               const ag::viz::HeatmapOptions& options = {}) const {
+    const std::string base =
+        out_dir_ + "/" + (number_ < 10 ? "0" : "") + std::to_string(number_) + "_" + stem;
+    ag::viz::show_heatmaps(matrices.detach(), base + ".png", options);
+    ag::viz::show_heatmaps(matrices.detach(), base + ".svg", options);
+    std::cout << "heatmap: " << base << ".png (and .svg)\n";
+  }
+
+  // Prints "check: <what> ... ok" or "... FAILED", with `detail` (the
+  // measured numbers) in parentheses; finish() fails if any check did.
+  bool check(const std::string& what, bool ok, const std::string& detail = "") {
+    ++checks_;
+    if (!ok) ++failed_;
+    std::cout << "check: " << what << " ... " << (ok ? "ok" : "FAILED")
+              << (detail.empty() ? "" : " (" + detail + ")") << "\n";
+    return ok;
+  }
+
+  // The exit code of main(): 0 when every check passed.
+  int finish() const {
+    if (failed_ == 0) {
+      std::cout << "\nAll " << checks_ << " checks passed.\n";
+      return 0;
+    }
+    std::cout << "\n" << failed_ << " of " << checks_ << " checks FAILED.\n";
+    return 1;
+  }
+
+ private:
+  void pause() const {
+    if (!pause_) return;
+    std::cout << "\n-- press Enter for step " << steps_ + 1 << " --" << std::flush;
+    std::string line;
+    std::getline(std::cin, line);
+  }
+
+  int number_;
+  bool pause_ = true;
+  std::string out_dir_ = "tutorial-output";
+  int steps_ = 0;
+  int checks_ = 0;
+  int failed_ = 0;
+};
+
+}  // namespace tut
