@@ -34,6 +34,18 @@ inline double max_abs_diff(const ag::Tensor& a, const ag::Tensor& b) {
   return ag::max(ag::abs(a.detach() - b.detach())).item();
 }
 
+// max |sum(w, -1) - 1|: how far the rows of attention weights are from summing to one.
+inline double row_sum_error(const ag::Tensor& weights) {
+  const ag::Tensor sums = ag::sum(weights.detach(), -1);
+  return max_abs_diff(sums, ag::ones_like(sums));
+}
+
+// max |w| where the bool `keep` (broadcastable to w) is false: the weight
+// that leaked onto masked keys, exactly 0 when masking works.
+inline double masked_weight(const ag::Tensor& weights, const ag::Tensor& keep) {
+  return ag::max(ag::abs(ag::where(ag::logical_not(keep), weights.detach(), 0.0))).item();
+}
+
 // printf-style number formatting, e.g. num(0.5, "%.3f") -> "0.500".
 inline std::string num(double value, const char* format = "%.4g") {
   char buffer[64];
