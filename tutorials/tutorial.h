@@ -90,6 +90,11 @@ class Tutorial {
       std::istringstream words(paragraph);
       size_t column = 0;
       for (std::string word; words >> word; column += word.size()) {
+        // A shape such as [2, 1, 6] is never split across lines.
+        for (std::string more;
+             word.front() == '[' && word.find(']') == std::string::npos && words >> more;) {
+          word += " " + more;
+        }
         if (column > 0 && column + 1 + word.size() > 78) {
           std::cout << "\n";
           column = 0;
