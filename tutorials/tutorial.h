@@ -21,6 +21,7 @@
 #include <attograd/attograd.h>
 #include <attograd/viz.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -87,14 +88,18 @@ class Tutorial {
   void say(const std::string& text) const {
     std::istringstream paragraphs(text);
     for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+      // A shape such as [2, 1, 6] is never split across lines: its spaces
+      // become \x01 until printed. ("[0, 5)" is an interval, not a shape.)
+      for (size_t open = paragraph.find('['); open != std::string::npos;
+           open = paragraph.find('[', open + 1)) {
+        const size_t close = paragraph.find_first_of("[]()", open + 1);
+        if (close != std::string::npos && paragraph[close] == ']' && close - open < 40) {
+          std::replace(paragraph.begin() + open, paragraph.begin() + close, ' ', '\x01');
+        }
+      }
       std::istringstream words(paragraph);
       size_t column = 0;
       for (std::string word; words >> word; column += word.size()) {
-        // A shape such as [2, 1, 6] is never split across lines.
-        for (std::string more;
-             word.front() == '[' && word.find(']') == std::string::npos && words >> more;) {
-          word += " " + more;
-        }
         if (column > 0 && column + 1 + word.size() > 78) {
           std::cout << "\n";
           column = 0;
@@ -102,6 +107,7 @@ class Tutorial {
           std::cout << " ";
           ++column;
         }
+        std::replace(word.begin(), word.end(), '\x01', ' ');
         std::cout << word;
       }
       std::cout << "\n";

@@ -1,0 +1,148 @@
+// Tutorial 6 — Additive vs dot-product attention.
+//
+// The chapter's first exercise, answered by running it: "Modify keys in the
+// toy example and visualize attention weights. Do additive attention and
+// scaled dot-product attention still output the same attention weights? Why
+// or why not?"
+//
+// Run: build/tutorial_06_additive_vs_dot [--no-pause] [--out DIR]
+#include "tutorial.h"
+
+namespace {
+
+// Weights of both kinds of attention for the same queries, keys and lengths.
+struct Weights {
+  ag::Tensor additive, dot;  // [B, Tq, Tk] each
+};
+
+Weights both(ag::nn::AdditiveAttention& additive, ag::nn::DotProductAttention& dot,
+             const ag::Tensor& queries, const ag::Tensor& keys, const ag::Tensor& values,
+             const ag::Tensor& valid_lens) {
+  additive(queries, keys, values, valid_lens);
+  dot(queries, keys, values, valid_lens);
+  return {additive.attention_weights().detach(), dot.attention_weights().detach()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tut::Tutorial t(argc, argv, 6, "Additive vs dot-product attention");
+  ag::manual_seed(6);
+
+  t.step("The toy example, with queries both can use",
+         "To compare the two on the same inputs, the queries must have the keys' size (2), "
+         "which dot-product attention needs; additive attention takes any size. We keep the "
+         "toy example's keys (all ones), values and valid lengths [2, 6], and ask 4 queries "
+         "per batch item instead of 1, so that each map has 4 rows.");
+  const ag::Tensor queries = ag::randn({2, 4, 2});  // [B=2, Tq=4, d=2]
+  const ag::Tensor values =
+      ag::expand(ag::reshape(ag::arange(40), {1, 10, 4}), {2, 10, 4});  // [B=2, Tk=10, v=4]
+  const ag::Tensor valid_lens = ag::tensor({2, 6}, {2}, ag::kInt64);
+  ag::nn::AdditiveAttention additive(/*key_size=*/2, /*query_size=*/2, /*num_hiddens=*/8);
+  ag::nn::DotProductAttention dot;
+  const Weights same = both(additive, dot, queries, ag::ones({2, 10, 2}), values, valid_lens);
+  t.show("additive weights = dot-product weights, batch item 0",
+         ag::narrow(same.additive, 0, 0, 1));
+  t.check("with equal keys the two weight maps are identical",
+          tut::max_abs_diff(same.additive, same.dot) < 1e-6,
+          "max |difference| " + tut::num(tut::max_abs_diff(same.additive, same.dot)));
+
+  t.step("Modify the keys",
+         "Now draw the keys at random, [2, 10, 2]. Each scoring function sees different "
+         "keys now, and there is no reason for them to agree: q . k / sqrt(d) measures how "
+         "well q and k point the same way (and how long they are), while "
+         "w_v^T tanh(W_q q + W_k k) is whatever function its (here random, untrained) "
+         "parameters make it.");
+  const ag::Tensor keys = ag::randn({2, 10, 2});  // [B=2, Tk=10, d=2]
+  const Weights differ = both(additive, dot, queries, keys, values, valid_lens);
+  t.show("additive weights, batch item 1", ag::narrow(differ.additive, 0, 1, 1));
+  t.show("dot-product weights, batch item 1", ag::narrow(differ.dot, 0, 1, 1));
+  const double difference = tut::max_abs_diff(differ.additive, differ.dot);
+  t.check("with random keys the maps differ", difference > 0.05,
+          "max |difference| " + tut::num(difference));
+  const ag::Tensor keep = ag::lengths_to_keep(valid_lens, differ.dot.shape());  // [2, 4, 10]
+  t.check("both still give zero weight past each valid length",
+          tut::masked_weight(differ.additive, keep) == 0.0 &&
+              tut::masked_weight(differ.dot, keep) == 0.0);
+  ag::viz::HeatmapOptions options;
+  options.titles = {"additive, item 0", "additive, item 1", "dot product, item 0",
+                    "dot product, item 1"};
+  options.keep_mask = ag::unsqueeze(keep, 0);  // [1, 2, 4, 10]: the same for both rows
+  t.heatmap("random_keys", ag::stack({differ.additive, differ.dot}), options);  // [2, 2, 4, 10]
+  ag::viz::HeatmapOptions diverging;
+  diverging.titles = {"additive - dot, item 0", "additive - dot, item 1"};
+  diverging.colormap = ag::viz::Colormap::Diverging;
+  diverging.keep_mask = ag::unsqueeze(keep, 0);
+  t.heatmap("difference", ag::unsqueeze(differ.additive - differ.dot, 0), diverging);
+
+  t.step("Which key does each query prefer?",
+         "The favourite key (argmax of a row) is where the two disagree most visibly. For "
+         "the dot product it is the valid key with the largest projection on q; for "
+         "untrained additive attention it is an accident of the initial parameters.");
+  const ag::Tensor favourite_additive = ag::argmax(differ.additive, -1);  // [2, 4] int64
+  const ag::Tensor favourite_dot = ag::argmax(differ.dot, -1);            // [2, 4] int64
+  t.show("favourite key, additive", favourite_additive);
+  t.show("favourite key, dot product", favourite_dot);
+  std::cout << ag::sum(ag::eq(favourite_additive, favourite_dot).to(ag::kInt64)).item()
+            << " of 8 queries agree on their favourite key.\n";
+  t.say(
+      "Notice that additive attention picks the same key for every query of an item. "
+      "While W_q q + W_k k is small, tanh is nearly linear, so a(q, k) is close to "
+      "w_v^T W_q q + w_v^T W_k k; the query's term is the same for every key and softmax "
+      "cancels it. Untrained, additive attention hardly looks at the query (tutorial 12 "
+      "meets this again with summation as a score).");
+  // How much a row of weights changes from one query to the next: max over
+  // keys and queries of |w[b, i, j] - mean over queries of w[b, :, j]|.
+  const auto query_spread = [](const ag::Tensor& w) {
+    return tut::max_abs_diff(w, ag::mean(w, 1, /*keepdim=*/true));
+  };
+  t.check("additive rows vary far less across queries than dot-product rows",
+          query_spread(differ.additive) < 0.25 * query_spread(differ.dot),
+          tut::num(query_spread(differ.additive), "%.3f") + " vs " +
+              tut::num(query_spread(differ.dot), "%.3f"));
+
+  t.step("Longer keys: one sharpens, one saturates",
+         "A structural difference, whatever the parameters: multiply every key by c. Dot "
+         "product scores grow like c, so the weights sharpen towards one-hot. Additive "
+         "scores pass through tanh, which stays in (-1, 1), so every score is bounded by "
+         "sum |w_v| and the weights can never become sharper than that bound allows.");
+  const double bound = ag::sum(ag::abs(additive.w_v.weight)).item();
+  std::vector<ag::Tensor> rows_additive, rows_dot;
+  double largest_additive_score = 0;
+  for (const double c : {1.0, 10.0, 100.0}) {
+    const Weights scaled = both(additive, dot, queries, keys * c, values, valid_lens);
+    rows_additive.push_back(ag::narrow(scaled.additive, 0, 1, 1));  // item 1: [1, 4, 10]
+    rows_dot.push_back(ag::narrow(scaled.dot, 0, 1, 1));
+    const ag::Tensor additive_scores =
+        ag::additive_scores(additive.W_q(queries), additive.W_k(keys * c),
+                            ag::reshape(additive.w_v.weight, {-1}));  // [2, 4, 10]
+    largest_additive_score = ag::max(ag::abs(additive_scores)).item();
+    std::cout << "c = " << tut::num(c, "%3.0f") << ": largest weight, additive "
+              << tut::num(ag::max(scaled.additive).item(), "%.3f") << ", dot product "
+              << tut::num(ag::max(scaled.dot).item(), "%.3f") << "; largest |additive score| "
+              << tut::num(largest_additive_score, "%.3f") << " (bound " << tut::num(bound, "%.3f")
+              << ")\n";
+  }
+  t.check("dot product at c = 100 is nearly one-hot", ag::max(rows_dot.back()).item() > 0.99);
+  t.check("additive scores stay within sum |w_v|", largest_additive_score <= bound,
+          tut::num(largest_additive_score, "%.3f") + " <= " + tut::num(bound, "%.3f"));
+  ag::viz::HeatmapOptions sharpen;
+  sharpen.titles = {"additive, c = 1", "additive, c = 10", "additive, c = 100",
+                    "dot, c = 1",      "dot, c = 10",      "dot, c = 100"};
+  sharpen.keep_mask = ag::narrow(keep, 0, 1, 1);  // [1, 4, 10]
+  t.heatmap("key_scale",
+            ag::stack({ag::cat(rows_additive, 0), ag::cat(rows_dot, 0)}),  // [2, 3, 4, 10]
+            sharpen);
+
+  t.step("Summary",
+         "They agree when the keys cannot be told apart (equal keys, or a single valid "
+         "key): then every scoring function gives uniform weights. Otherwise they are two "
+         "different functions of (q, k): the dot product is a fixed similarity that grows "
+         "without bound with the keys' length; additive attention is learned and "
+         "saturates. Training would make additive attention prefer useful keys, but not "
+         "the same ones as the dot product.\n"
+         "In the viewer: attograd-viewer --scene compare puts both maps side by side, and "
+         "--scene playground lets you drag the keys and the query.\n"
+         "Next: tutorial_07_masks.");
+  return t.finish();
+}
