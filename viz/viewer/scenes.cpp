@@ -7,10 +7,12 @@ namespace ag::viewer {
 
 // Each defined in its scene_NAME.cpp.
 std::unique_ptr<Scene> make_compare_scene();
+std::unique_ptr<Scene> make_playground_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
   scenes.push_back(make_compare_scene());
+  scenes.push_back(make_playground_scene());
   return scenes;
 }
 
