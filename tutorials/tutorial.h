@@ -76,7 +76,8 @@ class Tutorial {
 
   // Starts the next numbered step: waits for Enter after the previous one,
   // then prints the banner and `text` (what this step computes, and why),
-  // wrapped to 78 columns; "\n" in `text` starts a new paragraph.
+  // wrapped to 78 columns; "\n" in `text` starts a new paragraph, and a
+  // paragraph indented by two spaces (code, a table) is printed as is.
   void step(const std::string& title, const std::string& text) {
     if (steps_ > 0) pause();
     ++steps_;
@@ -88,6 +89,10 @@ class Tutorial {
   void say(const std::string& text) const {
     std::istringstream paragraphs(text);
     for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+      if (paragraph.rfind("  ", 0) == 0) {  // indented: code or a table, printed as is
+        std::cout << paragraph << "\n";
+        continue;
+      }
       // A shape such as [2, 1, 6] is never split across lines: its spaces
       // become \x01 until printed. ("[0, 5)" is an interval, not a shape.)
       for (size_t open = paragraph.find('['); open != std::string::npos;
