@@ -58,8 +58,7 @@ FileScene::FileScene() {
   // The example: what save_npz("mha.npz", mha.state_dict()) would hold.
   manual_seed(0);
   nn::MultiHeadAttention example(8, 8, 8, 16, 4);
-  show_state_dict("example (no file opened yet): a seeded MultiHeadAttention",
-                  example.state_dict());
+  show_state_dict("Example (no file opened yet)", example.state_dict());
 }
 
 std::map<std::string, Tensor> FileScene::inputs() const {
@@ -368,7 +367,8 @@ void FileScene::draw_weights() {
                  ImVec2(map_width, map_height));
     if (k + 1 == columns) {
       ImGui::SameLine();
-      draw_colorbar("weights bar", weight_scale_, std::clamp(map_height - 70, 60.0f, 300.0f));
+      draw_colorbar("weights bar", weight_scale_,
+                    drawn_heatmaps().back().cell * static_cast<float>(map.size(0)));
     }
   }
 }
@@ -477,7 +477,8 @@ void FileScene::draw_state_dict() {
                  ImVec2(width, height));
     if (i + 1 == columns) {
       ImGui::SameLine();
-      draw_colorbar("attention bar", scale, std::clamp(height - 70, 60.0f, 300.0f));
+      draw_colorbar("attention bar", scale,
+                    drawn_heatmaps().back().cell * static_cast<float>(map.size(0)));
     }
   }
 }

@@ -341,11 +341,13 @@ class MasksScene : public Scene {
       draw_heatmap({id + "/" + std::to_string(b),
                     title + " of item " + std::to_string(b) + " " + describe(matrix), matrix,
                     item_keep, scale, xlabel, "Queries", "query",
-                    xlabel[0] == 'K' ? "key" : "feature", 56, show_values_},
+                    xlabel[0] == 'K' ? "key" : "feature", 80, show_values_},
                    ImVec2(width, height));
     }
+    // The bar as tall as the cells the widget just drew.
     ImGui::SameLine();
-    draw_colorbar((id + " bar").c_str(), scale, std::max(60.0f, height - 70));
+    draw_colorbar((id + " bar").c_str(), scale,
+                  drawn_heatmaps().back().cell * static_cast<float>(t.size(1)));
   }
 
   // The -inf lesson in words: which rows came out NaN.

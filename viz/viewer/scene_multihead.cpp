@@ -179,7 +179,8 @@ class MultiHeadScene : public Scene {
                    ImVec2(map_width, map_height));
       if (i + 1 == columns) {
         ImGui::SameLine();
-        draw_colorbar("weights bar", weight_scale, std::max(60.0f, map_height - 70));
+        draw_colorbar("weights bar", weight_scale,
+                      drawn_heatmaps().back().cell * static_cast<float>(num_queries_));
       }
     }
     ImGui::Spacing();
