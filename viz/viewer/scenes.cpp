@@ -8,11 +8,13 @@ namespace ag::viewer {
 // Each defined in its scene_NAME.cpp.
 std::unique_ptr<Scene> make_compare_scene();
 std::unique_ptr<Scene> make_playground_scene();
+std::unique_ptr<Scene> make_scaling_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
   scenes.push_back(make_compare_scene());
   scenes.push_back(make_playground_scene());
+  scenes.push_back(make_scaling_scene());
   return scenes;
 }
 
