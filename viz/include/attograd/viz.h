@@ -4,7 +4,7 @@
 //
 //   ag::nn::AdditiveAttention attention(2, 20, 8);
 //   attention(queries, keys, values, valid_lens);
-//   ag::viz::show_heatmaps(attention.attention_weights().reshape({1, 1, 2, 10})
+//   ag::viz::show_heatmaps(ag::reshape(attention.attention_weights(), {1, 1, 2, 10})
 //                              .detach(), "weights.png");
 //
 // `matrices` is [rows, cols, Tq, Tk] as in d2l, or any [..., Tq, Tk]: every
@@ -104,6 +104,11 @@ struct HeatmapLayout {
 };
 // The layout show_heatmaps() uses for `matrices_shape` and `options`.
 HeatmapLayout heatmap_layout(const Shape& matrices_shape, const HeatmapOptions& options = {});
+
+// Masked cells are grey with lighter grey diagonal stripes (no colour map
+// gives a grey); the centre pixel of a masked cell is always kHatchBase.
+inline constexpr Rgb kHatchBase{90, 90, 90};
+inline constexpr Rgb kHatchStripe{150, 150, 150};
 
 // ---- images -------------------------------------------------------------------
 // An 8-bit RGB image, row-major, 3 bytes a pixel (what the PNGs hold).
