@@ -58,7 +58,7 @@ TEST(CausalMaskTest, LowerTriangleAlignedTopLeft) {
   Tensor m = causal_mask(3, 4);
   EXPECT_EQ(m.dtype(), kBool);
   EXPECT_EQ(m.to_vector(), (std::vector<double>{1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0}));
-  EXPECT_TRUE(throws_error([] { causal_mask(0, 2); }, {"causal_mask", "positive"}));
+  EXPECT_TRUE(throws_error([] { causal_mask(-1, 2); }, {"causal_mask", ">= 0"}));
 }
 
 // ---- masked_softmax: d2l's demonstrations ------------------------------------------------

@@ -2,6 +2,7 @@
 // It knows nothing about individual ops: each op hands it a backward lambda.
 #include "attograd/autograd.h"
 
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,29 +16,33 @@ Node::Node(std::string name, std::vector<Tensor> inputs, BackwardFn backward, Sh
     : name_(std::move(name)),
       inputs_(std::move(inputs)),
       backward_(std::move(backward)),
-      output_shape_(std::move(output_shape)) {}
+      output_shape_(std::move(output_shape)) {
+  input_versions_.reserve(inputs_.size());
+  for (const Tensor& input : inputs_)
+    input_versions_.push_back(input.defined() ? input.version() : 0);
+}
 
 // Destroying the last handle of a long chain would otherwise recurse once per
-// op (node -> input tensor -> its node -> ...) and overflow the stack. Instead,
-// nodes that only we keep alive are moved onto a heap-allocated worklist and
-// their inputs are cleared there, one level at a time.
+// op (node -> input tensor -> its node -> ...) and overflow the stack. Instead
+// the input handles go onto a heap-allocated worklist and are dropped one at
+// a time. Dropping a handle that is the last one of its tensor, whose node
+// nobody else holds, first moves that node's inputs onto the worklist, so the
+// node dies with no inputs left: no recursion. The same tensor may sit on the
+// list several times (y * y holds y twice): the copies before the last are
+// plain drops, and the last one finds the tensor's count down to one.
 Node::~Node() {
-  std::vector<std::shared_ptr<Node>> worklist;
-  auto adopt_sole_parents = [&worklist](std::vector<Tensor>& inputs) {
-    for (Tensor& input : inputs) {
-      const std::shared_ptr<TensorImpl>& impl = input.impl();
-      if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1)
-        worklist.push_back(std::move(impl->grad_fn));
-    }
-    inputs.clear();
-  };
-  adopt_sole_parents(inputs_);
+  std::vector<Tensor> worklist = std::move(inputs_);
   while (!worklist.empty()) {
-    std::shared_ptr<Node> node = std::move(worklist.back());
+    Tensor input = std::move(worklist.back());
     worklist.pop_back();
-    adopt_sole_parents(node->inputs_);
-    node->backward_ = nullptr;
-  }  // `node` dies here with no inputs left: no recursion
+    const std::shared_ptr<TensorImpl>& impl = input.impl();
+    if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1) {
+      const std::shared_ptr<Node> node = std::move(impl->grad_fn);
+      for (Tensor& t : node->inputs_) worklist.push_back(std::move(t));
+      node->inputs_.clear();
+      node->backward_ = nullptr;
+    }
+  }
 }
 
 grads Node::apply(const Tensor& grad_output) {
@@ -45,6 +50,19 @@ grads Node::apply(const Tensor& grad_output) {
     throw Error("backward: trying to backward through " + name_ +
                 " a second time, but its saved tensors were freed by the first backward; "
                 "call backward(grad, /*retain_graph=*/true) the first time");
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Tensor& input = inputs_[i];
+    if (!input.defined() || input.version() == input_versions_[i]) continue;
+    const std::string& label = input.name();
+    throw Error("backward: input " + std::to_string(i) + " of " + name_ + " (" +
+                (label.empty() ? std::string() : "'" + label + "', ") + "a " +
+                dtype_name(input.dtype()) + " tensor of shape " + shape_str(input.shape()) +
+                ") was modified in place after the forward (version " +
+                std::to_string(input.version()) + ", recorded at version " +
+                std::to_string(input_versions_[i]) +
+                "): its gradient would use the new values. Run the forward again after "
+                "optimizer.step() or load_state_dict()");
+  }
   grads result = backward_(grad_output);
   if (result.size() != inputs_.size())
     throw Error("autograd: " + name_ + " returned " + std::to_string(result.size()) +
@@ -115,11 +133,23 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape, const std::string& o
 
 namespace {
 
-void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
+// Guards every leaf's grad: backwards of two graphs that share a leaf may run
+// on two threads at once (see autograd.h).
+std::mutex leaf_grad_mutex;
+
+// `grad` is the engine's only handle to that gradient (the caller moved it in).
+void accumulate_into_leaf(TensorImpl& leaf, Tensor grad) {
+  std::lock_guard<std::mutex> lock(leaf_grad_mutex);
   if (!leaf.grad) {
-    // Contiguous, so optimizers can walk .grad() linearly (a gradient may be
-    // a broadcast view, e.g. the ones of SumBackward).
-    leaf.grad = std::make_shared<Tensor>(grad.contiguous().detach());
+    // The first gradient becomes grad(): its own buffer, contiguous so that
+    // optimizers can walk it linearly. The buffer is adopted as is only when
+    // nothing else can see it (no other handle, no view of its storage);
+    // otherwise it is copied: AddBackward hands the same g to both inputs, a
+    // seed belongs to the caller, and clipping one leaf's gradient in place
+    // must not change another's.
+    const bool sole_owner = grad.impl().use_count() == 1 && grad.impl()->storage.use_count() == 1 &&
+                            grad.is_contiguous();
+    leaf.grad = std::make_shared<Tensor>(sole_owner ? grad.detach() : grad.detach().clone());
   } else {
     *leaf.grad = add(*leaf.grad, grad).detach();
   }
@@ -166,7 +196,7 @@ void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
 
   NoGradGuard no_grad;  // backward lambdas must not record
   if (is_leaf()) {
-    accumulate_into_leaf(*impl(), seed);
+    accumulate_into_leaf(*impl(), std::move(seed));
     return;
   }
   const std::vector<Node*> order = topological_order(grad_fn().get());
@@ -174,18 +204,20 @@ void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
   for (Node* node : order) {
     auto it = pending.find(node);
     if (it == pending.end()) continue;  // no gradient flowed here
-    const Tensor grad_out = std::move(it->second);
+    Tensor grad_out = std::move(it->second);
     pending.erase(it);
-    const grads input_grads = node->apply(grad_out);
+    grads input_grads = node->apply(grad_out);
+    grad_out = Tensor();  // so a gradient passed through (g itself) has one handle less
     for (size_t i = 0; i < input_grads.size(); ++i) {
       const Tensor& input = node->inputs()[i];
       if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) continue;
       Tensor g = sum_to_shape(input_grads[i], input.shape(), node->name(), i);
+      input_grads[i] = Tensor();  // g is the engine's only handle now
       if (g.dtype() != input.dtype())
         throw Error("autograd: " + node->name() + " produced a " + dtype_name(g.dtype()) +
                     " gradient for " + dtype_name(input.dtype()) + " input " + std::to_string(i));
       if (input.is_leaf()) {
-        accumulate_into_leaf(*input.impl(), g);
+        accumulate_into_leaf(*input.impl(), std::move(g));
         continue;
       }
       Node* parent = input.grad_fn().get();

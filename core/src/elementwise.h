@@ -4,11 +4,50 @@
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "attograd/tensor.h"
 
 namespace ag::detail {
+
+// A 0-d tensor of `dtype` holding `value`, reported as `op` when the dtype
+// cannot hold the value (NaN as int64): scalar_tensor() for the ops that take
+// a scalar operand (t + 1.5, masked_fill, where).
+Tensor scalar_tensor(double value, DType dtype, const char* op);
+
+// int64 arithmetic wraps around on overflow (two's complement, as PyTorch),
+// instead of being undefined behaviour: it is done in uint64, where wrapping
+// is defined, and converted back (a modular conversion since C++20). Floating
+// types go through unchanged.
+template <typename T, typename Op>
+T wrapping(T a, T b, Op op) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    return static_cast<int64_t>(op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
+  } else {
+    return static_cast<T>(op(a, b));
+  }
+}
+template <typename T>
+T wrapping_add(T a, T b) {
+  return wrapping(a, b, [](auto x, auto y) { return x + y; });
+}
+template <typename T>
+T wrapping_sub(T a, T b) {
+  return wrapping(a, b, [](auto x, auto y) { return x - y; });
+}
+template <typename T>
+T wrapping_mul(T a, T b) {
+  return wrapping(a, b, [](auto x, auto y) { return x * y; });
+}
+template <typename T>
+T wrapping_neg(T a) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    return wrapping_sub(T(0), a);  // -INT64_MIN wraps to INT64_MIN
+  } else {
+    return -a;  // not 0 - a: -(0.0) is -0.0
+  }
+}
 
 // Strides of `t` seen at shape `out` (which t broadcasts to): leading missing
 // dims and size-1 dims that broadcast get stride 0.

@@ -96,7 +96,9 @@ const FileType& file_type(DType dtype) {
 //   value  := string | 'True' | 'False' | tuple
 //   tuple  := '(' ')' | '(' int ',' ')' | '(' int { ',' int } [','] ')'
 // with spaces allowed between tokens, strings in '...' or "..." without
-// escapes, and ints as non-negative decimals.
+// escapes, and ints as non-negative decimals, optionally with Python 2's
+// long suffix L (a header written by Python 2 reads (2L, 3L)).
+// The shape then goes through shape_numel, attograd's one shape check.
 
 struct Header {
   std::string descr;
@@ -208,6 +210,8 @@ class HeaderParser {
     }
     if (pos_ == begin) fail("expected a non-negative integer");
     if (text_[begin] == '0' && pos_ - begin > 1) fail("integer with a leading zero");
+    // Python 2's long literal, "3L": NumPy writes it from Python 2 and still reads it.
+    if (pos_ < text_.size() && text_[pos_] == 'L') ++pos_;
     return value;
   }
 
@@ -238,23 +242,6 @@ std::string shape_repr(const Shape& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-// Element count of `shape`, checking that it and the sizes the tensor needs
-// fit in int64 (so strides and byte counts cannot overflow).
-int64_t checked_numel(const Shape& shape, const std::string& where) {
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  int64_t numel = 1, nonzero_product = 1;
-  for (const int64_t d : shape) {
-    // Strides multiply the dims while skipping zeros, so that product must fit too.
-    if (d > 1 && nonzero_product > kMax / d)
-      fail(where, "shape " + shape_str(shape) + " has too many elements");
-    if (d > 1) nonzero_product *= d;
-    numel = d == 0 ? 0 : numel * d;
-  }
-  // 8 bytes: the widest item, in the file or in the tensor.
-  if (numel > kMax / 8) fail(where, "shape " + shape_str(shape) + " has too many elements");
-  return numel;
-}
-
 Tensor parse_npy_bytes(const uint8_t* data, size_t size, const std::string& where) {
   if (size < kMagicSize + 2)
     fail(where, "file too short (" + std::to_string(size) + " bytes) for the magic and version");
@@ -281,7 +268,9 @@ Tensor parse_npy_bytes(const uint8_t* data, size_t size, const std::string& wher
   if (header.fortran_order)
     fail(where, "Fortran-order arrays are not supported (save with np.ascontiguousarray)");
 
-  const int64_t numel = checked_numel(header.shape, where);
+  // The one shape check of attograd: at most 2^60 elements, so the byte
+  // counts below cannot overflow.
+  const int64_t numel = shape_numel(header.shape, where.c_str());
   const size_t data_start = header_start + header_length;
   const size_t expected = static_cast<size_t>(numel) * type.item_size;
   if (size - data_start != expected)

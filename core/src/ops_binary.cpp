@@ -32,8 +32,10 @@ Tensor arithmetic(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
   });
 }
 
-Tensor scalar_like(double value, const Tensor& t) {
-  return scalar_tensor(value, t.dtype());
+// The scalar operand of `op` as a 0-d tensor of t's dtype.
+Tensor scalar_like(double value, const Tensor& t, const char* op) {
+  AG_CHECK(t.defined(), op, "undefined tensor operand");
+  return detail::scalar_tensor(value, t.dtype(), op);
 }
 
 // Which operands want a gradient. A backward skips the other one: for
@@ -50,14 +52,14 @@ NeedsGrad needs_grad(const Tensor& a, const Tensor& b) {
 
 // out = a + b  =>  dL/da = g, dL/db = g
 Tensor add(const Tensor& a, const Tensor& b) {
-  Tensor out = arithmetic(a, b, "add", [](auto x, auto y) { return x + y; });
+  Tensor out = arithmetic(a, b, "add", [](auto x, auto y) { return detail::wrapping_add(x, y); });
   record(out, "AddBackward", {a, b}, [](const Tensor& g) { return grads{g, g}; });
   return out;
 }
 
 // out = a - b  =>  dL/da = g, dL/db = -g
 Tensor sub(const Tensor& a, const Tensor& b) {
-  Tensor out = arithmetic(a, b, "sub", [](auto x, auto y) { return x - y; });
+  Tensor out = arithmetic(a, b, "sub", [](auto x, auto y) { return detail::wrapping_sub(x, y); });
   record(out, "SubBackward", {a, b}, [need_b = b.requires_grad()](const Tensor& g) {
     return grads{g, need_b ? neg(g) : Tensor()};
   });
@@ -66,7 +68,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 // out = a * b  =>  dL/da = g * b, dL/db = g * a
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = arithmetic(a, b, "mul", [](auto x, auto y) { return x * y; });
+  Tensor out = arithmetic(a, b, "mul", [](auto x, auto y) { return detail::wrapping_mul(x, y); });
   record(out, "MulBackward", {a, b},
          [a_ = a.detach(), b_ = b.detach(), need = needs_grad(a, b)](const Tensor& g) {
            return grads{need.a ? mul(g, b_) : Tensor(), need.b ? mul(g, a_) : Tensor()};
@@ -81,7 +83,14 @@ Tensor div(const Tensor& a, const Tensor& b) {
     // Integer division by zero is undefined behaviour in C++: refuse it.
     for (double v : b.to_vector()) AG_CHECK(v != 0, "div", "integer division by zero");
   }
-  Tensor out = arithmetic(a, b, "div", [](auto x, auto y) { return x / y; });
+  // INT64_MIN / -1 does not fit (and traps on x86): it wraps to INT64_MIN,
+  // as negation does.
+  Tensor out = arithmetic(a, b, "div", [](auto x, auto y) {
+    if constexpr (std::is_same_v<decltype(x), int64_t>) {
+      if (y == -1) return detail::wrapping_neg(x);
+    }
+    return x / y;
+  });
   record(out, "DivBackward", {a, b},
          [a_ = a.detach(), b_ = b.detach(), need = needs_grad(a, b)](const Tensor& g) {
            return grads{need.a ? div(g, b_) : Tensor(),
@@ -102,7 +111,7 @@ Tensor pow(const Tensor& base, double exponent) {
                                    [&](T x) { return static_cast<T>(std::pow(x, exponent)); });
   });
   record(out, "PowBackward", {base}, [x = base.detach(), exponent](const Tensor& g) {
-    return grads{mul(g, mul(scalar_like(exponent, x), pow(x, exponent - 1.0)))};
+    return grads{mul(g, mul(scalar_like(exponent, x, "pow"), pow(x, exponent - 1.0)))};
   });
   return out;
 }
@@ -148,28 +157,28 @@ Tensor operator/(const Tensor& a, const Tensor& b) {
   return div(a, b);
 }
 Tensor operator+(const Tensor& a, double b) {
-  return add(a, scalar_like(b, a));
+  return add(a, scalar_like(b, a, "add"));
 }
 Tensor operator-(const Tensor& a, double b) {
-  return sub(a, scalar_like(b, a));
+  return sub(a, scalar_like(b, a, "sub"));
 }
 Tensor operator*(const Tensor& a, double b) {
-  return mul(a, scalar_like(b, a));
+  return mul(a, scalar_like(b, a, "mul"));
 }
 Tensor operator/(const Tensor& a, double b) {
-  return div(a, scalar_like(b, a));
+  return div(a, scalar_like(b, a, "div"));
 }
 Tensor operator+(double a, const Tensor& b) {
-  return add(scalar_like(a, b), b);
+  return add(scalar_like(a, b, "add"), b);
 }
 Tensor operator-(double a, const Tensor& b) {
-  return sub(scalar_like(a, b), b);
+  return sub(scalar_like(a, b, "sub"), b);
 }
 Tensor operator*(double a, const Tensor& b) {
-  return mul(scalar_like(a, b), b);
+  return mul(scalar_like(a, b, "mul"), b);
 }
 Tensor operator/(double a, const Tensor& b) {
-  return div(scalar_like(a, b), b);
+  return div(scalar_like(a, b, "div"), b);
 }
 Tensor operator-(const Tensor& a) {
   return neg(a);

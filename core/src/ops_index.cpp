@@ -47,7 +47,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 Tensor where(const Tensor& cond, const Tensor& a, double b) {
   AG_CHECK(a.defined(), "where", "undefined tensor operand");
-  return where(cond, a, scalar_tensor(b, a.dtype()));
+  return where(cond, a, detail::scalar_tensor(b, a.dtype(), "where"));
 }
 
 // out = x, with `value` where mask  =>  dL/dx = g where !mask
@@ -60,7 +60,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   AG_CHECK(shape == x.shape(), "masked_fill",
            "mask of shape " + shape_str(mask.shape()) + " does not broadcast to input shape " +
                shape_str(x.shape()));
-  return where(mask, scalar_tensor(value, x.dtype()), x);
+  return where(mask, detail::scalar_tensor(value, x.dtype(), "masked_fill"), x);
 }
 
 // ---- joining, slicing, repeating, selecting ---------------------------------------
@@ -143,8 +143,11 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
              "shapes must match except in dim " + std::to_string(d) + ": " +
                  shape_str(first.shape()) + " (tensor 0) vs " + shape_str(t.shape()) + " (tensor " +
                  std::to_string(i) + ")");
+    AG_CHECK(t.shape()[d] <= kMaxNumel - shape[d], "cat",
+             "too many elements: the joined dim " + std::to_string(d) + " passes 2^60");
     shape[d] += t.shape()[d];
   }
+  shape_numel(shape, "cat");
   Tensor out = empty(shape, first.dtype());
   const Blocks b = blocks_around(shape, d);
   std::vector<int64_t> starts;  // where each input begins along dim
@@ -162,9 +165,12 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     needs_grad[i] = tensors[i].requires_grad();
   }
   record(out, "CatBackward", tensors, [d, starts, sizes, needs_grad](const Tensor& g) {
+    // Made contiguous once, here: narrow() on a strided g (SumBackward's is a
+    // broadcast view) would copy all of it per input, quadratic in the count.
+    const Tensor gc = g.contiguous();
     grads result(sizes.size());
     for (size_t i = 0; i < sizes.size(); ++i)
-      if (needs_grad[i]) result[i] = narrow(g, static_cast<int64_t>(d), starts[i], sizes[i]);
+      if (needs_grad[i]) result[i] = narrow(gc, static_cast<int64_t>(d), starts[i], sizes[i]);
     return result;
   });
   return out;
@@ -235,6 +241,7 @@ Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t
   }
   Shape shape = x.shape();
   shape[d] = total;
+  shape_numel(shape, "repeat_interleave");
   Tensor out = empty(shape, x.dtype());
   const Tensor src = x.detach().contiguous();
   int64_t next = 0;  // output slice being written, counted over all outer blocks

@@ -1,5 +1,6 @@
 // Reductions: sum, mean, max, argmax. Sums accumulate in double (float
-// inputs) or int64 (int64/bool inputs) so long rows keep their precision.
+// inputs) or int64 (int64/bool inputs, wrapping around on overflow as
+// add does) so long rows keep their precision.
 #include <algorithm>
 #include <limits>
 
@@ -54,7 +55,8 @@ Tensor sum_kept(const Tensor& x, const std::vector<bool>& reduce) {
     const T* in = x.data_ptr<T>();
     detail::for_each_offset<2>(x.shape(), {x.strides(), out_strides},
                                [&](const std::array<int64_t, 2>& off) {
-                                 acc[static_cast<size_t>(off[1])] += static_cast<Acc>(in[off[0]]);
+                                 Acc& a = acc[static_cast<size_t>(off[1])];
+                                 a = detail::wrapping_add(a, static_cast<Acc>(in[off[0]]));
                                });
     dispatch_all(out_dtype, [&](auto out_tag) {
       using O = decltype(out_tag);

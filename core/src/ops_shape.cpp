@@ -23,34 +23,35 @@ Tensor make_view(const Tensor& x, Shape shape, Shape strides, int64_t offset) {
 
 // Replaces a single -1 in `shape` so that it holds `numel` elements.
 Shape infer_shape(Shape shape, int64_t numel, const Shape& from, const char* op) {
-  int64_t known = 1, unknown = -1;
+  int64_t unknown = -1;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
       AG_CHECK(unknown < 0, op, "only one dim may be -1 in " + shape_str(shape));
       unknown = static_cast<int64_t>(d);
     } else {
       AG_CHECK(shape[d] >= 0, op, "invalid shape " + shape_str(shape));
-      known *= shape[d];
     }
   }
   if (unknown >= 0) {
+    Shape known_dims = shape;
+    known_dims[static_cast<size_t>(unknown)] = 1;
+    const int64_t known = shape_numel(known_dims, op);
     AG_CHECK(known != 0 && numel % known == 0, op,
              "cannot reshape " + shape_str(from) + " into " + shape_str(shape));
     shape[static_cast<size_t>(unknown)] = numel / known;
   }
-  AG_CHECK(shape_numel(shape) == numel, op,
+  AG_CHECK(shape_numel(shape, op) == numel, op,
            "cannot reshape " + shape_str(from) + " (" + std::to_string(numel) + " elements) into " +
                shape_str(shape));
   return shape;
 }
 
-}  // namespace
-
 // y = x viewed as `shape`  =>  dL/dx = dL/dy viewed as x's shape
-Tensor view(const Tensor& x, Shape shape) {
-  AG_CHECK(x.defined(), "view", "undefined tensor");
-  shape = infer_shape(std::move(shape), x.numel(), x.shape(), "view");
-  AG_CHECK(x.is_contiguous(), "view",
+// (errors are reported as `op`: "view", or "reshape" when it calls this)
+Tensor view_op(const Tensor& x, Shape shape, const char* op) {
+  AG_CHECK(x.defined(), op, "undefined tensor");
+  shape = infer_shape(std::move(shape), x.numel(), x.shape(), op);
+  AG_CHECK(x.is_contiguous(), op,
            "input of shape " + shape_str(x.shape()) + " is not contiguous; use reshape");
   Tensor y = make_view(x, shape, contiguous_strides(shape), x.impl()->offset);
   record(y, "ViewBackward", {x},
@@ -58,11 +59,16 @@ Tensor view(const Tensor& x, Shape shape) {
   return y;
 }
 
+}  // namespace
+
+Tensor view(const Tensor& x, Shape shape) {
+  return view_op(x, std::move(shape), "view");
+}
+
 Tensor reshape(const Tensor& x, Shape shape) {
   AG_CHECK(x.defined(), "reshape", "undefined tensor");
-  shape = infer_shape(std::move(shape), x.numel(), x.shape(), "reshape");
-  if (x.is_contiguous()) return view(x, shape);
-  return view(x.contiguous(), shape);  // contiguous() records its own CloneBackward
+  // contiguous() records its own CloneBackward when it copies
+  return view_op(x.contiguous(), std::move(shape), "reshape");
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
@@ -185,6 +191,7 @@ Tensor expand(const Tensor& x, Shape shape) {
              "cannot expand shape " + shape_str(in) + " to " + shape_str(shape));
     strides[d] = size == 1 && shape[d] != 1 ? 0 : x.strides()[d - lead];
   }
+  shape_numel(shape, "expand");
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
   record(y, "ExpandBackward", {x}, [](const Tensor& g) { return grads{g}; });
   return y;

@@ -22,6 +22,7 @@
 // whatever the split, so results do not depend on the thread count).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "attograd/autograd.h"
@@ -233,6 +234,7 @@ KeepRows keep_rows(const Tensor& keep, const Shape& shape) {
 template <typename T>
 void masked_forward_row(const T* x, const bool* k, int64_t k_stride, T* y, int64_t n, T fill,
                         bool zero_masked) {
+  if (n == 0) return;  // a row of no keys: nothing to normalise
   for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? x[j] : fill;
   if constexpr (std::is_same_v<T, float>) {
     detail::softmax_row_f32(y, y, n);  // in place: each entry is read before it is written
@@ -270,12 +272,20 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
   AG_CHECK(broadcasts_to(keep.shape(), x.shape()), op,
            "keep mask of shape " + shape_str(keep.shape()) +
                " does not broadcast to the scores' shape " + shape_str(x.shape()));
+  AG_CHECK(!std::isnan(fill), op,
+           "the mask value is NaN (scores " + shape_str(x.shape()) +
+               "); use a large negative number such as -1e6");
   const Tensor xc = x.detach().contiguous();
   const int64_t n = x.size(-1);
-  const KeepRows rows = keep_rows(keep, x.shape());
   Tensor y = empty(x.shape(), x.dtype());
+  const KeepRows rows = keep_rows(keep, x.shape());
   dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
+    // A fill outside the dtype's finite range (-1e300 in float32, -inf) would
+    // make a fully masked row all -inf and its softmax NaN: it is clamped to
+    // the nearest finite value, which still gives masked keys exactly 0 weight.
+    const T finite_fill = static_cast<T>(
+        std::clamp<double>(fill, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
     const T* px = xc.data_ptr<T>();
     T* py = y.data_ptr<T>();
     detail::parallel_for(
@@ -283,7 +293,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
         [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r)
             masked_forward_row<T>(px + r * n, rows.data + rows.offset[static_cast<size_t>(r)],
-                                  rows.stride, py + r * n, n, static_cast<T>(fill), zero_masked);
+                                  rows.stride, py + r * n, n, finite_fill, zero_masked);
         },
         std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)));
   });

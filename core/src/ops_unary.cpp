@@ -54,14 +54,14 @@ Tensor float_map_fast(const Tensor& x, const char* op,
 
 // y = -x  =>  dL/dx = -g
 Tensor neg(const Tensor& x) {
-  Tensor y = signed_map(x, "neg", [](auto v) { return -v; });
+  Tensor y = signed_map(x, "neg", [](auto v) { return detail::wrapping_neg(v); });
   record(y, "NegBackward", {x}, [](const Tensor& g) { return grads{neg(g)}; });
   return y;
 }
 
-// y = |x|  =>  dL/dx = g sign(x)   (0 at x = 0, as PyTorch)
+// y = |x|  =>  dL/dx = g sign(x)   (0 at x = 0, as PyTorch; |INT64_MIN| wraps to itself)
 Tensor abs(const Tensor& x) {
-  Tensor y = signed_map(x, "abs", [](auto v) { return v < 0 ? -v : v; });
+  Tensor y = signed_map(x, "abs", [](auto v) { return v < 0 ? detail::wrapping_neg(v) : v; });
   record(y, "AbsBackward", {x}, [x_ = x.detach()](const Tensor& g) {
     const Tensor sign = float_map(x_, "abs", [](auto v) { return (v > 0) - (v < 0); });
     return grads{mul(g, sign)};

@@ -54,10 +54,18 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-int64_t shape_numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+int64_t shape_numel(const Shape& shape, const char* op) {
+  // `bound` multiplies the dims with 0 counted as 1, as the strides do; it
+  // stays <= kMaxNumel, so neither product can overflow.
+  int64_t numel = 1, bound = 1;
+  for (int64_t d : shape) {
+    AG_CHECK(d >= 0, op, "negative dimension in shape " + shape_str(shape));
+    AG_CHECK(d <= kMaxNumel / bound, op,
+             "too many elements in shape " + shape_str(shape) + " (at most 2^60)");
+    bound *= std::max<int64_t>(d, 1);
+    numel *= d;
+  }
+  return numel;
 }
 
 Shape contiguous_strides(const Shape& shape) {
@@ -87,6 +95,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
              "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
+  shape_numel(out, op);  // [2^40, 1] and [1, 2^40] broadcast to too many elements
   return out;
 }
 
@@ -100,13 +109,12 @@ bool broadcasts_to(const Shape& shape, const Shape& target) {
 
 // ---- storage ----------------------------------------------------------------
 
-Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
+Storage::Storage(size_t nbytes, const char* op) : nbytes_(nbytes) {
   // calloc, not new + memset: large blocks come from the OS already zeroed,
   // so a big fresh tensor costs no extra pass over memory. 64 spare bytes let
   // us align the start for the SIMD kernels.
   allocation_ = std::calloc(nbytes + 64, 1);
-  if (!allocation_)
-    throw Error("tensor: out of memory allocating " + std::to_string(nbytes) + " bytes");
+  AG_CHECK(allocation_, op, "out of memory allocating " + std::to_string(nbytes) + " bytes");
   const auto address = reinterpret_cast<uintptr_t>(allocation_);
   data_ = reinterpret_cast<std::byte*>((address + 63) / 64 * 64);
 }
@@ -151,11 +159,21 @@ DType Tensor::dtype() const {
 }
 
 int64_t Tensor::size(int64_t d) const {
-  return shape()[normalize_dim(d, shape(), "size")];
+  // normalize_dim lets dim 0 name a 0-d tensor itself (for sum, softmax, ...),
+  // but there is no size to return for it.
+  AG_CHECK(dim() > 0, "size",
+           "dim " + std::to_string(d) + " asked of a 0-d tensor (shape []), which has no dims");
+  return shape()[static_cast<size_t>(normalize_dim(d, shape(), "size"))];
+}
+
+uint64_t Tensor::version() const {
+  return checked().storage->version();
 }
 
 bool Tensor::is_contiguous() const {
   const TensorImpl& t = checked();
+  // With no elements the strides address nothing: any layout is contiguous.
+  if (shape_numel(t.shape) == 0) return true;
   int64_t expected = 1;
   for (int64_t d = static_cast<int64_t>(t.shape.size()) - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expected) return false;
@@ -301,61 +319,85 @@ const std::string& Tensor::name() const {
 
 // ---- creation -------------------------------------------------------------------
 
-Tensor empty(Shape shape, DType dtype) {
-  for (int64_t d : shape)
-    AG_CHECK(d >= 0, "empty", "negative dimension in shape " + shape_str(shape));
+// Every creation function goes through these helpers, which report errors (a bad
+// shape, out of memory, a value the dtype cannot hold) under the name of the
+// function the user called.
+namespace {
+
+Tensor make_tensor(Shape shape, DType dtype, const char* op) {
+  // Bytes fit in size_t: at most 2^60 elements of at most 8 bytes.
+  const size_t nbytes = static_cast<size_t>(shape_numel(shape, op)) * dtype_size(dtype);
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage =
-      std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  impl->storage = std::make_shared<Storage>(nbytes, op);
   impl->strides = contiguous_strides(shape);
   impl->shape = std::move(shape);
   impl->dtype = dtype;
   return Tensor(impl);
 }
 
-Tensor full(Shape shape, double value, DType dtype) {
-  Tensor t = empty(std::move(shape), dtype);
+// A tensor whose element i is convert(value_at(i)), written in place.
+template <typename ValueAt>
+Tensor make_filled(Shape shape, DType dtype, const char* op, ValueAt value_at) {
+  Tensor t = make_tensor(std::move(shape), dtype, op);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
-    std::fill_n(t.data_ptr<T>(), t.numel(), convert<T>(value, "full"));
+    T* p = t.data_ptr<T>();
+    const int64_t n = t.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(value_at(i), op);
   });
   return t;
 }
 
+Tensor make_full(Shape shape, double value, DType dtype, const char* op) {
+  const Tensor t = make_tensor(std::move(shape), dtype, op);
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    std::fill_n(t.data_ptr<T>(), t.numel(), convert<T>(value, op));
+  });
+  return t;
+}
+
+}  // namespace
+
+Tensor empty(Shape shape, DType dtype) {
+  return make_tensor(std::move(shape), dtype, "empty");
+}
+
+Tensor full(Shape shape, double value, DType dtype) {
+  return make_full(std::move(shape), value, dtype, "full");
+}
+
 Tensor zeros(Shape shape, DType dtype) {
-  return empty(std::move(shape), dtype);
+  return make_tensor(std::move(shape), dtype, "zeros");
 }
 Tensor ones(Shape shape, DType dtype) {
-  return full(std::move(shape), 1.0, dtype);
+  return make_full(std::move(shape), 1.0, dtype, "ones");
 }
 Tensor zeros_like(const Tensor& t) {
-  return zeros(t.shape(), t.dtype());
+  return make_tensor(t.shape(), t.dtype(), "zeros_like");
 }
 Tensor ones_like(const Tensor& t) {
-  return ones(t.shape(), t.dtype());
+  return make_full(t.shape(), 1.0, t.dtype(), "ones_like");
 }
 Tensor scalar_tensor(double value, DType dtype) {
-  return full({}, value, dtype);
+  return make_full({}, value, dtype, "scalar_tensor");
+}
+
+Tensor detail::scalar_tensor(double value, DType dtype, const char* op) {
+  return make_full({}, value, dtype, op);
 }
 
 Tensor tensor(std::vector<double> values, Shape shape, DType dtype) {
   if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
-  AG_CHECK(shape_numel(shape) == static_cast<int64_t>(values.size()), "tensor",
+  AG_CHECK(shape_numel(shape, "tensor") == static_cast<int64_t>(values.size()), "tensor",
            std::to_string(values.size()) + " values do not fill shape " + shape_str(shape));
-  Tensor t = empty(std::move(shape), dtype);
-  dispatch_all(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    T* p = t.data_ptr<T>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = convert<T>(values[i], "tensor");
-  });
-  return t;
+  return make_filled(std::move(shape), dtype, "tensor",
+                     [&](int64_t i) { return values[static_cast<size_t>(i)]; });
 }
 
 Tensor arange(int64_t n, DType dtype) {
   AG_CHECK(n >= 0, "arange", "n must be >= 0, got " + std::to_string(n));
-  std::vector<double> values(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = static_cast<double>(i);
-  return tensor(std::move(values), {n}, dtype);
+  return make_filled({n}, dtype, "arange", [](int64_t i) { return static_cast<double>(i); });
 }
 
 // ---- random -------------------------------------------------------------------------
@@ -384,40 +426,42 @@ uint64_t random_u64() {
   return rng()();
 }
 
-Tensor uniform(Shape shape, double low, double high, DType dtype) {
-  AG_CHECK(is_floating(dtype), "uniform",
+namespace {
+Tensor uniform_op(Shape shape, double low, double high, DType dtype, const char* op) {
+  AG_CHECK(is_floating(dtype), op,
            std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
-  AG_CHECK(low <= high, "uniform", "low must be <= high");
-  const int64_t n = shape_numel(shape);
-  std::vector<double> values(static_cast<size_t>(n));
-  {
-    std::lock_guard<std::mutex> lock(rng_mutex);
-    for (double& v : values) v = low + (high - low) * next_uniform_locked();
-  }
-  return tensor(std::move(values), std::move(shape), dtype);
+  AG_CHECK(low <= high, op, "low must be <= high");
+  // (make_filled allocates before the first draw: a bad shape draws nothing)
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  return make_filled(std::move(shape), dtype, op,
+                     [&](int64_t) { return low + (high - low) * next_uniform_locked(); });
+}
+}  // namespace
+
+Tensor uniform(Shape shape, double low, double high, DType dtype) {
+  return uniform_op(std::move(shape), low, high, dtype, "uniform");
 }
 
 Tensor rand(Shape shape, DType dtype) {
-  return uniform(std::move(shape), 0.0, 1.0, dtype);
+  return uniform_op(std::move(shape), 0.0, 1.0, dtype, "rand");
 }
 
 Tensor randn(Shape shape, DType dtype) {
   AG_CHECK(is_floating(dtype), "randn",
            std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
-  const int64_t n = shape_numel(shape);
-  std::vector<double> values(static_cast<size_t>(n));
-  {
-    // Box-Muller: two uniforms -> two independent standard normals.
-    std::lock_guard<std::mutex> lock(rng_mutex);
-    for (size_t i = 0; i < values.size(); i += 2) {
-      const double u1 = 1.0 - next_uniform_locked();  // (0, 1]: log is finite
-      const double u2 = next_uniform_locked();
-      const double r = std::sqrt(-2.0 * std::log(u1));
-      values[i] = r * std::cos(2.0 * M_PI * u2);
-      if (i + 1 < values.size()) values[i + 1] = r * std::sin(2.0 * M_PI * u2);
-    }
-  }
-  return tensor(std::move(values), std::move(shape), dtype);
+  const int64_t n = shape_numel(shape, "randn");
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  // Box-Muller: two uniforms -> two independent standard normals (the second
+  // one is kept for the next odd element).
+  double second = 0;
+  return make_filled(std::move(shape), dtype, "randn", [&](int64_t i) {
+    if (i % 2 == 1) return second;
+    const double u1 = 1.0 - next_uniform_locked();  // (0, 1]: log is finite
+    const double u2 = next_uniform_locked();
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    if (i + 1 < n) second = r * std::sin(2.0 * M_PI * u2);
+    return r * std::cos(2.0 * M_PI * u2);
+  });
 }
 
 // ---- printing ---------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -85,8 +86,14 @@ class ThreadPool {
     stopping_ = false;
     // A worker must not take the job before its start for a new one: it
     // starts having seen the current generation.
-    for (int index = 1; index <= workers; ++index) {
-      workers_.emplace_back([this, index, seen = generation_] { work(index, seen); });
+    try {
+      for (int index = 1; index <= workers; ++index)
+        workers_.emplace_back([this, index, seen = generation_] { work(index, seen); });
+    } catch (const std::system_error& e) {
+      // The pool runs with the workers it got (parallel_for resizes again
+      // next time); the caller learns why.
+      throw Error(std::string("set_num_threads: cannot start ") + std::to_string(workers) +
+                  " worker threads: " + e.what());
     }
   }
 
@@ -142,6 +149,11 @@ ThreadPool& pool() {
 
 void set_num_threads(int n) {
   AG_CHECK(n >= 1, "set_num_threads", "expected at least 1 thread, got " + std::to_string(n));
+  // The pool starts n - 1 threads on the next large op: a typo such as
+  // 1000000 would start a million.
+  AG_CHECK(
+      n <= kMaxThreads, "set_num_threads",
+      "expected at most " + std::to_string(kMaxThreads) + " threads, got " + std::to_string(n));
   g_num_threads.store(n);
 }
 

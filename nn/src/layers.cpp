@@ -9,6 +9,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias)
   AG_CHECK(in_features > 0 && out_features > 0, "Linear",
            "feature counts must be positive, got in " + std::to_string(in_features) + ", out " +
                std::to_string(out_features));
+  shape_numel({out_features, in_features}, "Linear");
   // PyTorch's default init: U(-k, k) with k = 1/sqrt(in_features).
   const double k = 1.0 / std::sqrt(static_cast<double>(in_features));
   weight = uniform({out_features, in_features}, -k, k);

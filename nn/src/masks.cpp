@@ -56,7 +56,7 @@ Tensor keep_from_checked_lengths(const Tensor& valid_lens, const Shape& scores_s
 // ---- making masks --------------------------------------------------------------
 
 Tensor sequence_mask(const Tensor& lens, int64_t maxlen) {
-  AG_CHECK(maxlen > 0, "sequence_mask", "maxlen must be positive, got " + std::to_string(maxlen));
+  AG_CHECK(maxlen >= 0, "sequence_mask", "maxlen must be >= 0, got " + std::to_string(maxlen));
   AG_CHECK(lens.defined(), "sequence_mask", "lens is undefined");
   AG_CHECK(lens.dtype() == kInt64, "sequence_mask",
            std::string("lens must be int64, got ") + dtype_name(lens.dtype()) + " " +
@@ -72,15 +72,15 @@ Tensor sequence_mask(const Tensor& lens, int64_t maxlen) {
   for (int64_t row = 0; row < lengths.numel(); ++row) {
     AG_CHECK(len[row] >= 0 && len[row] <= maxlen, "sequence_mask",
              "length " + std::to_string(len[row]) + " in lens " + shape_str(lens.shape()) +
-                 " is outside [0, " + std::to_string(maxlen) + "]");
+                 " is outside [0, " + std::to_string(maxlen) + "] (0 to maxlen)");
     for (int64_t j = 0; j < maxlen; ++j) out[row * maxlen + j] = j < len[row];
   }
   return mask;
 }
 
 Tensor causal_mask(int64_t num_queries, int64_t num_keys) {
-  AG_CHECK(num_queries > 0 && num_keys > 0, "causal_mask",
-           "sizes must be positive, got " + std::to_string(num_queries) + " queries and " +
+  AG_CHECK(num_queries >= 0 && num_keys >= 0, "causal_mask",
+           "sizes must be >= 0, got " + std::to_string(num_queries) + " queries and " +
                std::to_string(num_keys) + " keys");
   // key j [1, Tk] <= query i [Tq, 1]  ->  [Tq, Tk], the lower triangle
   return le(unsqueeze(arange(num_keys, kInt64), 0), unsqueeze(arange(num_queries, kInt64), 1));

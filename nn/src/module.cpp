@@ -73,17 +73,27 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
       AG_CHECK(known.count(name) > 0, op.c_str(),
                "unexpected entry '" + name + "' of shape " + shape_str(value.shape()));
   }
-  // Copy in place: optimizers holding these parameters see the new values.
+  // Then every source as a fresh copy in the parameter's dtype: converting or
+  // allocating can still fail, and must fail before anything is written; and
+  // a source that shares storage with another parameter (a state dict of this
+  // very module, under swapped names) must not see that parameter's new values.
+  std::vector<std::pair<Tensor, Tensor>> copies;  // (parameter, new values)
   for (const auto& [name, slot] : slots) {
     auto it = state.find(name);
     if (it == state.end()) continue;
-    const Tensor source = it->second.detach().to(slot->dtype()).contiguous();
-    const Tensor target = *slot;
-    AG_CHECK(target.is_contiguous(), op.c_str(), "parameter '" + name + "' is not contiguous");
+    AG_CHECK(slot->is_contiguous(), op.c_str(), "parameter '" + name + "' is not contiguous");
+    const Tensor source = it->second.detach();
+    copies.emplace_back(
+        *slot, source.dtype() == slot->dtype() ? source.clone() : source.to(slot->dtype()));
+  }
+  // Copy in place, which cannot fail: optimizers holding these parameters see
+  // the new values, and graphs recorded before see the version change.
+  for (const auto& [target, source] : copies) {
     dispatch_floating(target.dtype(), op.c_str(), [&](auto tag) {
       using T = decltype(tag);
       std::copy_n(source.data_ptr<T>(), source.numel(), target.data_ptr<T>());
     });
+    target.impl()->storage->bump_version();
   }
 }
 

@@ -18,6 +18,20 @@
 //
 // backward() sorts the graph topologically with an explicit stack (no
 // recursion: a chain of 100,000 ops is fine), then sweeps it in reverse.
+//
+// Saved values and in-place writes: a node remembers the storage version
+// (Storage::version) of each input when it is recorded. If an input's storage
+// was written in place before the backward reaches the node (an optimizer
+// step, load_state_dict), the gradient would silently use the new values, so
+// apply() throws instead, naming the node and the input, as PyTorch's version
+// counter does. (attograd checks every input, including those whose backward
+// would not need the value, like add's.)
+//
+// Threads: backward() of different graphs may run on several threads at
+// once, even when the graphs share leaves (a parameter used by two models):
+// accumulation into a leaf's grad() is locked. One graph must not be swept by
+// two threads at once, and a leaf's grad() must not be read or reset while a
+// backward may write it.
 #pragma once
 
 #include <functional>
@@ -46,14 +60,15 @@ class Node {
   bool released() const { return released_; }
 
   // dL/dinputs from dL/doutput (checks the node was not freed).
+  // Throws when an input was modified in place since the node was recorded.
   grads apply(const Tensor& grad_output);
   // Frees saved tensors and the lambda (after a backward without retain_graph).
   void release();
 
  private:
-  friend class NodeDeleter;
   std::string name_;
   std::vector<Tensor> inputs_;
+  std::vector<uint64_t> input_versions_;  // each input's storage version when recorded
   BackwardFn backward_;
   Shape output_shape_;
   bool released_ = false;

@@ -15,7 +15,9 @@ namespace ag {
 // Both operands must share a dtype (no silent promotion); a scalar takes the
 // tensor's dtype. int64 division truncates toward zero (PyTorch's
 // div(..., rounding_mode="trunc"), not its float-returning `/`); a zero
-// divisor throws.
+// divisor throws. int64 add, sub, mul, div, neg, abs and sum wrap around on
+// overflow (two's complement, as PyTorch): INT64_MAX + 1 is INT64_MIN, and so
+// are -INT64_MIN, |INT64_MIN| and INT64_MIN / -1. Never undefined behaviour.
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -114,7 +116,11 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 // materialising the filled scores (the kernel behind nn's masked softmax).
 // keep is bool and broadcasts to x. With zero_masked, weights where keep is
 // false come out 0 (so a fully masked row is all 0); otherwise a fully
-// masked row is uniform (every entry is `fill`). Its composed reference:
+// masked row is uniform (every entry is `fill`). A NaN fill throws; a fill
+// beyond the dtype's finite range (-inf, or -1e300 in float32) is clamped to
+// it, so no row gives NaN. Kept scores below `fill` lose to the masked keys
+// (d2l's -1e6 behaves so): the lowest finite fill makes that impossible. Its
+// composed reference:
 //   w = softmax(where(keep, x, fill), -1);  zero_masked ? where(keep, w, 0) : w
 Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, bool zero_masked);
 

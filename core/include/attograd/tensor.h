@@ -11,6 +11,7 @@
 // storage; every other op writes a fresh contiguous tensor.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -29,7 +30,10 @@ class Node;
 // Raw, 64-byte aligned bytes (aligned for the SIMD kernels).
 class Storage {
  public:
-  explicit Storage(size_t nbytes);  // zero-filled; throws ag::Error when out of memory
+  // Zero-filled. The one place attograd allocates tensor memory: running out
+  // of it throws ag::Error ("op: out of memory allocating N bytes"), never
+  // std::bad_alloc.
+  explicit Storage(size_t nbytes, const char* op = "tensor");
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -37,10 +41,17 @@ class Storage {
   const std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
 
+  // The version counter (PyTorch's _version): every in-place write of these
+  // bytes (an optimizer step, load_state_dict) calls bump_version(), and a
+  // backward that needs values saved before the write refuses to run.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   void* allocation_;  // what calloc returned
   std::byte* data_;   // allocation_ rounded up to 64 bytes
   size_t nbytes_;
+  std::atomic<uint64_t> version_{0};
 };
 
 class Tensor;
@@ -68,9 +79,12 @@ class Tensor {
   const Shape& strides() const;
   int64_t dim() const { return static_cast<int64_t>(shape().size()); }
   int64_t numel() const;
-  int64_t size(int64_t dim) const;  // negative dims count from the end
+  // Negative dims count from the end; a 0-d tensor has no dims to ask about.
+  int64_t size(int64_t dim) const;
   DType dtype() const;
-  bool is_contiguous() const;
+  bool is_contiguous() const;  // an empty tensor always is (as in PyTorch)
+  // The version of the storage (see Storage::version), shared by every view.
+  uint64_t version() const;
 
   // ---- data -----------------------------------------------------------------
   Tensor contiguous() const;              // itself when already contiguous (differentiable)
@@ -133,7 +147,15 @@ Tensor uniform(Shape shape, double low, double high, DType dtype = kFloat32);
 uint64_t random_u64();
 
 // ---- shape helpers -----------------------------------------------------------
-int64_t shape_numel(const Shape& shape);
+// Shapes hold at most kMaxNumel elements, counting a size-0 dim as 1 (so that
+// strides fit too): then every element, stride and byte count derived from a
+// shape fits in int64 without a check of its own.
+inline constexpr int64_t kMaxNumel = int64_t{1} << 60;
+// The element count of `shape`: the one checked place for shape arithmetic.
+// Throws "op: negative dimension in shape [2, -1]" or "op: too many elements
+// in shape [..]". Every creation function, view and file reader runs it on
+// the shapes it is given.
+int64_t shape_numel(const Shape& shape, const char* op = "shape");
 Shape contiguous_strides(const Shape& shape);
 // Normalises a possibly negative dim against `ndim`, throwing
 // "op: dim 3 out of range for a 2-D tensor of shape [2, 3]".
@@ -149,7 +171,9 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 std::string to_string(const Tensor& t);
 
 // ---- threads -----------------------------------------------------------------
-// Worker threads for the kernels; default: all cores. n < 1 throws.
+// Worker threads for the kernels; default: all cores. n outside
+// [1, kMaxThreads] throws.
+inline constexpr int kMaxThreads = 1024;
 void set_num_threads(int n);
 int get_num_threads();
 

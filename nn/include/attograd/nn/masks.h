@@ -36,6 +36,7 @@
 // float64. A -inf entry of an additive mask is a real mask.
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "attograd/core.h"
@@ -49,21 +50,25 @@ inline constexpr double kAdditiveMaskValue = -1e9;
 // additive_to_keep() counts an entry as masked at or below this: exp(-1e4)
 // underflows to exactly 0 in float32 and float64, so such a key gets no weight.
 inline constexpr double kAdditiveMaskedBelow = -1e4;
-// The most negative finite float32 (-FLT_MAX): the default score written over
-// masked keys by the keep-mask masked_softmax. Finite (so a fully masked row
-// cannot turn into NaN) and lower than any real score (so masked keys get an
-// exact 0 even when the real scores are far below -1e6).
-inline constexpr double kMaskedScore = -3.4028234663852886e38;
+// The most negative finite double: the default score written over masked keys
+// by the keep-mask masked_softmax. The kernel clamps every mask value to the
+// scores' finite range, so this is -FLT_MAX for float32 scores and itself for
+// float64: finite (so a fully masked row cannot turn into NaN) and not above
+// any real score (so masked keys get an exact 0 even when the real scores are
+// far below -1e6, in either dtype).
+inline constexpr double kMaskedScore = std::numeric_limits<double>::lowest();
 
 // What a fully masked row's weights are; see the header comment.
 enum class MaskedRows { Uniform, Zero };
 
 // ---- making masks --------------------------------------------------------------
 // bool [*lens.shape, maxlen]: out[..., j] = j < lens[...]. lens is int64 of any
-// rank (1-D gives d2l's [len(lens), maxlen]), 0 <= lens <= maxlen.
+// rank (1-D gives d2l's [len(lens), maxlen]), 0 <= lens <= maxlen; maxlen 0
+// (no keys) is allowed, as in PyTorch.
 Tensor sequence_mask(const Tensor& lens, int64_t maxlen);
 // bool [num_queries, num_keys], true where key j <= query i (the look-ahead
-// mask of a decoder; PyTorch's is_causal, aligned at the top left).
+// mask of a decoder; PyTorch's is_causal, aligned at the top left). Sizes
+// may be 0.
 Tensor causal_mask(int64_t num_queries, int64_t num_keys);
 
 // ---- masked softmax ---------------------------------------------------------------
@@ -73,6 +78,11 @@ Tensor causal_mask(int64_t num_queries, int64_t num_keys);
 // of shape X.shape[:-1] (one length per row), with 0 <= length <= X.shape[-1].
 // Scores at or beyond the valid length are replaced by mask_value. A row of
 // length 0 comes out uniform (MaskedRows::Uniform).
+// mask_value must not be NaN; below the dtype's lowest finite value (-inf,
+// -1e300 in float32) it is clamped to that value, so no row gives NaN. As in
+// d2l, a valid score below mask_value (say -1e7 with the book's -1e6) loses
+// to the masked keys, which then take the weight; pass kMaskedScore to rule
+// that out.
 Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens = Tensor(),
                       double mask_value = kD2lMaskValue);
 // Softmax over the last axis of `scores` where the bool `keep_mask`

@@ -46,6 +46,9 @@ class Module {
   // already hold them keep working). Entries are converted to the parameter's
   // dtype. Missing or unexpected names (when strict), and mis-shaped entries
   // (always), throw ag::Error naming the module, the entry and the shapes.
+  // All or nothing: every entry is checked and converted before the first
+  // parameter is written, so a load that throws changes nothing. Graphs
+  // recorded before the load refuse to backward (see autograd.h).
   void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
 
   // Training mode (dropout active) for this module and all sub-modules.

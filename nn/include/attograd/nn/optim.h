@@ -10,7 +10,9 @@
 //
 // An optimizer holds handles to the parameters (sharing their storage) and
 // writes the new values straight into that storage under NoGradGuard, so the
-// module that owns the parameters sees them at once. Parameters must be
+// module that owns the parameters sees them at once; each write bumps the
+// storage's version, so a graph recorded before step() refuses to backward
+// (its gradients would mix old and new weights). Parameters must be
 // float32/float64 contiguous leaves; create the optimizer after Module::to().
 // A parameter whose grad() is undefined (no backward reached it) is skipped
 // and its state (momentum, Adam's step count) is left untouched, as in PyTorch.
