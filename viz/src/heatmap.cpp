@@ -41,18 +41,23 @@ constexpr int kTickLabelGap = 3;  // between a tick mark and its label
 constexpr int kMapGap = 16;       // between neighbouring maps
 constexpr int kColorbarGap = 24;  // between the grid and the colour bar
 constexpr int kColorbarWidth = 18;
-constexpr int kMinColorbarHeight = 120;  // room for its tick labels under one-row maps
+constexpr int kMinColorbarHeight = 100;  // room for its tick labels under one-row maps
 constexpr int kColorbarTicks = 5;
-// The colour bar's tick labels are %.3g of the scale; the widest such label
-// ("-1.23e-05") sets their column's width, whatever the data, so that the
-// layout depends on the shape and the options only.
+// The colour bar's tick labels (colorbar_label) are at most as wide as this
+// one (%.3g of a tiny negative number); their column is that wide, whatever
+// the data, so that the layout depends on the shape and the options only.
 constexpr const char* kWidestColorbarLabel = "-8.88e-08";
 
 constexpr Rgb kWhite{255, 255, 255};
 constexpr Rgb kBlack{0, 0, 0};
-// Hatch stripes run diagonally, kHatchPeriod pixels apart and kHatchWidth wide.
+// Hatch stripes run diagonally ("/"), about kHatchPeriod pixels apart and
+// 3/8 of that wide: a cell holds a whole number of periods, so that stripes
+// continue from one masked cell into the next.
 constexpr int kHatchPeriod = 8;
-constexpr int kHatchWidth = 3;
+
+int hatch_periods_per_cell(int cell) {
+  return std::max(1, (cell + kHatchPeriod / 2) / kHatchPeriod);
+}
 
 // ---- text ---------------------------------------------------------------------
 
@@ -209,7 +214,7 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
 
   const int w = static_cast<int>(map_w), h = static_cast<int>(map_h), c = options.cell_size;
   const int64_t xstride = tick_stride(cell, xtick_w + 6);
-  const int64_t ystride = tick_stride(cell, kTextHeight + 2);
+  const int64_t ystride = tick_stride(cell, kTextHeight + 6);
   for (int64_t row = 0; row < grid.rows; ++row) {
     for (int64_t col = 0; col < grid.cols; ++col) {
       const int slot_x = static_cast<int>(left + col * (slot_w + kMapGap));
@@ -262,13 +267,32 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
   return figure;
 }
 
+// A colour bar label. Fixed decimals, as many as the scale's range needs for
+// about three significant digits, so that the labels line up ("0.014",
+// "0.260", ..., "1.000"); %.3g when that would be wider than
+// kWidestColorbarLabel at either end of the scale.
+std::string colorbar_label(double value, const ColorScale& scale) {
+  const double range = scale.hi - scale.lo;
+  const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(range))), 0, 6);
+  const auto fixed = [decimals](double v) {
+    char buffer[512];  // %f of 1e308 has 309 digits
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
+    return std::string(buffer);
+  };
+  const size_t widest = std::strlen(kWidestColorbarLabel);
+  if (fixed(scale.lo).size() > widest || fixed(scale.hi).size() > widest) {
+    return format("%.3g", value);
+  }
+  return fixed(value);
+}
+
 // The colour bar's labels: lo at the bottom tick to hi at the top one.
 void add_colorbar_labels(Figure& figure, const ColorScale& scale) {
   const auto [bx, by, bw, bh] = figure.layout.colorbar;
   for (int k = 0; k < kColorbarTicks; ++k) {
     double value = scale.lo + (scale.hi - scale.lo) * k / (kColorbarTicks - 1);
-    if (std::abs(value) < 1e-12 * (scale.hi - scale.lo)) value = 0.0;  // no "-1.4e-17" for zero
-    figure.texts.push_back(make_text(format("%.3g", value),
+    if (std::abs(value) < 1e-12 * (scale.hi - scale.lo)) value = 0.0;  // no "-0.00" for zero
+    figure.texts.push_back(make_text(colorbar_label(value, scale),
                                      bx + bw + 1 + kTickLength + kTickLabelGap,
                                      figure.colorbar_tick_y[k], Align::Start));
   }
@@ -363,12 +387,14 @@ class Canvas {
       for (int x = r.x; x < r.x + r.w; ++x) set(x, y, rgb);
     }
   }
-  // Diagonal stripes anchored at the cell's centre pixel, which stays kHatchBase.
+  // Stripes at phase 0 on the cell's centre pixel, which stays kHatchBase.
+  // With k periods per cell, a pixel's phase is ((dx + dy) * k mod cell) / cell.
   void hatch(const Rect& r, int cx, int cy) {
+    const int k = hatch_periods_per_cell(r.w);
     for (int y = r.y; y < r.y + r.h; ++y) {
       for (int x = r.x; x < r.x + r.w; ++x) {
-        const int phase = (((x - cx) + (y - cy)) % kHatchPeriod + kHatchPeriod) % kHatchPeriod;
-        set(x, y, phase >= kHatchPeriod - kHatchWidth ? kHatchStripe : kHatchBase);
+        const int phase = (((x - cx) + (y - cy)) * k % r.w + r.w) % r.w;
+        set(x, y, phase * 8 >= 5 * r.w ? kHatchStripe : kHatchBase);
       }
     }
   }
@@ -515,13 +541,18 @@ std::string svg_document(const Figure& figure, const HeatmapData& data,
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
       w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h +
       "\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n";
-  // The hatch repeats every kHatchPeriod units along both axes, as in the PNG.
-  const std::string period = std::to_string(kHatchPeriod);
-  out += "<defs>\n<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"" + period +
-         "\" height=\"" + period + "\">\n<path d=\"M0,0h" + period + "v" + period + "h-" + period +
-         "z\" fill=\"" + hex(kHatchBase) + "\"/>\n<path d=\"M0," + period + "L" + period +
-         ",0\" stroke=\"" + hex(kHatchStripe) + "\" stroke-width=\"" +
-         format("%.2f", kHatchWidth / std::sqrt(2.0)) + "\"/>\n</pattern>\n";
+  // The PNG's hatch: a whole number of periods per cell, stripes 3/8 of a
+  // period wide; the corner pieces keep the stripes unbroken across tiles.
+  const double period =
+      static_cast<double>(layout.cell_size) / hatch_periods_per_cell(layout.cell_size);
+  const std::string p = format("%g", period);
+  out += "<defs>\n<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"" + p +
+         "\" height=\"" + p + "\">\n<path d=\"M0,0H" + p + "V" + p + "H0z\" fill=\"" +
+         hex(kHatchBase) + "\"/>\n<path d=\"M-1,1L1,-1M0," + p + "L" + p + ",0M" +
+         format("%g", period - 1) + "," + format("%g", period + 1) + "L" +
+         format("%g", period + 1) + "," + format("%g", period - 1) + "\" stroke=\"" +
+         hex(kHatchStripe) + "\" stroke-width=\"" +
+         format("%.2f", period * 3 / 8 / std::sqrt(2.0)) + "\"/>\n</pattern>\n";
   // Top (offset 0) is hi, bottom is lo; 33 stops follow the maps' anchors.
   out += "<linearGradient id=\"colorbar\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
   constexpr int kStops = 33;

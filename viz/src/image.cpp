@@ -14,16 +14,17 @@ Rgb Image::at(int x, int y) const {
   AG_CHECK(x >= 0 && y >= 0 && x < width && y < height, "Image::at",
            "pixel (" + std::to_string(x) + ", " + std::to_string(y) + ") is outside the " +
                std::to_string(width) + "x" + std::to_string(height) + " image");
-  const size_t k = (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
+  const size_t k =
+      (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
   return {rgb[k], rgb[k + 1], rgb[k + 2]};
 }
 
 void write_png(const std::string& path, const Image& image) {
   AG_CHECK(image.width > 0 && image.height > 0 &&
                image.rgb.size() == static_cast<size_t>(image.width) * image.height * 3,
-           "write_png", "the image is " + std::to_string(image.width) + "x" +
-                            std::to_string(image.height) + " with " +
-                            std::to_string(image.rgb.size()) + " bytes; expected 3 a pixel");
+           "write_png",
+           "the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+               " with " + std::to_string(image.rgb.size()) + " bytes; expected 3 a pixel");
   const int ok =
       stbi_write_png(path.c_str(), image.width, image.height, 3, image.rgb.data(), image.width * 3);
   AG_CHECK(ok != 0, "write_png", "cannot write '" + path + "'");
