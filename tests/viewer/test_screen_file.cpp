@@ -55,11 +55,18 @@ TEST(FileScreen, ManyMapsShowSixteenAndBigMapsTheirCorner) {
   EXPECT_NO_THROW(find_map(many, "file/map15"));
   EXPECT_THROW(find_map(many, "file/map16"), Error);
 
-  const Tensor big = rand({300, 270}, kFloat64);
-  save_npy(dir + "/big.npy", big);
-  SceneRun run = run_scene("file", 4, {"--open", dir + "/big.npy"});
-  ASSERT_EQ(run.exit_code, 0);
-  EXPECT_TRUE(cells_match(run, "file/map0", narrow(narrow(big, 0, 0, 256), 1, 0, 256)));
+  // Tall and wide files, each cut to its first 256 queries or keys. (Each
+  // stays clear of the screen's centre, where Xvfb's pointer rests: the
+  // widget would outline the cell under it and draw a tooltip.)
+  for (const Shape& shape : {Shape{300, 20}, Shape{20, 300}}) {
+    const Tensor big = rand(shape, kFloat64);
+    save_npy(dir + "/big.npy", big);
+    SceneRun run = run_scene("file", 4, {"--open", dir + "/big.npy"});
+    ASSERT_EQ(run.exit_code, 0);
+    EXPECT_TRUE(cells_match(run, "file/map0",
+                            narrow(narrow(big, 0, 0, std::min<int64_t>(shape[0], 256)), 1, 0,
+                                   std::min<int64_t>(shape[1], 256))));
+  }
 }
 
 TEST(FileScreen, NonFiniteValuesAreHatched) {
@@ -120,7 +127,9 @@ TEST(FileScreen, BadFilesLeaveTheViewerRunning) {
         fx::linear_state_dict(dir), fx::mixed_npz(dir), dir + "/missing.npy"}) {
     SceneRun run = run_scene("file", 3, {"--open", path});
     EXPECT_EQ(run.exit_code, 0) << path;
-    if (run.exit_code == 0) EXPECT_NO_THROW(find_map(run, "file/head0")) << path;
+    if (run.exit_code == 0) {
+      EXPECT_NO_THROW(find_map(run, "file/head0")) << path;
+    }
   }
 }
 

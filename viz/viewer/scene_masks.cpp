@@ -126,7 +126,8 @@ class MasksScene : public Scene {
   bool keras_causal_ = false;
   int mask_value_ = 0;
   bool shift_scores_ = false;
-  bool show_values_ = true;
+  bool show_values_ =
+      false;  // off by default: the values cover the cells' centre pixels, which tests read
 
   Tensor scores_;  // [B, Tq, Tk] before masking, as fed to the library
   Tensor keep_;    // bool [B, Tq, Tk]: the mask in keep form (true = may attend)
@@ -221,7 +222,7 @@ class MasksScene : public Scene {
     ImGui::PushItemWidth(150);
     switch (mode()) {
       case Mode::BatchLengths:
-        changed |= length_sliders("valid_len of item", batch_lens_, 4);
+        changed |= length_sliders("valid_lens, one per batch item", batch_lens_, 4);
         break;
       case Mode::RowLengths:
         changed |= row_length_sliders(row_lens_);
@@ -231,11 +232,11 @@ class MasksScene : public Scene {
         changed |= ImGui::SliderInt("keys Tk", &causal_keys_, 1, 10);
         break;
       case Mode::Padding:
-        changed |= length_sliders("tokens in sentence", padding_lens_, 5);
+        changed |= length_sliders("tokens in the sentence (the rest is padding)", padding_lens_, 5);
         break;
       case Mode::Keras:
-        changed |= length_sliders("value_mask: keys of item", keras_value_lens_, 4);
-        changed |= length_sliders("query_mask: queries of item", keras_query_lens_, 3);
+        changed |= length_sliders("value_mask: keys kept", keras_value_lens_, 4);
+        changed |= length_sliders("query_mask: queries kept", keras_query_lens_, 3);
         changed |= ImGui::Checkbox("use_causal_mask", &keras_causal_);
         break;
       case Mode::MaskValue:
@@ -256,21 +257,23 @@ class MasksScene : public Scene {
     show_note(kModeNotes[mode_]);
   }
 
-  // One slider per batch item: "<what> 0", "<what> 1".
+  // A heading, then one slider per batch item ("item 0", "item 1"; the
+  // heading after ## keeps their ids apart).
   static bool length_sliders(const char* what, int (&lens)[kBatch], int max_len) {
     bool changed = false;
+    ImGui::TextUnformatted(what);
     for (int b = 0; b < kBatch; ++b) {
-      const std::string label = std::string(what) + " " + std::to_string(b);
+      const std::string label = "item " + std::to_string(b) + "##" + what;
       changed |= ImGui::SliderInt(label.c_str(), &lens[b], 0, max_len);
     }
     return changed;
   }
   static bool row_length_sliders(int (&lens)[kBatch][2]) {
     bool changed = false;
+    ImGui::TextUnformatted("valid_lens, one per row");
     for (int b = 0; b < kBatch; ++b) {
       for (int i = 0; i < 2; ++i) {
-        const std::string label =
-            "valid_len item " + std::to_string(b) + " row " + std::to_string(i);
+        const std::string label = "item " + std::to_string(b) + ", row " + std::to_string(i);
         changed |= ImGui::SliderInt(label.c_str(), &lens[b][i], 0, 4);
       }
     }
@@ -293,8 +296,8 @@ class MasksScene : public Scene {
     if (padding_.defined()) {
       ImGui::TextUnformatted("Padding indicator M (1 = padding key), one row per sentence");
       draw_heatmap({"masks/padding", "M " + describe(padding_), padding_, Tensor(),
-                    viz::ColorScale{viz::Colormap::Magma, 0.0, 1.0}, "Keys", "Batch items", "item",
-                    "key", 32, show_values_},
+                    viz::ColorScale{viz::Colormap::Magma, 0.0, 1.0}, "Keys", "Sentences",
+                    "sentence", "key", 48, show_values_},
                    ImVec2(map_width, 120));
     }
     ImGui::TextUnformatted("Scores before masking");
@@ -334,10 +337,14 @@ class MasksScene : public Scene {
   void section(const std::string& id, const std::string& title, const Tensor& t, const Tensor& keep,
                const viz::ColorScale& scale, float width, float height,
                const char* xlabel = "Keys") {
+    // Columns at fixed offsets, so that narrow maps keep room for their titles,
+    // but no wider than the largest cells need, so the colour bar stays close.
+    width = std::min(width, 80.0f * static_cast<float>(t.size(2)) + 70.0f);
+    const float left = ImGui::GetCursorPosX();
     for (int64_t b = 0; b < t.size(0); ++b) {
       const Tensor matrix = squeeze(narrow(t, 0, b, 1), 0);
       const Tensor item_keep = keep.defined() ? squeeze(narrow(keep, 0, b, 1), 0) : Tensor();
-      if (b > 0) ImGui::SameLine();
+      if (b > 0) ImGui::SameLine(left + width * static_cast<float>(b));
       draw_heatmap({id + "/" + std::to_string(b),
                     title + " of item " + std::to_string(b) + " " + describe(matrix), matrix,
                     item_keep, scale, xlabel, "Queries", "query",
@@ -345,7 +352,7 @@ class MasksScene : public Scene {
                    ImVec2(width, height));
     }
     // The bar as tall as the cells the widget just drew.
-    ImGui::SameLine();
+    ImGui::SameLine(left + width * static_cast<float>(t.size(0)));
     draw_colorbar((id + " bar").c_str(), scale,
                   drawn_heatmaps().back().cell * static_cast<float>(t.size(1)));
   }
