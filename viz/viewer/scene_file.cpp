@@ -85,7 +85,9 @@ void FileScene::open_file(const std::string& path) {
       archive_.clear();
     }
   } catch (const Error& e) {
-    error_ = std::string("Cannot show ") + path + ": " + e.what() +
+    // The loaders' messages name the file already; ours do not.
+    const std::string reason = e.what();
+    error_ = "Not shown: " + (reason.find(path) == std::string::npos ? path + ": " : "") + reason +
              (content_.empty() ? "" : "\n(Below: what was shown before.)");
   }
 }
@@ -360,7 +362,7 @@ void FileScene::draw_weights() {
                             ? top_left(squeeze(narrow(finite_, 0, index, 1), 0), kMaxCells)
                             : Tensor();
     const std::string title =
-        leading.empty() ? std::string("weights") : leading_index(index, leading);
+        "weights" + (leading.empty() ? std::string() : leading_index(index, leading));
     if (k % columns != 0) ImGui::SameLine();
     draw_heatmap({"file/map" + std::to_string(index), title, map, keep, weight_scale_, "Keys",
                   "Queries", "query", "key", 48, false},

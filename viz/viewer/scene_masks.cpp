@@ -48,10 +48,12 @@ const char* const kModeNotes[] = {
     "weights, as in Keras.",
     "d2l writes -1e6 over masked scores. That is enough for scores near 0, but not for scores "
     "far below -1e6: shift the scores by -1e7 and with -1e6 the masked keys win (their -1e6 is "
-    "now the largest score). -1e9 holds out longer. -inf is a true mask, until a row has no "
-    "key left: then softmax computes exp(-inf - (-inf)) = exp(NaN) and the whole row is NaN, "
-    "which spreads to the output and every gradient. Hence d2l's finite value, and why "
-    "PyTorch's NaN on fully masked rows is a well-known trap.",
+    "now the largest score of the row). -1e9 holds out longer; -inf always holds. And a row "
+    "with no key left (item 0, row 0)? In plain PyTorch, filling it with -inf makes softmax "
+    "compute exp(-inf - (-inf)) = NaN for the whole row, and NaN spreads to the output and "
+    "every gradient. attograd's masked softmax never returns NaN: such a row comes out uniform "
+    "(MaskedRows::Uniform) whatever the mask value, as d2l's -1e6 makes it. (Shifted by -1e7, "
+    "the kept weights also change a little: near 1e7 float32 numbers are 1 apart.)",
     "A row whose keys are all masked (valid length 0) has no right answer; masks.h lets you "
     "choose. MaskedRows::Uniform (d2l's modules, what -1e6 gives by itself): every score "
     "becomes the same mask value, the weights are 1/Tk each and the output row is the mean of "
@@ -71,13 +73,11 @@ Tensor lengths(const std::vector<int>& lens, const Shape& shape) {
   return tensor(std::vector<double>(lens.begin(), lens.end()), shape, kInt64);
 }
 
-// The hatching of a weights map: the mask's keep cells, plus the cells of
-// fully masked rows whose weights are finite. Those rows are where the
-// policies differ (uniform or zero), so they are drawn in colour; a NaN row
-// (mask value -inf) stays hatched because no colour means NaN.
-Tensor drawn_keep(const Tensor& keep, const Tensor& weights) {
-  const Tensor row_masked = eq(sum(keep.to(kInt64), -1, true), zeros({1}, kInt64));
-  return logical_or(keep, logical_and(row_masked, eq(weights, weights)));
+// The hatching of a weights map: the mask's keep cells, plus every cell of
+// the rows where all keys are masked. Those rows are where the policies
+// differ (uniform or zero), so they are drawn in colour.
+Tensor drawn_keep(const Tensor& keep) {
+  return logical_or(keep, eq(sum(keep.to(kInt64), -1, true), zeros({1}, kInt64)));
 }
 
 class MasksScene : public Scene {
@@ -306,12 +306,12 @@ class MasksScene : public Scene {
     ImGui::TextUnformatted(two_policies
                                ? "Weights, MaskedRows::Uniform (hatched: masked, weight 0)"
                                : "Weights after masking and softmax (hatched: masked, weight 0)");
-    section("masks/weights", "weights", weights_, drawn_keep(keep_, weights_), weight_scale,
-            map_width, map_height);
+    section("masks/weights", "weights", weights_, drawn_keep(keep_), weight_scale, map_width,
+            map_height);
     if (two_policies) {
       ImGui::TextUnformatted("Weights, MaskedRows::Zero");
-      section("masks/zero_weights", "weights", zero_weights_, drawn_keep(keep_, zero_weights_),
-              weight_scale, map_width, map_height);
+      section("masks/zero_weights", "weights", zero_weights_, drawn_keep(keep_), weight_scale,
+              map_width, map_height);
     }
     if (output_.defined()) {
       std::vector<double> all = output_.to_vector();
@@ -330,7 +330,6 @@ class MasksScene : public Scene {
                 map_height, "Value features");
       }
     }
-    draw_nan_warning();
   }
 
   // One map per batch item of `t` [B, rows, cols], then the colour bar.
@@ -355,24 +354,6 @@ class MasksScene : public Scene {
     ImGui::SameLine(left + width * static_cast<float>(t.size(0)));
     draw_colorbar((id + " bar").c_str(), scale,
                   drawn_heatmaps().back().cell * static_cast<float>(t.size(1)));
-  }
-
-  // The -inf lesson in words: which rows came out NaN.
-  void draw_nan_warning() {
-    const std::vector<double> w = weights_.to_vector();
-    const int64_t rows = weights_.size(1), cols = weights_.size(2);
-    std::string rows_text;
-    for (int64_t r = 0; r < weights_.size(0) * rows; ++r) {
-      if (std::isnan(w[static_cast<size_t>(r * cols)])) {
-        rows_text +=
-            " (item " + std::to_string(r / rows) + ", query " + std::to_string(r % rows) + ")";
-      }
-    }
-    if (!rows_text.empty()) {
-      show_error("NaN weights in row" + rows_text +
-                 ": every key of the row is -inf, and softmax divides 0 by 0. The row is hatched "
-                 "because no colour means NaN; hover it to read the NaN.");
-    }
   }
 };
 

@@ -24,6 +24,7 @@ class MultiHeadScene : public Scene {
   const char* label() const override { return "Multi-head"; }
 
   std::map<std::string, Tensor> inputs() const override {
+    if (!mha_) return {};  // no valid module yet: nothing was fed
     std::map<std::string, Tensor> out{
         {"queries", queries_},
         {"keys", keys_},
@@ -165,7 +166,7 @@ class MultiHeadScene : public Scene {
     const int64_t columns = heads <= 6 ? heads : 4;
     const int64_t rows = (heads + columns - 1) / columns;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float map_width = std::floor((avail.x - 90) / static_cast<float>(columns));
+    const float map_width = std::floor((avail.x - 110) / static_cast<float>(columns));
     const float map_height =
         std::min(360.0f, std::floor((avail.y * 0.72f - 30) / static_cast<float>(rows)));
 
