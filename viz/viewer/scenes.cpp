@@ -8,13 +8,19 @@ namespace ag::viewer {
 // Each defined in its scene_NAME.cpp.
 std::unique_ptr<Scene> make_compare_scene();
 std::unique_ptr<Scene> make_playground_scene();
+std::unique_ptr<Scene> make_masks_scene();
 std::unique_ptr<Scene> make_scaling_scene();
+std::unique_ptr<Scene> make_multihead_scene();
+std::unique_ptr<Scene> make_file_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
   scenes.push_back(make_compare_scene());
   scenes.push_back(make_playground_scene());
+  scenes.push_back(make_masks_scene());
   scenes.push_back(make_scaling_scene());
+  scenes.push_back(make_multihead_scene());
+  scenes.push_back(make_file_scene());
   return scenes;
 }
 
