@@ -106,7 +106,7 @@ class PlaygroundScene : public Scene {
   // What the library is fed, then two entries for tests that are no inputs:
   // "canvas" says where the points are drawn (a point (x, y) lands at ImGui
   // pixel (c[0] x + c[1], c[2] y + c[3]), so a UI test can grab one) and
-  // "shown.*_outputs" are the outputs the table prints, [Tq].
+  // "shown.*" are the numbers the tables print: outputs [Tq], scores [Tq, Tk].
   std::map<std::string, Tensor> inputs() const override {
     std::map<std::string, Tensor> out{
         {"queries", queries_},
@@ -119,6 +119,8 @@ class PlaygroundScene : public Scene {
     if (error_.empty()) {
       out["shown.additive_outputs"] = reshape(additive_out_, {-1});
       out["shown.dot_outputs"] = reshape(dot_out_, {-1});
+      out["shown.additive_scores"] = additive_scores_;
+      out["shown.dot_scores"] = dot_scores_;
     }
     return out;
   }
@@ -154,6 +156,10 @@ class PlaygroundScene : public Scene {
   nn::DotProductAttention dot_;
   Tensor queries_, keys_, values_, valid_lens_;
   Tensor additive_weights_, dot_weights_, additive_out_, dot_out_;
+  // The scores before the softmax, [Tq, Tk], recomputed from the modules'
+  // formulas for the scores table, and the cap on additive scores.
+  Tensor additive_scores_, dot_scores_;
+  double additive_cap_ = 0;
   std::string error_;
 
   // Puts the points of the chosen preset on the canvas; values are the key
@@ -194,6 +200,13 @@ class PlaygroundScene : public Scene {
       dot_out_ = squeeze(dot_(queries_, keys_, values_, valid_lens_), 0);
       additive_weights_ = squeeze(additive_->attention_weights(), 0);
       dot_weights_ = squeeze(dot_.attention_weights(), 0);
+      // Additive: w_v . tanh(W_q q + W_k k); |tanh| <= 1 caps it at sum |w_v|.
+      const Tensor w_v = reshape(additive_->w_v.weight, {-1});
+      additive_scores_ = squeeze(additive_scores(linear(queries_, additive_->W_q.weight),
+                                                 linear(keys_, additive_->W_k.weight), w_v),
+                                 0);
+      additive_cap_ = sum(abs(w_v)).item();
+      dot_scores_ = squeeze(matmul(queries_, transpose(keys_, 1, 2)), 0) / std::sqrt(double{kDim});
     } catch (const Error& e) {
       error_ = e.what();
     }
@@ -566,20 +579,61 @@ class PlaygroundScene : public Scene {
     // The two maps one above the other, sharing one colour bar on their right.
     const float bar_width = 70.0f;
     const ImVec2 map_size(ImGui::GetContentRegionAvail().x - bar_width,
-                          std::floor(ImGui::GetContentRegionAvail().y * 0.45f));
+                          std::floor(ImGui::GetContentRegionAvail().y * 0.3f));
     ImGui::TextUnformatted("Attention weights (rows sum to 1; hatched: past valid_len)");
     ImGui::BeginGroup();
     draw_heatmap(
         {"playground/additive", "additive " + describe(additive_weights_), additive_weights_, keep,
-         scale, "Keys", "Queries", "query", "key", 56, show_values_},
+         scale, "Keys", "Queries", "query", "key", 64, show_values_},
         map_size);
     draw_heatmap({"playground/dot", "dot product " + describe(dot_weights_), dot_weights_, keep,
-                  scale, "Keys", "Queries", "query", "key", 56, show_values_},
+                  scale, "Keys", "Queries", "query", "key", 64, show_values_},
                  map_size);
     ImGui::EndGroup();
     ImGui::SameLine();
     draw_colorbar("weights bar", scale, 200);
-    ImGui::Spacing();
+    draw_scores();
+  }
+
+  // ---- panel: the selected query's scores, before and after the softmax -----------------
+  void draw_scores() {
+    const size_t q = static_cast<size_t>(selected_query_);
+    ImGui::Separator();
+    ImGui::Text("Query q%zu: each key's score before the softmax and weight after it", q);
+    const size_t num_keys = key_points_.size();
+    if (!ImGui::BeginTable("scores", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+    ImGui::TableSetupColumn("key");
+    ImGui::TableSetupColumn("dot product");
+    ImGui::TableSetupColumn("weight");
+    ImGui::TableSetupColumn("additive");
+    ImGui::TableSetupColumn("weight");
+    ImGui::TableHeadersRow();
+    const std::vector<double> dot_scores = dot_scores_.to_vector(),
+                              additive_scores = additive_scores_.to_vector(),
+                              dot_weights = dot_weights_.to_vector(),
+                              additive_weights = additive_weights_.to_vector();
+    for (size_t j = 0; j < num_keys; ++j) {
+      const size_t k = q * num_keys + j;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("k%zu%s", j, static_cast<int>(j) >= valid_len_ ? " (masked)" : "");
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f", dot_scores[k]);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f", dot_weights[k]);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f", additive_scores[k]);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f", additive_weights[k]);
+    }
+    ImGui::EndTable();
+    char note[256];
+    std::snprintf(note, sizeof note,
+                  "An additive score never leaves [-%.2f, %.2f] (sum |w_v|: tanh is at most 1); "
+                  "a dot score has no bound. Masked keys keep their score but get the book's "
+                  "-1e6 before the softmax.",
+                  additive_cap_, additive_cap_);
+    show_note(note);
   }
 };
 
