@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   t.show("X", X);
   const ag::Tensor plain = ag::softmax(X, -1);  // [2, 2, 4]
   t.show("softmax(X, -1)", plain);
-  t.check("rows sum to one", tut::row_sum_error(plain) < 1e-6,
+  t.check("softmax: rows sum to one", tut::row_sum_error(plain) < 1e-6,
           "max error " + tut::num(tut::row_sum_error(plain)));
 
   t.step("One valid length per batch item",
@@ -37,8 +37,9 @@ int main(int argc, char** argv) {
   const ag::Tensor keep1 = ag::lengths_to_keep(lens_per_item, X.shape());  // bool [2, 2, 4]
   t.show("keep", keep1);
   t.show("masked_softmax(X, [2, 3])", W1);
-  t.check("zero weight past each valid length", tut::masked_weight(W1, keep1) == 0.0);
-  t.check("rows sum to one", tut::row_sum_error(W1) < 1e-6);
+  t.check("lengths per item: zero weight past each valid length",
+          tut::masked_weight(W1, keep1) == 0.0);
+  t.check("lengths per item: rows sum to one", tut::row_sum_error(W1) < 1e-6);
   ag::viz::HeatmapOptions options;
   options.titles = {"batch 0: length 2", "batch 1: length 3"};
   options.keep_mask = ag::reshape(keep1, {1, 2, 2, 4});
@@ -54,8 +55,9 @@ int main(int argc, char** argv) {
   const ag::Tensor W2 = ag::masked_softmax(X, lens_per_row);                     // [2, 2, 4]
   const ag::Tensor keep2 = ag::lengths_to_keep(lens_per_row, X.shape());
   t.show("masked_softmax(X, [[1, 3], [2, 4]])", W2);
-  t.check("zero weight past each valid length", tut::masked_weight(W2, keep2) == 0.0);
-  t.check("rows sum to one", tut::row_sum_error(W2) < 1e-6);
+  t.check("lengths per row: zero weight past each valid length",
+          tut::masked_weight(W2, keep2) == 0.0);
+  t.check("lengths per row: rows sum to one", tut::row_sum_error(W2) < 1e-6);
   t.check("a row of length 1 is [1, 0, 0, 0]",
           tut::max_abs_diff(ag::narrow(ag::narrow(W2, 0, 0, 1), 1, 0, 1),
                             ag::tensor({1, 0, 0, 0}, {1, 1, 4})) == 0.0);
