@@ -337,21 +337,25 @@ class MasksScene : public Scene {
                const viz::ColorScale& scale, float width, float height,
                const char* xlabel = "Keys") {
     // Columns at fixed offsets, so that narrow maps keep room for their titles,
-    // but no wider than the largest cells need, so the colour bar stays close.
+    // but no wider than the largest cells need.
     width = std::min(width, 80.0f * static_cast<float>(t.size(2)) + 70.0f);
     const float left = ImGui::GetCursorPosX();
+    float title_end = left;
     for (int64_t b = 0; b < t.size(0); ++b) {
       const Tensor matrix = squeeze(narrow(t, 0, b, 1), 0);
       const Tensor item_keep = keep.defined() ? squeeze(narrow(keep, 0, b, 1), 0) : Tensor();
-      if (b > 0) ImGui::SameLine(left + width * static_cast<float>(b));
-      draw_heatmap({id + "/" + std::to_string(b),
-                    title + " of item " + std::to_string(b) + " " + describe(matrix), matrix,
-                    item_keep, scale, xlabel, "Queries", "query",
-                    xlabel[0] == 'K' ? "key" : "feature", 80, show_values_},
+      const std::string map_title =
+          title + " of item " + std::to_string(b) + " " + describe(matrix);
+      const float column = left + width * static_cast<float>(b);
+      if (b > 0) ImGui::SameLine(column);
+      title_end = column + ImGui::CalcTextSize(map_title.c_str()).x;
+      draw_heatmap({id + "/" + std::to_string(b), map_title, matrix, item_keep, scale, xlabel,
+                    "Queries", "query", xlabel[0] == 'K' ? "key" : "feature", 80, show_values_},
                    ImVec2(width, height));
     }
-    // The bar as tall as the cells the widget just drew.
-    ImGui::SameLine(left + width * static_cast<float>(t.size(0)));
+    // The bar right of the last map and its title, as tall as its cells.
+    ImGui::SameLine();
+    ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), title_end + 30));  // + row ticks
     draw_colorbar((id + " bar").c_str(), scale,
                   drawn_heatmaps().back().cell * static_cast<float>(t.size(1)));
   }
