@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libgtest-dev libbenchmark-dev zlib1g-dev libopenblas-dev libstb-dev)
 if [[ "${1:-tests}" == "viewer" ]]; then
-  packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth)
+  packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core)
 fi
 
 missing=()

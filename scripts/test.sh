@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds attograd and runs every test (GoogleTest suites via ctest).
+# Builds attograd and runs every test (GoogleTest suites via ctest), the
+# viewer's included: its widgets under Dear ImGui's null backend, and its
+# screenshots under xvfb-run, checked cell by cell against the library.
 #   scripts/test.sh              Release build in build/
 #   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/
 # Installs missing Debian packages first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install_deps.sh tests
+scripts/install_deps.sh viewer
 
 build=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
@@ -16,7 +18,7 @@ if [[ "${1:-}" == "--sanitize" ]]; then
          -DATTOGRAD_BUILD_EXAMPLES=OFF -DATTOGRAD_BUILD_TUTORIALS=OFF)
 fi
 jobs=$(nproc)
-cmake -S . -B "$build" -G Ninja -DATTOGRAD_BUILD_VIEWER=OFF "${flags[@]}"
+cmake -S . -B "$build" -G Ninja "${flags[@]}"
 cmake --build "$build" -j "$jobs"
 # One thread per test program, two programs at a time: the kernels' own
 # thread tests set their thread counts explicitly.

@@ -32,7 +32,8 @@ void FrameStats::print(std::ostream& out) const {
   // Nearest-rank percentile of the sorted frame times.
   auto percentile = [&](double p) {
     if (sorted.empty()) return 0.0;
-    const size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+    const size_t rank =
+        static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
     return sorted[rank];
   };
   out << "frames " << frame_ms_.size() << "\n"

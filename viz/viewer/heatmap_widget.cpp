@@ -7,7 +7,9 @@
 
 namespace ag::viewer {
 
-ImU32 to_imgui_color(viz::Rgb rgb) { return IM_COL32(rgb.r, rgb.g, rgb.b, 255); }
+ImU32 to_imgui_color(viz::Rgb rgb) {
+  return IM_COL32(rgb.r, rgb.g, rgb.b, 255);
+}
 
 std::vector<DrawnHeatmap>& drawn_heatmaps() {
   static std::vector<DrawnHeatmap> heatmaps;
@@ -86,10 +88,12 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   const ImU32 text_color = ImGui::GetColorU32(ImGuiCol_Text);
 
   // 2. Title, then the cells.
-  if (!view.title.empty()) draw->AddText(ImVec2(origin.x, cursor.y), text_color, view.title.c_str());
+  if (!view.title.empty())
+    draw->AddText(ImVec2(origin.x, cursor.y), text_color, view.title.c_str());
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) {
-      const ImVec2 a(origin.x + cell * static_cast<float>(j), origin.y + cell * static_cast<float>(i));
+      const ImVec2 a(origin.x + cell * static_cast<float>(j),
+                     origin.y + cell * static_cast<float>(i));
       const ImVec2 b(a.x + cell, a.y + cell);
       const size_t k = static_cast<size_t>(i * cols + j);
       if (!keep.empty() && keep[k] == 0.0) {
@@ -98,10 +102,12 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
       }
       const viz::Rgb rgb = view.scale(values[k]);
       draw->AddRectFilled(a, b, to_imgui_color(rgb));
-      if (view.show_values && cell >= 30.0f) {
+      // The value sits in the lower half of the cell, so the cell's centre
+      // pixel keeps exactly the colour of its value (tests sample it).
+      if (view.show_values && cell >= 2.0f * line + 4.0f) {
         std::snprintf(label, sizeof label, "%.2f", values[k]);
         const ImVec2 extent = ImGui::CalcTextSize(label);
-        draw->AddText(ImVec2(a.x + (cell - extent.x) / 2, a.y + (cell - extent.y) / 2),
+        draw->AddText(ImVec2(a.x + (cell - extent.x) / 2, a.y + cell / 2 + 2.0f),
                       text_color_on(rgb), label);
       }
     }
@@ -113,9 +119,9 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   for (int64_t i = 0; i < rows; i += row_stride) {
     std::snprintf(label, sizeof label, "%lld", static_cast<long long>(i));
     const float w = ImGui::CalcTextSize(label).x;
-    draw->AddText(ImVec2(origin.x - w - 4.0f,
-                         origin.y + cell * (static_cast<float>(i) + 0.5f) - line / 2),
-                  text_color, label);
+    draw->AddText(
+        ImVec2(origin.x - w - 4.0f, origin.y + cell * (static_cast<float>(i) + 0.5f) - line / 2),
+        text_color, label);
   }
   const int64_t col_stride = tick_stride(cell, col_tick_width);
   for (int64_t j = 0; j < cols; j += col_stride) {

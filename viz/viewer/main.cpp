@@ -10,6 +10,7 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <cfloat>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -39,7 +40,8 @@ void on_drop(GLFWwindow*, int count, const char** paths) {
 
 // The framebuffer as it is now (before the swap), top row first.
 ag::viz::Image read_framebuffer(int width, int height) {
-  ag::viz::Image image{width, height, std::vector<uint8_t>(static_cast<size_t>(width) * height * 3)};
+  ag::viz::Image image{width, height,
+                       std::vector<uint8_t>(static_cast<size_t>(width) * height * 3)};
   std::vector<uint8_t> bottom_up(image.rgb.size());
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, bottom_up.data());
@@ -120,8 +122,9 @@ int main(int argc, char** argv) {
   // 2. GLFW: a window with an OpenGL 3.0 context (GLSL 130).
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {
-    std::fprintf(stderr, "attograd-viewer: no display (is DISPLAY set?). Without one, try\n"
-                         "  xvfb-run -a attograd-viewer --frames 1 --screenshot shot.png\n");
+    std::fprintf(stderr,
+                 "attograd-viewer: no display (is DISPLAY set?). Without one, try\n"
+                 "  xvfb-run -a attograd-viewer --frames 1 --screenshot shot.png\n");
     return 3;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -147,8 +150,11 @@ int main(int argc, char** argv) {
   glfwGetWindowContentScale(window, &content_scale, nullptr);
   ImGui::GetStyle().ScaleAllSizes(content_scale);
   const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  // Latin, Greek (tau, sigma), arrows and maths symbols (sqrt): the labels use them.
+  static const ImWchar kGlyphs[] = {0x0020, 0x00FF, 0x0391, 0x03C9, 0x2190,
+                                    0x21FF, 0x2200, 0x22FF, 0};
   if (std::ifstream(font).good()) {
-    io.Fonts->AddFontFromFileTTF(font, 15.0f * content_scale);
+    io.Fonts->AddFontFromFileTTF(font, 15.0f * content_scale, nullptr, kGlyphs);
   } else {
     io.FontGlobalScale = content_scale;  // ImGui's built-in font, scaled
   }
@@ -174,6 +180,10 @@ int main(int argc, char** argv) {
     g_dropped_files.clear();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    // Counted frames (tests, screenshots) ignore the mouse: an X server's
+    // pointer starts over the window's centre, and its hover tooltip would
+    // land in every screenshot.
+    if (options.frames > 0) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
     ImGui::NewFrame();
     ag::viewer::drawn_heatmaps().clear();
 
@@ -223,7 +233,8 @@ int main(int argc, char** argv) {
           ag::viz::write_png(options.screenshot, read_framebuffer(fb_width, fb_height));
         }
         if (!options.layout.empty()) write_layout(options.layout, io.DisplayFramebufferScale.x);
-        if (!options.dump_inputs.empty()) ag::save_npz(options.dump_inputs, scenes[current]->inputs());
+        if (!options.dump_inputs.empty())
+          ag::save_npz(options.dump_inputs, scenes[current]->inputs());
       } catch (const ag::Error& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;
@@ -231,7 +242,8 @@ int main(int argc, char** argv) {
     }
     glfwSwapBuffers(window);
     stats.add_frame(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
     if (last_frame) glfwSetWindowShouldClose(window, GLFW_TRUE);
   }
   if (options.stats) stats.print(std::cout);

@@ -16,10 +16,10 @@ struct ViewerOptions {
   std::string screenshot;  // PNG of the last frame (needs --frames)
   int width = 1600, height = 1000;
   bool list_scenes = false;
-  bool stats = false;        // print frame time and memory figures at exit
-  std::string layout;        // where each heatmap's cells were drawn in the last frame
-  std::string dump_inputs;   // the scene's input tensors at exit (.npz)
-  std::string open;          // a .npy/.npz for the file scene
+  bool stats = false;       // print frame time and memory figures at exit
+  std::string layout;       // where each heatmap's cells were drawn in the last frame
+  std::string dump_inputs;  // the scene's input tensors at exit (.npz)
+  std::string open;         // a .npy/.npz for the file scene
   bool help = false;
 };
 

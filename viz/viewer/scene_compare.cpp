@@ -71,8 +71,9 @@ class CompareScene : public Scene {
   Tensor queries_, keys_, values_, valid_lens_;
   std::unique_ptr<nn::AdditiveAttention> additive_;
   std::unique_ptr<nn::DotProductAttention> dot_;
-  Tensor additive_weights_, dot_weights_, additive_out_, dot_out_;
+  Tensor additive_scores_, dot_scores_, additive_weights_, dot_weights_, additive_out_, dot_out_;
   std::string error_;
+  std::string exported_;  // what the export button last wrote
 
   // New inputs and parameters from the knobs (seeded: the same knobs give
   // the same numbers), then a forward of both modules.
@@ -115,6 +116,12 @@ class CompareScene : public Scene {
     dot_out_ = squeeze((*dot_)(queries_, keys_, values_, valid_lens_), 0);
     additive_weights_ = squeeze(additive_->attention_weights(), 0);
     dot_weights_ = squeeze(dot_->attention_weights(), 0);
+    // The scores the modules computed inside, recomputed from their
+    // parameters to be shown before the mask and the softmax.
+    additive_scores_ = squeeze(additive_scores(additive_->W_q(queries_), additive_->W_k(keys_),
+                                               reshape(additive_->w_v.weight, {hiddens_})),
+                               0);
+    dot_scores_ = squeeze(bmm(queries_, transpose(keys_, 1, 2)), 0) / std::sqrt(double(dim_));
   }
 
   // ---- panel: the knobs -------------------------------------------------------
@@ -137,6 +144,8 @@ class CompareScene : public Scene {
     if (training_ && dropout_ > 0 && ImGui::Button("new dropout draw")) changed = true;
     ImGui::Checkbox("print values", &show_values_);
     if (changed) rebuild();
+    if (error_.empty() && ImGui::Button("export weights as PNG + SVG")) export_weights();
+    if (!exported_.empty()) show_note(exported_.c_str());
     ImGui::Separator();
     show_note(kPresetNotes[preset_]);
     ImGui::Spacing();
@@ -153,60 +162,101 @@ class CompareScene : public Scene {
     }
   }
 
-  // ---- panel: the maps ---------------------------------------------------------
+  // Both weight maps as one d2l-style figure, through the same colour maps.
+  void export_weights() {
+    viz::HeatmapOptions options;
+    options.titles = {"additive", "dot product"};
+    options.keep_mask = sequence_mask(valid_lens_, num_keys_);
+    const Tensor both =
+        reshape(stack({additive_weights_, dot_weights_}), {1, 2, num_queries_, num_keys_});
+    try {
+      for (const char* path : {"attograd-compare.png", "attograd-compare.svg"}) {
+        viz::show_heatmaps(both, path, options);
+      }
+      exported_ = "wrote attograd-compare.png and attograd-compare.svg";
+    } catch (const Error& e) {
+      exported_ = e.what();
+    }
+  }
+
+  // ---- panel: the maps, in the order attention computes them -------------------
+  // scores [Tq, Tk] -> masked softmax -> weights [Tq, Tk] -> weights @ values [Tq, v]
   void draw_maps() {
-    // One scale for both weight maps, from 0 to the largest weight, so that
-    // equal colours mean equal weights across the two.
+    const Tensor keep = expand(sequence_mask(valid_lens_, num_keys_), {num_queries_, num_keys_});
+    const float row_height = std::floor((ImGui::GetContentRegionAvail().y - 30) / 3);
+    const float width = ImGui::GetContentRegionAvail().x;
+
+    // Row 1: the raw scores, signed, so a diverging map centred on 0.
+    ImGui::TextUnformatted("1. Scores: how well each query matches each key (before the mask)");
+    const viz::ColorScale additive_scale =
+        viz::fit_scale(additive_scores_.to_vector(), viz::Colormap::Diverging);
+    const viz::ColorScale dot_scale =
+        viz::fit_scale(dot_scores_.to_vector(), viz::Colormap::Diverging);
+    const ImVec2 half(std::floor((width - 160) / 2), row_height);
+    draw_heatmap(
+        {"compare/additive_scores", "additive: w_v . tanh(W_q q + W_k k)", additive_scores_, keep,
+         additive_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+        half);
+    ImGui::SameLine();
+    draw_colorbar("additive scores bar", additive_scale, row_height - 60);
+    ImGui::SameLine();
+    draw_heatmap({"compare/dot_scores", "dot product: q . k / sqrt(d)", dot_scores_, keep,
+                  dot_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+                 half);
+    ImGui::SameLine();
+    draw_colorbar("dot scores bar", dot_scale, row_height - 60);
+
+    // Row 2: the weights. One scale for both, from 0 to the largest weight
+    // of the two, so that equal colours mean equal weights across them.
+    ImGui::TextUnformatted(
+        "2. Weights = masked_softmax(scores): each row sums to 1; hatched keys are past valid_len");
     const double top = std::max(max(additive_weights_).item(), max(dot_weights_).item());
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};
-    const Tensor keep = expand(sequence_mask(valid_lens_, num_keys_), {num_queries_, num_keys_});
     const Tensor difference = additive_weights_ - dot_weights_;
-    const float map_width = std::floor((ImGui::GetContentRegionAvail().x - 200) / 3);
-    const float map_height = 330;
-
-    ImGui::TextUnformatted("Attention weights (rows sum to 1; hatched: past valid_len)");
-    draw_heatmap({"compare/additive", "additive " + describe(additive_weights_),
-                  additive_weights_, keep, weight_scale, "Keys", "Queries", "query", "key", 48,
-                  show_values_},
-                 ImVec2(map_width, map_height));
+    const viz::ColorScale difference_scale =
+        viz::fit_scale(difference.to_vector(), viz::Colormap::Diverging);
+    const ImVec2 third(std::floor((width - 160) / 3), row_height);
+    draw_heatmap({"compare/additive", "additive " + describe(additive_weights_), additive_weights_,
+                  keep, weight_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+                 third);
     ImGui::SameLine();
     draw_heatmap({"compare/dot", "dot product " + describe(dot_weights_), dot_weights_, keep,
                   weight_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-                 ImVec2(map_width, map_height));
+                 third);
     ImGui::SameLine();
-    draw_colorbar("weights bar", weight_scale, 200);
+    draw_colorbar("weights bar", weight_scale, row_height - 60);
     ImGui::SameLine();
-    draw_heatmap({"compare/difference", "additive - dot", difference, keep,
-                  viz::fit_scale(difference.to_vector(), viz::Colormap::Diverging), "Keys",
-                  "Queries", "query", "key", 48, show_values_},
-                 ImVec2(map_width, map_height));
+    draw_heatmap({"compare/difference", "additive - dot product", difference, keep,
+                  difference_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+                 third);
     ImGui::SameLine();
-    draw_colorbar("difference bar", viz::fit_scale(difference.to_vector(), viz::Colormap::Diverging),
-                  200);
+    draw_colorbar("difference bar", difference_scale, row_height - 60);
 
-    ImGui::Spacing();
-    ImGui::TextUnformatted("Outputs: each row is the weighted average of the value rows");
+    // Row 3: the outputs, one scale for both.
+    ImGui::TextUnformatted(
+        "3. Outputs = weights @ values: each row a weighted average of value rows");
     std::vector<double> both = additive_out_.to_vector();
     const std::vector<double> dot_values = dot_out_.to_vector();
     both.insert(both.end(), dot_values.begin(), dot_values.end());
     const viz::ColorScale output_scale = viz::fit_scale(both, viz::Colormap::Magma);
-    const float output_width = std::floor((ImGui::GetContentRegionAvail().x - 120) / 2);
-    draw_heatmap({"compare/additive_output", "additive output " + describe(additive_out_),
-                  additive_out_, Tensor(), output_scale, "Value features", "Queries", "query",
-                  "feature", 48, show_values_},
-                 ImVec2(output_width, 0));
+    draw_heatmap(
+        {"compare/additive_output", "additive output " + describe(additive_out_), additive_out_,
+         Tensor(), output_scale, "Value features", "Queries", "query", "feature", 48, show_values_},
+        half);
     ImGui::SameLine();
-    draw_heatmap({"compare/dot_output", "dot-product output " + describe(dot_out_), dot_out_,
-                  Tensor(), output_scale, "Value features", "Queries", "query", "feature", 48,
-                  show_values_},
-                 ImVec2(output_width, 0));
+    draw_heatmap(
+        {"compare/dot_output", "dot-product output " + describe(dot_out_), dot_out_, Tensor(),
+         output_scale, "Value features", "Queries", "query", "feature", 48, show_values_},
+        half);
     ImGui::SameLine();
-    draw_colorbar("output bar", output_scale, 150);
+    draw_colorbar("output bar", output_scale, row_height - 60);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Scene> make_compare_scene() { return std::make_unique<CompareScene>(); }
+std::unique_ptr<Scene> make_compare_scene() {
+  return std::make_unique<CompareScene>();
+}
 
 }  // namespace ag::viewer

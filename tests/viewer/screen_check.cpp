@@ -1,0 +1,138 @@
+// Running the viewer and reading back what it drew (see screen_check.h).
+#include "screen_check.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ag::viewer_test {
+namespace {
+
+// The text in single quotes for /bin/sh (a quote inside becomes '\'').
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out.append("'\\''");
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('\'');
+  return out;
+}
+
+std::vector<LayoutEntry> read_layout(const std::string& path) {
+  std::vector<LayoutEntry> layout;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    LayoutEntry entry;
+    std::string map;
+    fields >> entry.id >> entry.x >> entry.y >> entry.cell >> entry.rows >> entry.cols >> map >>
+        entry.scale.lo >> entry.scale.hi;
+    AG_CHECK(!fields.fail(), "read_layout", "bad line in " + path + ": '" + line + "'");
+    entry.scale.map = viz::colormap_from_name(map);
+    layout.push_back(entry);
+  }
+  return layout;
+}
+
+bool is_hatch_grey(viz::Rgb c) {
+  return std::abs(c.r - c.g) <= 2 && std::abs(c.g - c.b) <= 2 && c.r >= 80 && c.r <= 160;
+}
+
+std::string rgb_str(viz::Rgb c) {
+  std::ostringstream out;
+  out << "(" << int{c.r} << ", " << int{c.g} << ", " << int{c.b} << ")";
+  return out.str();
+}
+
+}  // namespace
+
+SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::string>& extra) {
+  std::ostringstream name;
+  name << "attograd-screen-" << scene << "-" << getpid();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / name.str();
+  std::filesystem::create_directories(dir);
+  const std::string png = (dir / "screen.png").string(), layout = (dir / "layout.txt").string(),
+                    inputs = (dir / "inputs.npz").string(), log = (dir / "output.txt").string();
+  std::ostringstream line;
+  line << quote(ATTOGRAD_VIEWER_PATH) << " --scene " << quote(scene) << " --frames " << frames
+       << " --screenshot " << quote(png) << " --layout " << quote(layout) << " --dump-inputs "
+       << quote(inputs);
+  for (const std::string& arg : extra) line << " " << quote(arg);
+  line << " >" << quote(log) << " 2>&1";
+  const std::string command = line.str();
+  SceneRun run;
+  const int status = std::system(command.c_str());
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream output(log);
+  run.output.assign(std::istreambuf_iterator<char>(output), std::istreambuf_iterator<char>());
+  if (run.exit_code != 0) {
+    ADD_FAILURE() << "viewer exited with " << run.exit_code << ":\n"
+                  << command << "\n"
+                  << run.output;
+    return run;
+  }
+  run.screenshot = viz::read_png(png);
+  run.layout = read_layout(layout);
+  run.inputs = load_npz(inputs);
+  // Keep the screenshot where a person can look at it: ctest's output names it.
+  std::printf("screenshot: %s\n", png.c_str());
+  return run;
+}
+
+const LayoutEntry& find_map(const SceneRun& run, const std::string& id) {
+  std::string drawn;
+  for (const LayoutEntry& entry : run.layout) {
+    if (entry.id == id) return entry;
+    drawn += " " + entry.id;
+  }
+  throw Error("find_map: no heatmap '" + id + "' in the last frame; drawn:" + drawn);
+}
+
+::testing::AssertionResult cells_match(const SceneRun& run, const std::string& id,
+                                       const Tensor& expected, const Tensor& keep, int tolerance) {
+  const LayoutEntry& map = find_map(run, id);
+  if (expected.dim() != 2 || expected.size(0) != map.rows || expected.size(1) != map.cols) {
+    return ::testing::AssertionFailure() << id << ": drawn " << map.rows << "x" << map.cols
+                                         << ", expected " << shape_str(expected.shape());
+  }
+  const std::vector<double> values = expected.to_vector();
+  const std::vector<double> kept = keep.defined() ? keep.to_vector() : std::vector<double>();
+  int64_t checked = 0;
+  for (int64_t i = 0; i < map.rows; ++i) {
+    for (int64_t j = 0; j < map.cols; ++j) {
+      const size_t k = static_cast<size_t>(i * map.cols + j);
+      const int x = static_cast<int>(map.x + map.cell * (static_cast<double>(j) + 0.5));
+      const int y = static_cast<int>(map.y + map.cell * (static_cast<double>(i) + 0.5));
+      const viz::Rgb got = run.screenshot.at(x, y);
+      if (!kept.empty() && kept[k] == 0.0) {
+        if (!is_hatch_grey(got)) {
+          return ::testing::AssertionFailure()
+                 << id << " cell (" << i << ", " << j << ") is masked but drawn " << rgb_str(got);
+        }
+        ++checked;
+        continue;
+      }
+      const viz::Rgb want = map.scale(values[k]);
+      if (std::abs(got.r - want.r) > tolerance || std::abs(got.g - want.g) > tolerance ||
+          std::abs(got.b - want.b) > tolerance) {
+        return ::testing::AssertionFailure()
+               << id << " cell (" << i << ", " << j << ") at pixel (" << x << ", " << y
+               << "): value " << values[k] << " should be " << rgb_str(want) << ", drawn "
+               << rgb_str(got);
+      }
+      ++checked;
+    }
+  }
+  return ::testing::AssertionSuccess() << id << ": " << checked << " cells match";
+}
+
+}  // namespace ag::viewer_test

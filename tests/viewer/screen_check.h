@@ -1,0 +1,59 @@
+// Pixel tests of the real viewer: run attograd-viewer on a scene under the
+// X display the test runs in (ctest wraps these programs in xvfb-run), then
+// compare what it drew with what the library computes.
+//
+//   SceneRun run = run_scene("compare");
+//   Tensor w = ...;  // recomputed from run.inputs with the library itself
+//   EXPECT_TRUE(cells_match(run, "compare/additive", w));
+//
+// The viewer reports where each heatmap's cells landed (--layout) and the
+// tensors it fed the library (--dump-inputs); the colours come from the
+// screenshot (--screenshot), so a wrong number, a wrong colour map or a map
+// drawn in the wrong place all fail.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attograd/attograd.h"
+#include "attograd/viz.h"
+
+namespace ag::viewer_test {
+
+// One heatmap of the last frame, in screenshot pixels.
+struct LayoutEntry {
+  std::string id;
+  double x = 0, y = 0, cell = 0;  // top-left of cell (0, 0); side of a cell
+  int64_t rows = 0, cols = 0;
+  viz::ColorScale scale;
+};
+
+struct SceneRun {
+  viz::Image screenshot;
+  std::vector<LayoutEntry> layout;
+  std::map<std::string, Tensor> inputs;
+  std::string output;  // what the viewer printed (stdout and stderr)
+  int exit_code = -1;
+};
+
+// Runs the viewer for `frames` frames on `scene` (plus `extra` arguments) and
+// collects its screenshot, layout, inputs and output. Fails the test (and
+// returns what it has) when the viewer exits non-zero.
+SceneRun run_scene(const std::string& scene, int frames = 4,
+                   const std::vector<std::string>& extra = {});
+
+// The layout entry of heatmap `id`; throws ag::Error listing the ids drawn.
+const LayoutEntry& find_map(const SceneRun& run, const std::string& id);
+
+// Checks every cell of heatmap `id`: its shape is expected's [rows, cols],
+// and the centre pixel of each cell has the colour of the expected value
+// under the scale the viewer reports (within `tolerance` per channel); where
+// `keep` (bool [rows, cols], optional) is false the cell must be hatch grey.
+::testing::AssertionResult cells_match(const SceneRun& run, const std::string& id,
+                                       const Tensor& expected, const Tensor& keep = Tensor(),
+                                       int tolerance = 2);
+
+}  // namespace ag::viewer_test
