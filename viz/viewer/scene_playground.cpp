@@ -56,7 +56,7 @@ std::vector<Preset> make_presets() {
   std::vector<ImVec2> circle;
   for (int i = 0; i < 8; ++i) {
     const float angle = static_cast<float>(i) * 3.14159265f / 4.0f;
-    circle.emplace_back(2.0f * std::cos(angle), 2.0f * std::sin(angle));
+    circle.emplace_back(2.4f * std::cos(angle), 2.4f * std::sin(angle));
   }
   presets.push_back(
       {"keys on a circle",
@@ -71,8 +71,8 @@ std::vector<Preset> make_presets() {
        "q0 sits among four nearby keys, yet the dot product gives most of its weight to the far "
        "key k4: it points roughly the same way and is long. Dot-product attention is not a "
        "distance. q1, on the other side of the origin, gives k4 almost nothing.",
-       {{0.8f, 0.6f}, {0.5f, 1.0f}, {1.1f, 0.2f}, {0.2f, 0.4f}, {2.8f, 2.8f}},
-       {{0.7f, 0.7f}, {-1.0f, -0.8f}},
+       {{1.1f, 0.5f}, {0.4f, 1.2f}, {1.3f, -0.1f}, {0.0f, 0.5f}, {2.6f, 2.4f}},
+       {{0.75f, 0.8f}, {-1.0f, -0.8f}},
        -1});
   return presets;
 }
@@ -486,6 +486,14 @@ class PlaygroundScene : public Scene {
     }
   }
 
+  // A point's label on its right, or on its left where the canvas ends.
+  void draw_label(ImDrawList* draw, ImVec2 at, ImU32 color, const char* label) const {
+    const float width = ImGui::CalcTextSize(label).x;
+    const float right_edge = canvas_origin_.x + static_cast<float>(canvas_scale_) * kExtent;
+    const float x = at.x + 12.0f + width <= right_edge ? at.x + 12.0f : at.x - 12.0f - width;
+    draw->AddText(ImVec2(x, at.y - 8.0f), color, label);
+  }
+
   // Keys are circles filled with the colour of their value; keys stacked on
   // one spot share one label ("k0-k9"), so that the labels stay readable.
   void draw_keys(ImDrawList* draw) const {
@@ -513,7 +521,7 @@ class PlaygroundScene : public Scene {
       } else {
         std::snprintf(label, sizeof label, "k%zu-k%zu (stacked)", first, last);
       }
-      draw->AddText(ImVec2(c.x + 12.0f, c.y - 8.0f), text, label);
+      draw_label(draw, c, text, label);
     }
   }
 
@@ -532,7 +540,7 @@ class PlaygroundScene : public Scene {
       draw->AddQuad(a, b, d, e, color, 2.0f);
       char label[32];
       std::snprintf(label, sizeof label, "q%zu", i);
-      draw->AddText(ImVec2(c.x + 12.0f, c.y - 8.0f), color, label);
+      draw_label(draw, c, color, label);
     }
   }
 
