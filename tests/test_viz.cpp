@@ -443,6 +443,11 @@ TEST(ShowHeatmapsTest, BadInputsThrowNamingTheShape) {
       },
       {"heatmap_layout:", "[1000000, 1000000, 1, 1]", "16384"}));
   EXPECT_TRUE(throws_error([] { viz::heatmap_layout({7}); }, {"heatmap_layout:", "[7]"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        viz::heatmap_layout({1, int64_t{1} << 50});
+      },
+      {"heatmap_layout:", "at least", "16384"}));  // no int64 overflow
   EXPECT_TRUE(throws_error(show(Tensor()), {"show_heatmaps:", "undefined"}));
 }
 

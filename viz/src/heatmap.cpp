@@ -160,7 +160,17 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
            "got " + std::to_string(options.titles.size()) + " titles for " +
                std::to_string(num_maps) + " maps (shape " + shape_str(shape) + ")");
 
-  // Everything in int64 until the size check: a huge shape must not overflow.
+  const auto check_size = [&](int64_t width, int64_t height, const std::string& at_least) {
+    AG_CHECK(width <= kMaxImageSide && height <= kMaxImageSide, op,
+             "the image would be " + at_least + std::to_string(width) + "x" +
+                 std::to_string(height) + " pixels for shape " + shape_str(shape) +
+                 " with cell_size " + std::to_string(options.cell_size) + "; at most " +
+                 std::to_string(kMaxImageSide) + " a side (use a smaller cell_size or fewer maps)");
+  };
+  // Every map or cell takes at least a pixel: this bound keeps the int64
+  // arithmetic below from overflowing on huge shapes.
+  check_size(std::max(grid.cols, grid.num_keys), std::max(grid.rows, grid.num_queries),
+             "at least ");
   const int64_t cell = options.cell_size;
   const int64_t map_w = grid.num_keys * cell, map_h = grid.num_queries * cell;
   int64_t title_w = 0;
@@ -193,11 +203,7 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
                         text_width(kWidestColorbarLabel, kTextScale) + kMargin;
   const int64_t height =
       std::max(grid_bottom + below_grid, top + bar_h + kTextHeight / 2 + kMargin);
-  AG_CHECK(width <= kMaxImageSide && height <= kMaxImageSide, op,
-           "the image would be " + std::to_string(width) + "x" + std::to_string(height) +
-               " pixels for shape " + shape_str(shape) + " with cell_size " + std::to_string(cell) +
-               "; at most " + std::to_string(kMaxImageSide) +
-               " a side (use a smaller cell_size or fewer maps)");
+  check_size(width, height, "");
 
   // From here on every coordinate fits in an int.
   Figure figure;
@@ -234,12 +240,12 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
           figure.texts.push_back(
               make_text(std::to_string(i), tick_x - kTickLabelGap, cy, Align::End));
         }
-        const int label_x = tick_x - kTickLabelGap - static_cast<int>(ytick_w) - kLabelGap;
-        if (ylabel_vertical) {
-          figure.texts.push_back(
-              make_text(options.ylabel, label_x - kTextHeight / 2, y + h / 2, Align::Middle, true));
-        } else {
-          figure.texts.push_back(make_text(options.ylabel, label_x, y + h / 2, Align::End));
+        if (!ylabel.empty()) {
+          const int label_x = tick_x - kTickLabelGap - static_cast<int>(ytick_w) - kLabelGap;
+          figure.texts.push_back(ylabel_vertical
+                                     ? make_text(options.ylabel, label_x - kTextHeight / 2,
+                                                 y + h / 2, Align::Middle, true)
+                                     : make_text(options.ylabel, label_x, y + h / 2, Align::End));
         }
       }
       if (row == grid.rows - 1) {  // x ticks and label under the bottom row only (sharex)
@@ -250,9 +256,11 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
           figure.marks.push_back({cx, tick_y, 1, kTickLength});
           figure.texts.push_back(make_text(std::to_string(j), cx, label_y, Align::Middle));
         }
-        figure.texts.push_back(make_text(options.xlabel, x + w / 2,
-                                         label_y + kTextHeight / 2 + kLabelGap + kTextHeight / 2,
-                                         Align::Middle));
+        if (!xlabel.empty()) {
+          figure.texts.push_back(make_text(options.xlabel, x + w / 2,
+                                           label_y + kTextHeight / 2 + kLabelGap + kTextHeight / 2,
+                                           Align::Middle));
+        }
       }
     }
   }
@@ -273,6 +281,7 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
 // kWidestColorbarLabel at either end of the scale.
 std::string colorbar_label(double value, const ColorScale& scale) {
   const double range = scale.hi - scale.lo;
+  if (!std::isfinite(range)) return format("%.3g", value);
   const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(range))), 0, 6);
   const auto fixed = [decimals](double v) {
     char buffer[512];  // %f of 1e308 has 309 digits
@@ -407,7 +416,9 @@ class Canvas {
     const int s = t.scale, len = text_width(t.ascii, s), half_h = kGlyphHeight * s / 2;
     const int start = t.align == Align::Start ? 0 : t.align == Align::Middle ? len / 2 : len;
     for (int q = 0; q < count; ++q) {
-      float corner[2][2];  // vertex 0 (top-left) and vertex 2 (bottom-right), 16 bytes apart
+      // A quad is 4 vertices of 16 bytes (x, y, z floats, 4 colour bytes);
+      // vertex 0 is its top-left corner, vertex 2 its bottom-right one.
+      float corner[2][2];
       std::memcpy(corner[0], &quads[q * 64], sizeof corner[0]);
       std::memcpy(corner[1], &quads[q * 64 + 32], sizeof corner[1]);
       const int x0 = static_cast<int>(corner[0][0]) * s, y0 = static_cast<int>(corner[0][1]) * s;
