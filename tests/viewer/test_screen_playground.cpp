@@ -13,6 +13,19 @@ struct Playground {
   Tensor keep;  // [Tq, Tk]: false past valid_len
 };
 
+// The run dumped the playground's inputs (not another tab's).
+::testing::AssertionResult is_playground(const SceneRun& run) {
+  if (run.exit_code != 0) return ::testing::AssertionFailure() << "the viewer failed";
+  for (const char* name : {"queries", "keys", "values", "valid_lens", "canvas",
+                           "shown.additive_outputs", "shown.dot_scores"}) {
+    if (run.inputs.count(name) == 0) {
+      return ::testing::AssertionFailure()
+             << "no input '" << name << "': the viewer did not draw the playground";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // The scene's computation, redone from its inputs with the library.
 Playground recompute(const std::map<std::string, Tensor>& inputs) {
   const Tensor& queries = inputs.at("queries");
@@ -46,7 +59,7 @@ double max_abs_difference(const Tensor& a, const Tensor& b) {
 }
 
 void check_playground(const SceneRun& run) {
-  ASSERT_EQ(run.exit_code, 0);
+  ASSERT_TRUE(is_playground(run));
   const Playground expected = recompute(run.inputs);
   // d = 2, as the toy keys of d2l; additive attention's parameters are named as in d2l.
   EXPECT_EQ(run.inputs.at("keys").size(2), 2);
@@ -88,7 +101,7 @@ TEST(PlaygroundScreen, SmallWindow) {
 // functions, or there is nothing to look at.
 TEST(PlaygroundScreen, DefaultsShowADifference) {
   const SceneRun run = run_scene("playground", 2);
-  ASSERT_EQ(run.exit_code, 0);
+  ASSERT_TRUE(is_playground(run));
   const Playground expected = recompute(run.inputs);
   EXPECT_GT(max_abs_difference(expected.additive_weights, expected.dot_weights), 0.1);
   // Several queries and keys, none masked.

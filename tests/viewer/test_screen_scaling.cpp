@@ -17,12 +17,24 @@ namespace F = nn::functional;
 
 constexpr int64_t kShownQueries = 8;  // the rows the scene draws
 
+// The run dumped the scaling scene's inputs (not another tab's).
+::testing::AssertionResult is_scaling(const SceneRun& run) {
+  if (run.exit_code != 0) return ::testing::AssertionFailure() << "the viewer failed";
+  for (const char* name : {"queries", "keys", "targets", "scale", "shown.variance"}) {
+    if (run.inputs.count(name) == 0) {
+      return ::testing::AssertionFailure()
+             << "no input '" << name << "': the viewer did not draw the scaling scene";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 double shown(const SceneRun& run, const std::string& name) {
   return run.inputs.at("shown." + name).item();
 }
 
 void check_scaling(const SceneRun& run) {
-  ASSERT_EQ(run.exit_code, 0);
+  ASSERT_TRUE(is_scaling(run));
   const Tensor& keys = run.inputs.at("keys");
   const Tensor& targets = run.inputs.at("targets");
   const double scale = run.inputs.at("scale").item();
@@ -89,7 +101,7 @@ TEST(ScalingScreen, SmallWindow) {
 // softmax is close to one-hot and its gradient small.
 TEST(ScalingScreen, DefaultsShowSaturation) {
   const SceneRun run = run_scene("scaling", 2);
-  ASSERT_EQ(run.exit_code, 0);
+  ASSERT_TRUE(is_scaling(run));
   const int64_t d = run.inputs.at("queries").size(2);
   EXPECT_GE(d, 64);
   EXPECT_DOUBLE_EQ(run.inputs.at("scale").item(), 1.0);  // not scaled, tau = 1
