@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   options.titles = {"batch 0: length 2", "batch 1: length 3"};
   options.keep_mask = ag::reshape(keep1, {1, 2, 2, 4});
   options.show_values = true;
+  options.cell_size = 40;  // room for the printed values
+  options.vmin = 0;        // weights on the full [0, 1] scale: dark means near 0
+  options.vmax = 1;
   t.heatmap("lengths_per_item", ag::reshape(W1, {1, 2, 2, 4}), options);
   t.say("In the heatmap, hatched cells are masked keys (they are not just small weights).");
 
@@ -116,6 +119,9 @@ int main(int argc, char** argv) {
   policies.titles = {"Uniform: item 0", "Uniform: item 1 (empty)", "Zero: item 0",
                      "Zero: item 1 (empty)"};
   policies.show_values = true;
+  policies.cell_size = 40;  // room for the printed values
+  policies.vmin = 0;        // weights on the full [0, 1] scale: dark means near 0
+  policies.vmax = 1;
   t.heatmap("fully_masked_rows", ag::reshape(ag::stack({uniform, zero}), {2, 2, 2, 4}), policies);
 
   t.step("Summary",

@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
   ag::viz::HeatmapOptions options;
   options.keep_mask = ag::reshape(keep, {1, 1, 2, 10});
   options.show_values = true;
+  options.cell_size = 40;  // room for the printed values
+  options.vmin = 0;        // weights on the full [0, 1] scale: dark means near 0
+  options.vmax = 1;
   t.heatmap("additive_weights", ag::reshape(weights, {1, 1, 2, 10}), options);
   t.say(
       "In the heatmap, row 0 is item 0's query and row 1 item 1's; hatched cells lie past "

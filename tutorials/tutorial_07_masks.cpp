@@ -126,7 +126,10 @@ int main(int argc, char** argv) {
   t.check("merged: rows sum to one", tut::row_sum_error(decoder_weights) < 1e-6);
   ag::viz::HeatmapOptions masks;
   masks.titles = {"padding (item 1)", "look-ahead", "merged", "weights"};
-  const ag::Tensor item1 = ag::narrow(merged, 0, 1, 1);  // [1, 6, 6]
+  // Hatch the masked keys in the weights map only; the three masks show every cell.
+  const ag::Tensor all = ag::ones({1, 6, 6}, ag::kBool);
+  masks.keep_mask = ag::stack({all, all, all, ag::narrow(merged, 0, 1, 1)}, 1);  // [1, 4, 6, 6]
+  const ag::Tensor item1 = ag::narrow(merged, 0, 1, 1);                          // [1, 6, 6]
   t.heatmap(
       "masks",
       ag::stack({ag::broadcast_to(ag::narrow(from_padding, 0, 1, 1), {1, 6, 6}).to(ag::kFloat32),
@@ -136,7 +139,7 @@ int main(int argc, char** argv) {
       masks);
   t.say(
       "The first three maps are keep masks (yellow = may attend); the last is the "
-      "weights under the merged mask.");
+      "weights under the merged mask, its masked keys hatched.");
 
   t.step("Summary",
          "Padding masks, look-ahead masks, Keras' masks and d2l's lengths differ in form, "

@@ -121,7 +121,12 @@ int main(int argc, char** argv) {
   }
   t.check("a middle bandwidth beats both extremes", errors[1] < errors[0] && errors[1] < errors[2]);
   options.titles = {"w = 0.2 (wide)", "w = 2", "w = 20 (narrow)"};
+  options.vmin = 0;
+  options.vmax = 0.1;  // clips the narrow kernel's weights so the wide ones stay visible
   t.heatmap("bandwidths", ag::reshape(ag::stack(maps), {1, 3, n, n}), options);
+  t.say(
+      "The colour scale of this heatmap stops at 0.1: the narrow kernel's weights go up "
+      "to 1 and would otherwise leave the other two maps black.");
 
   t.step("Summary",
          "Attention pooling is a weighted average of values, with weights from a softmax "

@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
 
   t.step("After training",
          "The same 1000 new examples as before training, and the 8 shown examples: their "
-         "weights should now lie on the diagonal (example i copies key i).");
+         "weights should now lie on the diagonal (example i copies key i; the heatmap shows "
+         "both, one row per example).");
   double loss_after, accuracy_after;
   evaluate(loss_after, accuracy_after);
   std::cout << "On 1000 new examples: loss " << tut::num(loss_after, "%.4f") << ", right key "
@@ -180,7 +181,7 @@ int main(int argc, char** argv) {
           tut::num(on_right_key(before), "%.3f") + " -> " + tut::num(on_right_key(after), "%.3f"));
   ag::viz::HeatmapOptions options;
   options.titles = {"before training", "after training"};
-  options.ylabel = "example (copies key i)";
+  options.ylabel = "Example";
   t.heatmap("weights_before_after", ag::reshape(ag::stack({before, after}), {1, 2, T, T}), options);
 
   t.step("Summary",
