@@ -311,6 +311,21 @@ TEST(ShowHeatmapsTest, ShowValuesPrintsTextInCells) {
   }
 }
 
+TEST(ShowHeatmapsTest, StridedGradTensorsAndNonAsciiLabels) {
+  manual_seed(2);
+  const Tensor scores = rand({2, 5, 3}).requires_grad_();
+  const Tensor weights = transpose(softmax(scores, 1), 1, 2);  // [2, 3, 5], not contiguous
+  viz::HeatmapOptions options;
+  options.xlabel = "Schl\xc3\xbcssel";  // UTF-8: '?' in the PNG's ASCII font, kept in the SVG
+  options.titles = {"\xce\xb1", "\xce\xb2"};
+  const std::string png = temp_path("strided.png"), svg = temp_path("strided.svg");
+  viz::show_heatmaps(weights, png, options);
+  expect_png_cells(png, weights, Tensor(), options,
+                   viz::fit_scale(weights.to_vector(), Colormap::Viridis));
+  viz::show_heatmaps(weights, svg, options);
+  EXPECT_NE(read_text(svg).find("Schl\xc3\xbcssel"), std::string::npos);
+}
+
 // ---- SVG -------------------------------------------------------------------------
 
 struct SvgCell {
