@@ -3,6 +3,7 @@
 // which the library recomputes from them — follow.
 #include <gtest/gtest.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <cmath>
 
@@ -30,11 +31,13 @@ class PlaygroundUi : public ::testing::Test {
   }
   void TearDown() override { ImGui::DestroyContext(); }
 
-  // One frame of the scene in a full-screen window, the mouse at `mouse`.
-  void frame(ImVec2 mouse, bool down) {
+  // One frame of the scene in a full-screen window, the mouse at `mouse`
+  // with its left (or right) button down or up.
+  void frame(ImVec2 mouse, bool down, bool right_down = false) {
     ImGuiIO& io = ImGui::GetIO();
     io.MousePos = mouse;
     io.MouseDown[0] = down;
+    io.MouseDown[1] = right_down;
     ImGui::NewFrame();
     drawn_heatmaps().clear();
     ImGui::SetNextWindowPos(ImVec2(0, 0));
@@ -43,6 +46,22 @@ class PlaygroundUi : public ::testing::Test {
     playground_->draw();
     ImGui::End();
     ImGui::Render();
+  }
+
+  // Right-clicks at `at`, then clicks the first item of the menu that opens.
+  void first_menu_item(ImVec2 at) {
+    frame(at, false);
+    frame(at, false, true);
+    frame(at, false);
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    ASSERT_EQ(g.OpenPopupStack.Size, 1);
+    const ImGuiWindow* menu = g.OpenPopupStack[0].Window;
+    ASSERT_NE(menu, nullptr);
+    const ImVec2 item(menu->Pos.x + g.Style.WindowPadding.x + 10,
+                      menu->Pos.y + g.Style.WindowPadding.y + ImGui::GetTextLineHeight() / 2);
+    frame(item, false);
+    frame(item, true);
+    frame(item, false);
   }
 
   // Where point `i` of `which` ("keys" or "queries", [1, n, 2]) is on screen.
@@ -129,6 +148,38 @@ TEST_F(PlaygroundUi, DraggingEmptySpaceMovesNothing) {
   const auto after = playground_->inputs();
   EXPECT_EQ(after.at("keys").to_vector(), before.at("keys").to_vector());
   EXPECT_EQ(after.at("queries").to_vector(), before.at("queries").to_vector());
+}
+
+}  // namespace
+}  // namespace ag::viewer
+
+namespace ag::viewer {
+namespace {
+
+TEST_F(PlaygroundUi, RightClickAddsAKeyThereAndRemovesIt) {
+  const ImVec2 away(5, 995);
+  frame(away, false);
+  frame(away, false);
+  const int64_t num_keys = playground_->inputs().at("keys").size(1);
+  const std::vector<double> canvas = playground_->inputs().at("canvas").to_vector();
+  // (-2.5, 2.5): an empty spot of the default points.
+  const ImVec2 spot(static_cast<float>(canvas[0] * -2.5 + canvas[1]),
+                    static_cast<float>(canvas[2] * 2.5 + canvas[3]));
+
+  first_menu_item(spot);  // "add a key here"
+  auto in = playground_->inputs();
+  ASSERT_EQ(in.at("keys").size(1), num_keys + 1);
+  const std::vector<double> keys = in.at("keys").to_vector();
+  EXPECT_NEAR(keys[2 * num_keys], -2.5, 1.0 / canvas[0]);
+  EXPECT_NEAR(keys[2 * num_keys + 1], 2.5, 1.0 / canvas[0]);
+  // It has a value, and valid_len (all keys by default) still covers every key.
+  EXPECT_EQ(in.at("values").size(1), num_keys + 1);
+  EXPECT_EQ(in.at("valid_lens").item(), static_cast<double>(num_keys + 1));
+
+  first_menu_item(on_screen("keys", num_keys));  // "remove k<n>"
+  in = playground_->inputs();
+  EXPECT_EQ(in.at("keys").size(1), num_keys);
+  EXPECT_EQ(in.at("valid_lens").item(), static_cast<double>(num_keys));
 }
 
 }  // namespace

@@ -176,9 +176,15 @@ class PlaygroundScene : public Scene {
   }
 
   // Fresh additive parameters: the same seed and h always give the same module.
+  // (A module that cannot be built keeps the old one, so inputs() stays valid.)
   void rebuild_additive() {
-    manual_seed(static_cast<uint64_t>(seed_));
-    additive_ = std::make_unique<nn::AdditiveAttention>(kDim, kDim, hiddens_);
+    try {
+      manual_seed(static_cast<uint64_t>(seed_));
+      additive_ = std::make_unique<nn::AdditiveAttention>(kDim, kDim, hiddens_);
+    } catch (const Error& e) {
+      error_ = e.what();
+      return;
+    }
     additive_->eval();
     dot_.eval();
     forward();

@@ -175,10 +175,14 @@ class ScalingScene : public Scene {
   std::string error_;
 
   void draw_inputs() {
-    manual_seed(static_cast<uint64_t>(seed_));
-    all_queries_ = randn({1, kQueries, kMaxDim});
-    all_keys_ = randn({1, kKeys, kMaxDim});
-    targets_ = randn({1, kQueries, kKeys});
+    try {
+      manual_seed(static_cast<uint64_t>(seed_));
+      all_queries_ = randn({1, kQueries, kMaxDim});
+      all_keys_ = randn({1, kKeys, kMaxDim});
+      targets_ = randn({1, kQueries, kKeys});
+    } catch (const Error& e) {
+      error_ = e.what();
+    }
   }
 
   void recompute() {
