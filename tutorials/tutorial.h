@@ -8,14 +8,14 @@
 //     t.step("Plain softmax", "What this step computes, and why.");
 //     ag::Tensor w = ag::softmax(ag::rand({2, 4}), -1);
 //     t.show("w", w);                                    // name, shape, values
-//     t.check("rows sum to one", tut::max_abs_diff(ag::sum(w, -1), ag::ones({2})) < 1e-6);
+//     t.check("rows sum to one", tut::row_sum_error(w) < 1e-6);  // "check: ... ok"
 //     t.heatmap("weights", ag::reshape(w, {1, 1, 2, 4}));  // DIR/02_weights.png and .svg
 //     return t.finish();                                 // 1 if any check failed
 //   }
 //
 // Command line of every tutorial: --no-pause runs straight through (ctest
 // does); --out DIR is where heatmaps go (default tutorial-output/, created
-// when missing).
+// with the first heatmap).
 #pragma once
 
 #include <attograd/attograd.h>
@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -68,10 +69,9 @@ class Tutorial {
         std::exit(2);
       }
     }
-    std::filesystem::create_directories(out_dir_);
-    std::cout << "Tutorial " << number_ << ": " << title << "\n"
-              << "(Enter moves to the next step; --no-pause runs straight through. "
-              << "Heatmaps go to " << out_dir_ << "/, or --out DIR.)\n";
+    std::cout << "Tutorial " << number_ << ": " << title << "\n";
+    say("(Enter moves to the next step; --no-pause runs straight through. Heatmaps go to " +
+        out_dir_ + "/, or to --out DIR.)");
   }
 
   // Starts the next numbered step: waits for Enter after the previous one,
@@ -125,9 +125,11 @@ class Tutorial {
   }
 
   // Writes `matrices` ([rows, cols, Tq, Tk] or [..., Tq, Tk]) to
-  // OUT/NN_stem.png and OUT/NN_stem.svg (NN = the tutorial's number).
+  // OUT/NN_stem.png and OUT/NN_stem.svg (NN = the tutorial's number),
+  // creating the folder OUT when missing.
   void heatmap(const std::string& stem, const ag::Tensor& matrices,
                const ag::viz::HeatmapOptions& options = {}) const {
+    std::filesystem::create_directories(out_dir_);
     const std::string base =
         out_dir_ + "/" + (number_ < 10 ? "0" : "") + std::to_string(number_) + "_" + stem;
     ag::viz::show_heatmaps(matrices.detach(), base + ".png", options);
