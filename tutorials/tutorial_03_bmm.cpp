@@ -72,11 +72,16 @@ int main(int argc, char** argv) {
   const double loop_diff = tut::max_abs_diff(ag::bmm(P, Q), ag::stack(items));  // [5, 3, 2]
   t.check("bmm equals a loop of mm over the batch", loop_diff < 1e-5,
           "max |difference| " + tut::num(loop_diff));
+  std::string message;
   try {
-    ag::bmm(ag::ones({2, 1, 20}), ag::ones({3, 10, 20}));
+    ag::bmm(ag::ones({2, 1, 20}), ag::ones({3, 10, 20}));  // 2 vs 3 matrices
   } catch (const ag::Error& error) {
-    std::cout << "bmm(ones [2, 1, 20], ones [3, 10, 20]) throws: " << error.what() << "\n";
+    message = error.what();
   }
+  std::cout << "bmm(ones [2, 1, 20], ones [3, 10, 20]) throws: " << message << "\n";
+  t.check("bmm refuses stacks of different lengths, naming both shapes",
+          message.find("[2, 1, 20]") != std::string::npos &&
+              message.find("[3, 10, 20]") != std::string::npos);
 
   t.step("Attention's scores are one bmm",
          "Queries Q [B, Tq, d] and keys K [B, Tk, d]: the score of query i and key j is the "
@@ -102,6 +107,9 @@ int main(int argc, char** argv) {
   options.titles = {"batch 0", "batch 1"};
   options.colormap = ag::viz::Colormap::Diverging;  // scores are signed
   t.heatmap("scores", ag::unsqueeze(S, 0), options);
+  t.say(
+      "The heatmap shows S for both batch items: red scores are positive, blue negative, "
+      "white near 0.");
 
   t.step("Why batch",
          "A batch holds many sequences, and each needs its own products. One bmm call over "

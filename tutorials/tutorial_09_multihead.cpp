@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   const ag::Tensor weights = attention.attention_weights();  // [2, 5, 4, 6]
   t.say("output " + ag::shape_str(output.shape()) + ", attention_weights() " +
         ag::shape_str(weights.shape()));
-  t.show("item 0, head 0", ag::reshape(ag::narrow(ag::narrow(weights, 0, 0, 1), 1, 0, 1), {4, 6}));
+  t.show("item 0, head 0",
+         ag::reshape(ag::narrow(ag::narrow(weights.detach(), 0, 0, 1), 1, 0, 1), {4, 6}));
   const ag::Tensor keep =
       ag::unsqueeze(ag::lengths_to_keep(valid_lens, {2, 4, 6}), 1);  // [2, 1, 4, 6]
   t.check("output [2, 4, 100] and weights [2, 5, 4, 6]",
