@@ -33,12 +33,13 @@ constexpr int64_t kMaxImageSide = 16384;
 constexpr int kTextScale = 2;
 constexpr int kGlyphHeight = 7;
 constexpr int kTextHeight = kGlyphHeight * kTextScale;
+constexpr int kTextDescent = 2 * kTextScale;  // how far g, p, q, y and Q reach below
 
 constexpr int kMargin = 12;       // around the whole figure
 constexpr int kLabelGap = 6;      // between an axis label and its tick labels
 constexpr int kTickLength = 4;    // tick marks stick out of the frame this far
 constexpr int kTickLabelGap = 3;  // between a tick mark and its label
-constexpr int kMapGap = 16;       // between neighbouring maps
+constexpr int kMapGap = 24;       // between neighbouring maps (and their titles)
 constexpr int kColorbarGap = 24;  // between the grid and the colour bar
 constexpr int kColorbarWidth = 18;
 constexpr int kMinColorbarHeight = 100;  // room for its tick labels under one-row maps
@@ -184,13 +185,13 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
   // across, to the left, when the map is too short for it (e.g. one query).
   const bool ylabel_vertical = ylabel_len <= map_h;
   const int64_t ylabel_band =
-      ylabel.empty() ? 0 : (ylabel_vertical ? kTextHeight : ylabel_len) + kLabelGap;
+      ylabel.empty() ? 0 : (ylabel_vertical ? kTextHeight + kTextDescent : ylabel_len) + kLabelGap;
   const int64_t ytick_w = text_width(std::to_string(grid.num_queries - 1), kTextScale);
   const int64_t xtick_w = text_width(std::to_string(grid.num_keys - 1), kTextScale);
 
   // Each map sits centred in a slot wide enough for its title and x label.
   const int64_t slot_w = std::max({map_w, title_w, xlabel_w});
-  const int64_t title_band = options.titles.empty() ? 0 : kTextHeight + kLabelGap;
+  const int64_t title_band = options.titles.empty() ? 0 : kTextHeight + kTextDescent + kLabelGap;
   const int64_t left = kMargin + ylabel_band + ytick_w + kTickLabelGap + kTickLength;
   const int64_t top = kMargin + title_band;
   const int64_t grid_right = left + grid.cols * slot_w + (grid.cols - 1) * kMapGap;
@@ -219,7 +220,7 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
                      static_cast<int>(bar_h)};
 
   const int w = static_cast<int>(map_w), h = static_cast<int>(map_h), c = options.cell_size;
-  const int64_t xstride = tick_stride(cell, xtick_w + 6);
+  const int64_t xstride = tick_stride(cell, xtick_w + kTextHeight / 2);
   const int64_t ystride = tick_stride(cell, kTextHeight + 6);
   for (int64_t row = 0; row < grid.rows; ++row) {
     for (int64_t col = 0; col < grid.cols; ++col) {
@@ -230,7 +231,8 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
       add_frame(figure.marks, x, y, w, h);
       if (!options.titles.empty()) {
         figure.texts.push_back(make_text(options.titles[row * grid.cols + col], x + w / 2,
-                                         y - kLabelGap - kTextHeight / 2, Align::Middle));
+                                         y - kLabelGap - kTextDescent - kTextHeight / 2,
+                                         Align::Middle));
       }
       if (col == 0) {  // y ticks and label on the left of the grid only, as d2l's sharey
         const int tick_x = x - 1 - kTickLength;
@@ -242,10 +244,11 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
         }
         if (!ylabel.empty()) {
           const int label_x = tick_x - kTickLabelGap - static_cast<int>(ytick_w) - kLabelGap;
-          figure.texts.push_back(ylabel_vertical
-                                     ? make_text(options.ylabel, label_x - kTextHeight / 2,
-                                                 y + h / 2, Align::Middle, true)
-                                     : make_text(options.ylabel, label_x, y + h / 2, Align::End));
+          // Vertical, its descenders face the tick labels: keep them kLabelGap away.
+          figure.texts.push_back(
+              ylabel_vertical ? make_text(options.ylabel, label_x - kTextDescent - kTextHeight / 2,
+                                          y + h / 2, Align::Middle, true)
+                              : make_text(options.ylabel, label_x, y + h / 2, Align::End));
         }
       }
       if (row == grid.rows - 1) {  // x ticks and label under the bottom row only (sharex)
@@ -275,14 +278,15 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
   return figure;
 }
 
-// A colour bar label. Fixed decimals, as many as the scale's range needs for
-// about three significant digits, so that the labels line up ("0.014",
-// "0.260", ..., "1.000"); %.3g when that would be wider than
-// kWidestColorbarLabel at either end of the scale.
+// A colour bar label. Fixed decimals, as many as tell the ticks apart plus
+// one ("0.00", "0.25", ..., "1.00"; "0.000", "0.020", ..., "0.080"), so that
+// the labels line up; %.3g when that would be wider than kWidestColorbarLabel
+// at either end of the scale.
 std::string colorbar_label(double value, const ColorScale& scale) {
   const double range = scale.hi - scale.lo;
   if (!std::isfinite(range)) return format("%.3g", value);
-  const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(range))), 0, 6);
+  const double step = range / (kColorbarTicks - 1);
+  const int decimals = std::clamp(1 - static_cast<int>(std::floor(std::log10(step))), 0, 6);
   const auto fixed = [decimals](double v) {
     char buffer[512];  // %f of 1e308 has 309 digits
     std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
