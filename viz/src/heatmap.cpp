@@ -529,15 +529,15 @@ std::string svg_path(const Rect& r) {
 
 // A font size whose capitals are about as tall as stb_easy_font's at `scale`.
 int svg_font_size(int scale) {
-  return 10 * scale;
+  return 9 * scale;
 }
 
 void svg_text(std::string& out, const Text& t) {
   const char* anchor = t.align == Align::Start    ? "start"
                        : t.align == Align::Middle ? "middle"
                                                   : "end";
-  // SVG places text by its baseline: a third of the font size below the
-  // centre line puts the middle of the capitals at t.y.
+  // SVG places text by its baseline: 0.35 em below the centre line puts the
+  // middle of the capitals at t.y.
   const int size = svg_font_size(t.scale);
   const std::string x = std::to_string(t.x), y = std::to_string(t.y);
   out += "<text x=\"" + x + "\" y=\"" + y + "\" dy=\"" + format("%.1f", size * 0.35) +
