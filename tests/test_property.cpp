@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "test_util.h"
@@ -18,7 +19,7 @@ namespace ag {
 namespace {
 
 constexpr uint64_t kDefaultSeed = 20261123;
-constexpr int kDefaultIterations = 4000;
+constexpr int kDefaultIterations = 20000;
 
 uint64_t env_or(const char* name, uint64_t fallback) {
   const char* value = std::getenv(name);
@@ -519,16 +520,18 @@ TEST(PropertyTest, EveryOpGivesAResultOrAnAgError) {
   Gen g(seed);
   manual_seed(seed);
   int results = 0, errors = 0;
+  std::map<std::string, int> results_per_op;
   for (int i = 0; i < iterations; ++i) {
     const auto& [name, op] = ops[static_cast<size_t>(g.below(static_cast<int64_t>(ops.size())))];
     try {
       const Tensor out = op(g);
-      ++results;
       // A result must be usable: printable, and differentiable when it says so.
       if (out.defined()) {
         to_string(out);
         if (out.requires_grad() && !out.is_leaf()) sum(out).backward();
       }
+      ++results;
+      ++results_per_op[name];
     } catch (const Error&) {
       ++errors;
     } catch (const std::exception& e) {
@@ -536,9 +539,13 @@ TEST(PropertyTest, EveryOpGivesAResultOrAnAgError) {
                     << "): " << e.what();
     }
   }
-  // Both outcomes must be common, or the generator tests too little.
+  // Both outcomes must be common, and every op must succeed now and then, or
+  // the generator tests too little.
   EXPECT_GT(results, iterations / 5);
   EXPECT_GT(errors, iterations / 10);
+  if (iterations >= kDefaultIterations) {
+    for (const auto& [name, op] : ops) EXPECT_GT(results_per_op[name], 0) << name;
+  }
   std::cout << iterations << " random calls (seed " << seed << "): " << results << " results, "
             << errors << " ag::Errors\n";
 }
