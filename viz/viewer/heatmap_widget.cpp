@@ -18,15 +18,16 @@ std::vector<DrawnHeatmap>& drawn_heatmaps() {
 
 namespace {
 
-// Diagonal stripes over a masked cell, clipped to it.
+// A masked cell: grey with lighter diagonal stripes, clipped to the cell, in
+// the colours show_heatmaps uses (no colour map produces a grey).
 void draw_hatched_cell(ImDrawList* draw, ImVec2 a, ImVec2 b) {
-  draw->AddRectFilled(a, b, to_imgui_color(kHatchBase));
+  draw->AddRectFilled(a, b, to_imgui_color(viz::kHatchBase));
   draw->PushClipRect(a, b, true);
   const float side = b.x - a.x;
   const float step = std::max(4.0f, side / 4.0f);
   for (float offset = -side; offset < side; offset += step) {
     draw->AddLine(ImVec2(a.x + offset, b.y), ImVec2(a.x + offset + side, a.y),
-                  to_imgui_color(kHatchStripe), 1.0f);
+                  to_imgui_color(viz::kHatchStripe), 1.0f);
   }
   draw->PopClipRect();
 }

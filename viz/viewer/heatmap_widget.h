@@ -60,11 +60,6 @@ struct DrawnHeatmap {
 // The heatmaps drawn since the last clear, in drawing order.
 std::vector<DrawnHeatmap>& drawn_heatmaps();
 
-// Masked cells are grey (r = g = b) with lighter grey stripes: no colour map
-// produces a grey, so a masked cell never reads as a small weight.
-inline constexpr viz::Rgb kHatchBase{90, 90, 90};
-inline constexpr viz::Rgb kHatchStripe{150, 150, 150};
-
 ImU32 to_imgui_color(viz::Rgb rgb);
 
 }  // namespace ag::viewer

@@ -203,8 +203,11 @@ int main(int argc, char** argv) {
     }
     if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) show_help = !show_help;
     if (ImGui::BeginTabBar("scenes")) {
+      // The scene asked for (--scene, a key, a dropped file); `current` itself
+      // follows whichever tab ImGui opens, the first one on the first frame.
+      const int requested = current;
       for (size_t i = 0; i < scenes.size(); ++i) {
-        const bool select = select_from_code && static_cast<int>(i) == current;
+        const bool select = select_from_code && static_cast<int>(i) == requested;
         if (ImGui::BeginTabItem(scenes[i]->label(), nullptr,
                                 select ? ImGuiTabItemFlags_SetSelected : 0)) {
           current = static_cast<int>(i);
