@@ -6,6 +6,8 @@
 // or why not?"
 //
 // Run: build/tutorial_06_additive_vs_dot [--no-pause] [--out DIR]
+#include <algorithm>
+
 #include "tutorial.h"
 
 namespace {
@@ -108,7 +110,8 @@ int main(int argc, char** argv) {
          "sum |w_v| and the weights can never become sharper than that bound allows.");
   const double bound = ag::sum(ag::abs(additive.w_v.weight)).item();
   std::vector<ag::Tensor> rows_additive, rows_dot;
-  double largest_additive_score = 0;
+  double largest_additive_score = 0;  // over every c
+  std::cout << "    c   largest weight: additive   dot product   largest |additive score|\n";
   for (const double c : {1.0, 10.0, 100.0}) {
     const Weights scaled = both(additive, dot, queries, keys * c, values, valid_lens);
     rows_additive.push_back(ag::narrow(scaled.additive, 0, 1, 1));  // item 1: [1, 4, 10]
@@ -116,13 +119,13 @@ int main(int argc, char** argv) {
     const ag::Tensor additive_scores =
         ag::additive_scores(additive.W_q(queries), additive.W_k(keys * c),
                             ag::reshape(additive.w_v.weight, {-1}));  // [2, 4, 10]
-    largest_additive_score = ag::max(ag::abs(additive_scores)).item();
-    std::cout << "c = " << tut::num(c, "%3.0f") << ": largest weight, additive "
-              << tut::num(ag::max(scaled.additive).item(), "%.3f") << ", dot product "
-              << tut::num(ag::max(scaled.dot).item(), "%.3f") << "; largest |additive score| "
-              << tut::num(largest_additive_score, "%.3f") << " (bound " << tut::num(bound, "%.3f")
-              << ")\n";
+    const double largest = ag::max(ag::abs(additive_scores)).item();
+    largest_additive_score = std::max(largest_additive_score, largest);
+    std::cout << tut::num(c, "%5.0f") << tut::num(ag::max(scaled.additive).item(), "%27.3f")
+              << tut::num(ag::max(scaled.dot).item(), "%14.3f") << tut::num(largest, "%27.3f")
+              << "\n";
   }
+  std::cout << "sum |w_v|, the bound on every additive score: " << tut::num(bound, "%.3f") << "\n";
   t.check("dot product at c = 100 is nearly one-hot", ag::max(rows_dot.back()).item() > 0.99);
   t.check("additive scores stay within sum |w_v|", largest_additive_score <= bound,
           tut::num(largest_additive_score, "%.3f") + " <= " + tut::num(bound, "%.3f"));

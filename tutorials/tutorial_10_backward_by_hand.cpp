@@ -204,13 +204,13 @@ int main(int argc, char** argv) {
 
   t.step("Additive attention: backward",
          "The tail's backward is unchanged (tail_backward gives dS); then, line by line:\n"
-         "  forward: S = sum(F * w_v, -1)   -> dF = dS[..., None] * w_v,\n"
-         "                                     dw_v = sum over B, Tq, Tk of dS[..., None] * F\n"
-         "  forward: F = tanh(P)            -> dP = dF * (1 - F^2)\n"
+         "  forward: S = sum(F * w_v, -1)  -> dF = dS[..., None] * w_v\n"
+         "                                   dw_v = sum(dS[..., None] * F, over B, Tq, Tk)\n"
+         "  forward: F = tanh(P)           -> dP = dF * (1 - F^2)\n"
          "  forward: P = Qp[:, :, None] + Kp[:, None]\n"
-         "                                  -> dQp = sum(dP, over Tk), dKp = sum(dP, over Tq)\n"
-         "  forward: Qp = Q W_q^T           -> dQ = dQp W_q,  dW_q = dQp^T Q (summed over B, Tq)\n"
-         "  forward: Kp = K W_k^T           -> dK = dKp W_k,  dW_k = dKp^T K (summed over B, Tk)");
+         "                                -> dQp = sum(dP, over Tk), dKp = sum(dP, over Tq)\n"
+         "  forward: Qp = Q W_q^T          -> dQ = dQp W_q, dW_q = dQp^T Q (over B, Tq)\n"
+         "  forward: Kp = K W_k^T          -> dK = dKp W_k, dW_k = dKp^T K (over B, Tk)");
   const TailGrads da = tail_backward(G, Wa, V.detach(), keep);
   ag::Tensor dQa, dKa, dWq, dWk, dwv;
   {
