@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
                            .requires_grad_()
                            .set_name("x");
   ag::Tensor w = ag::tensor({0.8, -1.2}, {2}, ag::kFloat64).requires_grad_().set_name("w");
-  const ag::Tensor b = ag::tensor({0.1, 0.3}, {2}, ag::kFloat64).requires_grad_().set_name("b");
+  const ag::Tensor b = ag::tensor({0.1, 0.2}, {2}, ag::kFloat64).requires_grad_().set_name("b");
   t.show("x", x);  // [3, 2]: three rows of two features
   t.show("w", w);  // [2]
   t.show("b", b);  // [2]
