@@ -15,7 +15,7 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   build=build-sanitize
   # Benchmarks and demos are not tests: skip them in the slow sanitizer build.
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTOGRAD_SANITIZE=ON -DATTOGRAD_BUILD_BENCHMARKS=OFF
-         -DATTOGRAD_BUILD_EXAMPLES=OFF -DATTOGRAD_BUILD_TUTORIALS=OFF)
+         -DATTOGRAD_BUILD_EXAMPLES=OFF)
 fi
 jobs=$(nproc)
 cmake -S . -B "$build" -G Ninja "${flags[@]}"

@@ -167,7 +167,11 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
 
   // 5. Leave the cursor below the whole widget and record where it went.
   ImGui::SetCursorScreenPos(cursor);
-  ImGui::Dummy(ImVec2(row_tick_width + grid_size.x, top + grid_size.y + bottom));
+  // A title longer than the grid widens the widget, so that what follows on
+  // the same line does not draw over it.
+  const float title_width = view.title.empty() ? 0.0f : ImGui::CalcTextSize(view.title.c_str()).x;
+  ImGui::Dummy(ImVec2(row_tick_width + std::max(grid_size.x, title_width + 8.0f),
+                      top + grid_size.y + bottom));
   drawn_heatmaps().push_back({view.id, origin.x, origin.y, cell, rows, cols, view.scale});
   ImGui::PopID();
   return hover;

@@ -250,6 +250,18 @@ class CompareScene : public Scene {
         half);
     ImGui::SameLine();
     draw_colorbar("output bar", output_scale, row_height - 60);
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("Try this");
+    show_note(
+        "- Hover a cell for its exact value.\n"
+        "- Preset 'd2l: all-ones keys': both rows go flat. Why?\n"
+        "- Lower valid_len: the hatched keys get exactly 0 weight, and the rest share 1.\n"
+        "- Raise size d: dot-product scores grow like sqrt(d) before scaling; the Scaling "
+        "tab shows why 1/sqrt(d) is there.\n"
+        "- Change the seed: additive's random W_q, W_k, w_v decide what it prefers; dot "
+        "product has no parameters to change.");
+    ImGui::EndGroup();
   }
 };
 
