@@ -253,7 +253,10 @@ int main(int argc, char** argv) {
             .count());
     if (last_frame) glfwSetWindowShouldClose(window, GLFW_TRUE);
   }
-  if (options.stats) stats.print(std::cout);
+  if (options.stats) {
+    stats.print(std::cout);
+    scenes[current]->print_stats(std::cout);
+  }
 
   // 6. Cleanup, in the reverse order of set-up.
   ImGui_ImplOpenGL3_Shutdown();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <ostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ class Scene {
   // A file the learner opened (--open, or dropped on the window). Only the
   // file scene takes files; the others ignore them.
   virtual void open_file(const std::string& /*path*/) {}
+  // Extra "key value" lines for --stats at exit; scenes that train print
+  // loss_first and loss_last.
+  virtual void print_stats(std::ostream& /*out*/) const {}
 };
 
 // Every scene, in tab order.
