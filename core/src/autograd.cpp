@@ -178,50 +178,69 @@ std::vector<Node*> topological_order(Node* root) {
 }  // namespace
 
 void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
-  AG_CHECK(requires_grad(), "backward",
-           "tensor of shape " + shape_str(shape()) + " does not require grad and has no grad_fn");
+  ag::backward(*this, grad_output, retain_graph);
+}
+
+void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph,
+              const BackwardObserver& observer) {
+  AG_CHECK(
+      root.requires_grad(), "backward",
+      "tensor of shape " + shape_str(root.shape()) + " does not require grad and has no grad_fn");
   Tensor seed = grad_output;
   if (!seed.defined()) {
-    AG_CHECK(numel() == 1, "backward",
+    AG_CHECK(root.numel() == 1, "backward",
              "grad can be implicitly created only for scalar outputs, got shape " +
-                 shape_str(shape()) + "; pass backward(grad_output)");
-    seed = ones(shape(), dtype());
+                 shape_str(root.shape()) + "; pass backward(grad_output)");
+    seed = ones(root.shape(), root.dtype());
   }
-  AG_CHECK(seed.shape() == shape(), "backward",
+  AG_CHECK(seed.shape() == root.shape(), "backward",
            "grad_output of shape " + shape_str(seed.shape()) + " does not match tensor of shape " +
-               shape_str(shape()));
-  AG_CHECK(seed.dtype() == dtype(), "backward",
+               shape_str(root.shape()));
+  AG_CHECK(seed.dtype() == root.dtype(), "backward",
            std::string("grad_output is ") + dtype_name(seed.dtype()) + ", tensor is " +
-               dtype_name(dtype()));
+               dtype_name(root.dtype()));
 
   NoGradGuard no_grad;  // backward lambdas must not record
-  if (is_leaf()) {
-    accumulate_into_leaf(*impl(), std::move(seed));
+  if (root.is_leaf()) {
+    accumulate_into_leaf(*root.impl(), std::move(seed));
     return;
   }
-  const std::vector<Node*> order = topological_order(grad_fn().get());
-  std::unordered_map<Node*, Tensor> pending{{grad_fn().get(), seed}};
+  const std::vector<Node*> order = topological_order(root.grad_fn().get());
+  std::unordered_map<Node*, Tensor> pending{{root.grad_fn().get(), seed}};
+  size_t step = 0;
   for (Node* node : order) {
     auto it = pending.find(node);
     if (it == pending.end()) continue;  // no gradient flowed here
     Tensor grad_out = std::move(it->second);
     pending.erase(it);
     grads input_grads = node->apply(grad_out);
-    grad_out = Tensor();  // so a gradient passed through (g itself) has one handle less
+    // Each gradient summed to its input's shape (and checked) first, so that
+    // an observer sees them all before any is accumulated.
     for (size_t i = 0; i < input_grads.size(); ++i) {
       const Tensor& input = node->inputs()[i];
-      if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) continue;
-      Tensor g = sum_to_shape(input_grads[i], input.shape(), node->name(), i);
-      input_grads[i] = Tensor();  // g is the engine's only handle now
-      if (g.dtype() != input.dtype())
-        throw Error("autograd: " + node->name() + " produced a " + dtype_name(g.dtype()) +
-                    " gradient for " + dtype_name(input.dtype()) + " input " + std::to_string(i));
+      if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) {
+        input_grads[i] = Tensor();
+        continue;
+      }
+      input_grads[i] = sum_to_shape(input_grads[i], input.shape(), node->name(), i);
+      if (input_grads[i].dtype() != input.dtype())
+        throw Error("autograd: " + node->name() + " produced a " +
+                    dtype_name(input_grads[i].dtype()) + " gradient for " +
+                    dtype_name(input.dtype()) + " input " + std::to_string(i));
+    }
+    if (observer) observer(BackwardStep{step, *node, grad_out, input_grads});
+    ++step;
+    grad_out = Tensor();  // so a gradient passed through (g itself) has one handle less
+    for (size_t i = 0; i < input_grads.size(); ++i) {
+      if (!input_grads[i].defined()) continue;
+      Tensor g = std::move(input_grads[i]);  // the engine's only handle, unless observed
+      const Tensor& input = node->inputs()[i];
       if (input.is_leaf()) {
         accumulate_into_leaf(*input.impl(), std::move(g));
         continue;
       }
       Node* parent = input.grad_fn().get();
-      auto [slot, inserted] = pending.try_emplace(parent, g);
+      auto [slot, inserted] = pending.try_emplace(parent, std::move(g));
       if (!inserted) slot->second = add(slot->second, g);
     }
     if (!retain_graph) node->release();

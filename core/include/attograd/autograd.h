@@ -27,6 +27,12 @@
 // counter does. (attograd checks every input, including those whose backward
 // would not need the value, like add's.)
 //
+// Watching the sweep: ag::backward(root, grad, retain_graph, observer) is
+// Tensor::backward with an observer called once per node the sweep runs, in
+// the sweep's order, after the node's backward lambda and before its
+// gradients are accumulated (viewers and debuggers step through it this
+// way). Without an observer the sweep pays one null check per node.
+//
 // Threads: backward() of different graphs may run on several threads at
 // once, even when the graphs share leaves (a parameter used by two models):
 // accumulation into a leaf's grad() is locked. One graph must not be swept by
@@ -73,6 +79,29 @@ class Node {
   Shape output_shape_;
   bool released_ = false;
 };
+
+// What the sweep does at one node, as seen by a BackwardObserver. The
+// references live only during the call: copy what you keep (Tensor copies
+// share storage; grad_inputs' tensors are not written afterwards).
+struct BackwardStep {
+  size_t index;                            // 0, 1, ...: position in this sweep
+  const Node& node;                        // the op being undone: name(), inputs(), output_shape()
+  const Tensor& grad_output;               // dL/d(node's output), summed over all its uses
+  const std::vector<Tensor>& grad_inputs;  // dL/d(input i), already summed to input i's
+                                           // shape; undefined where nothing flows (input
+                                           // undefined or not requiring grad)
+};
+// May read the step and throw; must not change the graph or run backward.
+// An exception propagates out of backward() unchanged and leaves what any
+// failing backward lambda leaves: the gradients of the steps before it
+// accumulated in leaves, this step's and later ones' not; nodes already swept
+// freed (unless retain_graph), the others intact; grad mode restored.
+using BackwardObserver = std::function<void(const BackwardStep&)>;
+
+// root.backward(grad_output, retain_graph), calling `observer` (when set) at
+// every node the sweep runs. A leaf root runs no node: the observer is not called.
+void backward(const Tensor& root, const Tensor& grad_output = Tensor(), bool retain_graph = false,
+              const BackwardObserver& observer = {});
 
 // True unless a NoGradGuard is alive on this thread.
 bool grad_mode_enabled();
