@@ -135,4 +135,17 @@ const LayoutEntry& find_map(const SceneRun& run, const std::string& id) {
   return ::testing::AssertionSuccess() << id << ": " << checked << " cells match";
 }
 
+Tensor slice_of(const Tensor& t, int64_t b) {
+  return squeeze(narrow(t, 0, b, 1), 0);
+}
+
+std::map<std::string, Tensor> with_prefix(const std::map<std::string, Tensor>& all,
+                                          const std::string& prefix) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, t] : all) {
+    if (name.rfind(prefix, 0) == 0) out[name.substr(prefix.size())] = t;
+  }
+  return out;
+}
+
 }  // namespace ag::viewer_test

@@ -56,4 +56,13 @@ const LayoutEntry& find_map(const SceneRun& run, const std::string& id);
                                        const Tensor& expected, const Tensor& keep = Tensor(),
                                        int tolerance = 2);
 
+// t[b]: the b-th slice along the first dim, without that dim.
+Tensor slice_of(const Tensor& t, int64_t b);
+
+// The entries of `all` whose names start with `prefix`, with the prefix cut
+// ("additive.W_k.weight" -> "W_k.weight"): a module's state dict out of the
+// dumped inputs.
+std::map<std::string, Tensor> with_prefix(const std::map<std::string, Tensor>& all,
+                                          const std::string& prefix);
+
 }  // namespace ag::viewer_test

@@ -9,6 +9,7 @@
 
 #include "file_fixtures.h"
 #include "heatmap_widget.h"
+#include "null_backend.h"
 #include "scene_file.h"
 
 namespace ag::viewer {
@@ -16,30 +17,11 @@ namespace {
 
 namespace fx = file_fixtures;
 
-class FileSceneUi : public ::testing::Test {
+class FileSceneUi : public NullBackend {
  protected:
-  void SetUp() override {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1600, 1000);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* pixels = nullptr;
-    int width = 0, height = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
-  }
-  void TearDown() override { ImGui::DestroyContext(); }
-
   // One frame of the scene in a full-screen window.
   void frame() {
-    ImGui::NewFrame();
-    drawn_heatmaps().clear();
-    ImGui::SetNextWindowPos(ImVec2(0, 0));
-    ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
-    ImGui::Begin("test", nullptr, ImGuiWindowFlags_NoDecoration);
-    scene.draw();
-    ImGui::End();
-    ImGui::Render();
+    NullBackend::frame([&] { scene.draw(); });
   }
 
   // Opens `path`, draws a frame and returns the message.

@@ -8,28 +8,21 @@
 #include <cmath>
 
 #include "heatmap_widget.h"
+#include "null_backend.h"
 #include "scene.h"
 
 namespace ag::viewer {
 namespace {
 
-class PlaygroundUi : public ::testing::Test {
+class PlaygroundUi : public NullBackend {
  protected:
   void SetUp() override {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1600, 1000);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* pixels = nullptr;
-    int width = 0, height = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+    NullBackend::SetUp();
     for (auto& scene : make_scenes()) {
       if (std::string(scene->name()) == "playground") playground_ = std::move(scene);
     }
     ASSERT_NE(playground_, nullptr);
   }
-  void TearDown() override { ImGui::DestroyContext(); }
 
   // One frame of the scene in a full-screen window, the mouse at `mouse`
   // with its left (or right) button down or up.
@@ -38,14 +31,7 @@ class PlaygroundUi : public ::testing::Test {
     io.MousePos = mouse;
     io.MouseDown[0] = down;
     io.MouseDown[1] = right_down;
-    ImGui::NewFrame();
-    drawn_heatmaps().clear();
-    ImGui::SetNextWindowPos(ImVec2(0, 0));
-    ImGui::SetNextWindowSize(io.DisplaySize);
-    ImGui::Begin("test", nullptr, ImGuiWindowFlags_NoDecoration);
-    playground_->draw();
-    ImGui::End();
-    ImGui::Render();
+    NullBackend::frame([&] { playground_->draw(); });
   }
 
   // Right-clicks at `at`, then clicks the first item of the menu that opens.

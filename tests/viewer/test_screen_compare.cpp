@@ -11,16 +11,6 @@
 namespace ag::viewer_test {
 namespace {
 
-// "additive.W_k.weight" -> "W_k.weight" for every entry with the prefix.
-std::map<std::string, Tensor> with_prefix(const std::map<std::string, Tensor>& all,
-                                          const std::string& prefix) {
-  std::map<std::string, Tensor> out;
-  for (const auto& [name, t] : all) {
-    if (name.rfind(prefix, 0) == 0) out[name.substr(prefix.size())] = t;
-  }
-  return out;
-}
-
 TEST(CompareScreen, EveryCellHasTheColourOfTheLibrarysNumbers) {
   SceneRun run = run_scene("compare");
   ASSERT_EQ(run.exit_code, 0);

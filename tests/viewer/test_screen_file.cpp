@@ -16,19 +16,6 @@ namespace {
 
 namespace fx = file_fixtures;
 
-Tensor item(const Tensor& t, int64_t b) {
-  return squeeze(narrow(t, 0, b, 1), 0);
-}
-
-std::map<std::string, Tensor> with_prefix(const std::map<std::string, Tensor>& all,
-                                          const std::string& prefix) {
-  std::map<std::string, Tensor> out;
-  for (const auto& [name, t] : all) {
-    if (name.rfind(prefix, 0) == 0) out[name.substr(prefix.size())] = t;
-  }
-  return out;
-}
-
 TEST(FileScreen, NpyWeightsEveryMapCellByCell) {
   const std::string path = fx::directory("screen-file") + "/weights.npy";
   const Tensor weights = fx::example_weights();  // [2, 3, 4, 5]: six maps
@@ -37,7 +24,7 @@ TEST(FileScreen, NpyWeightsEveryMapCellByCell) {
   ASSERT_EQ(run.exit_code, 0);
   const Tensor maps = reshape(weights, {6, 4, 5});
   for (int64_t m = 0; m < 6; ++m) {
-    EXPECT_TRUE(cells_match(run, "file/map" + std::to_string(m), item(maps, m)));
+    EXPECT_TRUE(cells_match(run, "file/map" + std::to_string(m), slice_of(maps, m)));
   }
   EXPECT_THROW(find_map(run, "file/map6"), Error);
   const LayoutEntry& map = find_map(run, "file/map0");
@@ -96,7 +83,7 @@ TEST(FileScreen, AdditiveStateDictParametersAndWeights) {
   additive.load_state_dict(parameters);
   additive.eval();
   additive(run.inputs.at("queries"), run.inputs.at("keys"), run.inputs.at("values"));
-  EXPECT_TRUE(cells_match(run, "file/attention", item(additive.attention_weights(), 0)));
+  EXPECT_TRUE(cells_match(run, "file/attention", slice_of(additive.attention_weights(), 0)));
 }
 
 TEST(FileScreen, MultiHeadStateDictWithBiasesHeadByHead) {
@@ -113,9 +100,9 @@ TEST(FileScreen, MultiHeadStateDictWithBiasesHeadByHead) {
   mha.load_state_dict(with_prefix(run.inputs, "mha."));
   mha.eval();
   mha(run.inputs.at("queries"), run.inputs.at("keys"), run.inputs.at("values"));
-  const Tensor weights = item(mha.attention_weights(), 0);  // [heads, Tq, Tk]
+  const Tensor weights = slice_of(mha.attention_weights(), 0);  // [heads, Tq, Tk]
   for (int64_t h = 0; h < heads; ++h) {
-    EXPECT_TRUE(cells_match(run, "file/head" + std::to_string(h), item(weights, h)));
+    EXPECT_TRUE(cells_match(run, "file/head" + std::to_string(h), slice_of(weights, h)));
   }
 }
 

@@ -8,10 +8,6 @@
 namespace ag::viewer_test {
 namespace {
 
-Tensor item(const Tensor& t, int64_t b) {
-  return squeeze(narrow(t, 0, b, 1), 0);
-}
-
 TEST(MasksScreen, DefaultIsD2lsFirstDemonstrationCellByCell) {
   SceneRun run = run_scene("masks");
   ASSERT_EQ(run.exit_code, 0);
@@ -25,8 +21,8 @@ TEST(MasksScreen, DefaultIsD2lsFirstDemonstrationCellByCell) {
   EXPECT_EQ(run.inputs.at("keep").to_vector(), keep.to_vector());
   for (int64_t b = 0; b < 2; ++b) {
     const std::string n = std::to_string(b);
-    EXPECT_TRUE(cells_match(run, "masks/scores/" + n, item(scores, b)));
-    EXPECT_TRUE(cells_match(run, "masks/weights/" + n, item(weights, b), item(keep, b)));
+    EXPECT_TRUE(cells_match(run, "masks/scores/" + n, slice_of(scores, b)));
+    EXPECT_TRUE(cells_match(run, "masks/weights/" + n, slice_of(weights, b), slice_of(keep, b)));
   }
   // Weights share the fixed scale [0, 1], so a uniform 0.25 and a 1.0 read
   // the same in every mode.
@@ -43,7 +39,7 @@ TEST(MasksScreen, SaneAt1280x800) {
   const Tensor& scores = run.inputs.at("scores");
   const Tensor weights = masked_softmax(scores, run.inputs.at("valid_lens"));
   const Tensor keep = lengths_to_keep(run.inputs.at("valid_lens"), scores.shape());
-  EXPECT_TRUE(cells_match(run, "masks/weights/1", item(weights, 1), item(keep, 1)));
+  EXPECT_TRUE(cells_match(run, "masks/weights/1", slice_of(weights, 1), slice_of(keep, 1)));
   const LayoutEntry& map = find_map(run, "masks/weights/1");
   EXPECT_LE(map.x + map.cell * 4, 1280);
   EXPECT_LE(map.y + map.cell * 2, 800);

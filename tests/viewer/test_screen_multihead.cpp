@@ -8,18 +8,11 @@
 namespace ag::viewer_test {
 namespace {
 
-Tensor item(const Tensor& t, int64_t b) {
-  return squeeze(narrow(t, 0, b, 1), 0);
-}
-
 TEST(MultiHeadScreen, EveryHeadAndTheOutputCellByCell) {
   SceneRun run = run_scene("multihead");
   ASSERT_EQ(run.exit_code, 0);
   const auto& in = run.inputs;
-  std::map<std::string, Tensor> parameters;
-  for (const auto& [name, t] : in) {
-    if (name.rfind("mha.", 0) == 0) parameters[name.substr(4)] = t;
-  }
+  const std::map<std::string, Tensor> parameters = with_prefix(in, "mha.");
   const Tensor& queries = in.at("queries");
   const Tensor& keys = in.at("keys");
   const Tensor& valid_lens = in.at("valid_lens");
@@ -36,15 +29,16 @@ TEST(MultiHeadScreen, EveryHeadAndTheOutputCellByCell) {
   const Tensor output = mha(queries, keys, in.at("values"), valid_lens);
   const Tensor weights = mha.attention_weights();  // [B, heads, Tq, Tk]
   const Tensor keep =
-      item(lengths_to_keep(valid_lens, {queries.size(0), queries.size(1), keys.size(1)}), 0);
+      slice_of(lengths_to_keep(valid_lens, {queries.size(0), queries.size(1), keys.size(1)}), 0);
   for (int64_t h = 0; h < heads; ++h) {
-    EXPECT_TRUE(
-        cells_match(run, "multihead/head" + std::to_string(h), item(item(weights, 0), h), keep));
+    EXPECT_TRUE(cells_match(run, "multihead/head" + std::to_string(h),
+                            slice_of(slice_of(weights, 0), h), keep));
   }
   EXPECT_THROW(find_map(run, "multihead/head" + std::to_string(heads)), Error);
-  EXPECT_TRUE(cells_match(run, "multihead/output", item(output, 0)));
+  EXPECT_TRUE(cells_match(run, "multihead/output", slice_of(output, 0)));
   // The heads must disagree at first sight, or there is nothing to see.
-  EXPECT_GT(max(abs(item(item(weights, 0), 0) - item(item(weights, 0), 1))).item(), 0.05);
+  EXPECT_GT(max(abs(slice_of(slice_of(weights, 0), 0) - slice_of(slice_of(weights, 0), 1))).item(),
+            0.05);
 }
 
 TEST(MultiHeadScreen, SaneAt1280x800) {

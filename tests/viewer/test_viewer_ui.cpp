@@ -6,41 +6,13 @@
 #include <imgui_internal.h>
 
 #include "heatmap_widget.h"
+#include "null_backend.h"
 #include "options.h"
 #include "scene.h"
 #include "test_util.h"
 
 namespace ag::viewer {
 namespace {
-
-// An ImGui context with the null backend for the test's lifetime.
-class NullBackend : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1600, 1000);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* pixels = nullptr;
-    int width = 0, height = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
-  }
-  void TearDown() override { ImGui::DestroyContext(); }
-
-  // One frame with `body` inside a full-screen window.
-  template <typename Body>
-  void frame(Body body) {
-    ImGui::NewFrame();
-    drawn_heatmaps().clear();
-    ImGui::SetNextWindowPos(ImVec2(0, 0));
-    ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
-    ImGui::Begin("test", nullptr, ImGuiWindowFlags_NoDecoration);
-    body();
-    ImGui::End();
-    ImGui::Render();
-  }
-};
 
 TEST_F(NullBackend, HoverShowsTheExactValueAndIndicesOfTheCell) {
   manual_seed(3);

@@ -6,6 +6,7 @@
 // state they use, and registers itself in scenes.cpp.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <ostream>
 #include <memory>
@@ -41,6 +42,11 @@ class Scene {
 std::vector<std::unique_ptr<Scene>> make_scenes();
 
 // ---- small UI helpers the scenes share -----------------------------------------
+// The layout most scenes use: a bordered column of knobs `controls_width`
+// wide on the left; on the right the scene's content, or, when its last
+// computation failed, the error in its place.
+void draw_panes(float controls_width, const std::function<void()>& controls,
+                const std::string& error, const std::function<void()>& content);
 // A red, wrapped message: how the viewer reports an ag::Error to the learner.
 void show_error(const std::string& message);
 // Wrapped grey explanatory text.

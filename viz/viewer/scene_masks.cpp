@@ -100,17 +100,7 @@ class MasksScene : public Scene {
   }
 
   void draw() override {
-    ImGui::BeginChild("controls", ImVec2(340, 0), true);
-    draw_controls();
-    ImGui::EndChild();
-    ImGui::SameLine();
-    ImGui::BeginChild("maps", ImVec2(0, 0), false);
-    if (!error_.empty()) {
-      show_error(error_);
-    } else {
-      draw_maps();
-    }
-    ImGui::EndChild();
+    draw_panes(340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
   }
 
  private:

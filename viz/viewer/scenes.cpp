@@ -24,6 +24,21 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   return scenes;
 }
 
+void draw_panes(float controls_width, const std::function<void()>& controls,
+                const std::string& error, const std::function<void()>& content) {
+  ImGui::BeginChild("controls", ImVec2(controls_width, 0), true);
+  controls();
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("content", ImVec2(0, 0), false);
+  if (error.empty()) {
+    content();
+  } else {
+    show_error(error);
+  }
+  ImGui::EndChild();
+}
+
 void show_error(const std::string& message) {
   ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(90, 20, 20, 255));
   ImGui::BeginChild("error", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 4), true);

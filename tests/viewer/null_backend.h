@@ -1,0 +1,43 @@
+// Dear ImGui's null backend for tests: a context with a built font atlas and a
+// display size, no window and no OpenGL. Frames run, widgets lay themselves
+// out and report what they drew (drawn_heatmaps(), hover), so tests can
+// move the mouse and read the result.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include "heatmap_widget.h"
+
+namespace ag::viewer {
+
+class NullBackend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1600, 1000);
+    io.DeltaTime = 1.0f / 60.0f;
+    unsigned char* pixels = nullptr;
+    int width = 0, height = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+  }
+  void TearDown() override { ImGui::DestroyContext(); }
+
+  // One frame with `body` inside a full-screen window, as the viewer's main
+  // loop runs a scene.
+  template <typename Body>
+  void frame(Body body) {
+    ImGui::NewFrame();
+    drawn_heatmaps().clear();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+    ImGui::Begin("test", nullptr, ImGuiWindowFlags_NoDecoration);
+    body();
+    ImGui::End();
+    ImGui::Render();
+  }
+};
+
+}  // namespace ag::viewer
