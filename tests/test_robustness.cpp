@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -116,6 +118,16 @@ TEST(RobustnessTest, OnlyAgErrorLeavesTheApi) {
       throws_error([] { nn::Linear(int64_t{1} << 28, int64_t{1} << 28); }, {"out of memory"}));
   EXPECT_TRUE(throws_error([] { nn::keras::AdditiveAttention layer(huge); }, {"out of memory"}));
   EXPECT_TRUE(throws_error([] { expand(ones({1}), {huge}).contiguous(); }, {"out of memory"}));
+  // A file too big to read (sparse: it takes no disk space).
+  const std::string path = std::filesystem::temp_directory_path() / "attograd_huge_sparse.npy";
+  std::ofstream(path).put('\x93');
+  std::error_code error;
+  std::filesystem::resize_file(path, std::uintmax_t{1} << 42, error);
+  if (!error) {
+    EXPECT_TRUE(throws_error([&] { load_npy(path); }, {"load_npy", "out of memory"}));
+    EXPECT_TRUE(throws_error([&] { load_npz(path); }, {"load_npz", "out of memory"}));
+  }
+  std::filesystem::remove(path);
 }
 
 // ---- 3. 0-d tensors -------------------------------------------------------------------

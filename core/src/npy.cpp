@@ -34,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <string_view>
 
 #include "zip.h"
@@ -378,15 +379,18 @@ std::map<std::string, Tensor> parse_npz_bytes(const uint8_t* data, size_t size,
   return tensors;
 }
 
-std::vector<uint8_t> read_file(const std::string& path, const char* op) {
+// The file's bytes, held in a Storage: a file too big for memory (a sparse
+// 8 TB file, say) gives the ag::Error "op: out of memory" that a tensor would,
+// not std::bad_alloc.
+std::unique_ptr<Storage> read_file(const std::string& path, const char* op) {
   // file_size fails for anything but a regular file: a directory "opens" on
   // Linux and can report an absurd size.
   std::error_code error;
   const uintmax_t size = std::filesystem::file_size(path, error);
   std::ifstream in(path, std::ios::binary);
   AG_CHECK(!error && in.is_open(), op, "cannot open '" + path + "'");
-  std::vector<uint8_t> bytes(size);
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  auto bytes = std::make_unique<Storage>(static_cast<size_t>(size), op);
+  in.read(reinterpret_cast<char*>(bytes->data()), static_cast<std::streamsize>(size));
   AG_CHECK(in.gcount() == static_cast<std::streamsize>(size), op, "cannot read '" + path + "'");
   return bytes;
 }
@@ -417,8 +421,9 @@ std::vector<uint8_t> serialize_npy(const Tensor& t) {
 }
 
 Tensor load_npy(const std::string& path) {
-  const std::vector<uint8_t> bytes = read_file(path, "load_npy");
-  return parse_npy_bytes(bytes.data(), bytes.size(), "load_npy: '" + path + "'");
+  const std::unique_ptr<Storage> bytes = read_file(path, "load_npy");
+  return parse_npy_bytes(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->nbytes(),
+                         "load_npy: '" + path + "'");
 }
 
 void save_npy(const std::string& path, const Tensor& t) {
@@ -426,8 +431,9 @@ void save_npy(const std::string& path, const Tensor& t) {
 }
 
 std::map<std::string, Tensor> load_npz(const std::string& path) {
-  const std::vector<uint8_t> bytes = read_file(path, "load_npz");
-  return parse_npz_bytes(bytes.data(), bytes.size(), "load_npz: '" + path + "'");
+  const std::unique_ptr<Storage> bytes = read_file(path, "load_npz");
+  return parse_npz_bytes(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->nbytes(),
+                         "load_npz: '" + path + "'");
 }
 
 void save_npz(const std::string& path, const std::map<std::string, Tensor>& tensors) {
