@@ -40,7 +40,7 @@ void FrameStats::print(std::ostream& out) const {
       << "frame_ms_median " << percentile(50) << "\n"
       << "frame_ms_p99 " << percentile(99) << "\n"
       << "rss_kib_first " << (rss_kib_first_ > 0 ? rss_kib_first_ : resident_kib()) << "\n"
-      << "rss_kib_last " << resident_kib() << "\n";
+      << "rss_kib_last " << (rss_kib_last_ > 0 ? rss_kib_last_ : resident_kib()) << "\n";
 }
 
 }  // namespace ag::viewer

@@ -235,6 +235,7 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const bool last_frame = options.frames > 0 && frame + 1 >= options.frames;
     if (last_frame) {
+      stats.finish();
       try {
         if (!options.screenshot.empty()) {
           ag::viz::write_png(options.screenshot, read_framebuffer(fb_width, fb_height));
