@@ -53,6 +53,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <set>
 
 #include "attograd/error.h"
@@ -217,7 +218,11 @@ uint64_t check_local_header(const uint8_t* data, uint64_t local, const Directory
 // Inflates the raw deflate stream in[0, in_size) into exactly out_size bytes.
 void inflate_exact(const uint8_t* in, size_t in_size, size_t out_size, std::vector<uint8_t>& out,
                    const std::string& where) {
-  out.assign(out_size, 0);
+  try {
+    out.assign(out_size, 0);
+  } catch (const std::bad_alloc&) {  // a large archive may declare more than memory holds
+    fail(where, "out of memory inflating " + std::to_string(out_size) + " bytes");
+  }
   z_stream zs{};
   // Negative window bits: a raw deflate stream, without the zlib header.
   if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) fail(where, "cannot initialise zlib");
