@@ -12,6 +12,8 @@ std::unique_ptr<Scene> make_masks_scene();
 std::unique_ptr<Scene> make_scaling_scene();
 std::unique_ptr<Scene> make_multihead_scene();
 std::unique_ptr<Scene> make_file_scene();
+std::unique_ptr<Scene> make_step_scene();
+std::unique_ptr<Scene> make_graph_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
@@ -21,6 +23,8 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   scenes.push_back(make_scaling_scene());
   scenes.push_back(make_multihead_scene());
   scenes.push_back(make_file_scene());
+  scenes.push_back(make_step_scene());
+  scenes.push_back(make_graph_scene());
   return scenes;
 }
 
