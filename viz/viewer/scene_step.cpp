@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -86,6 +87,9 @@ class StepScene : public Scene {
   std::array<double, kNumStages> stage_errors_{};
   std::array<double, kNumLeaves> leaf_errors_{};
   std::string error_;
+  // The stepper: which card the learner is looking at, in the order the
+  // computation makes them (forward left to right, then the sweep's way back).
+  int focus_ = 0;
 
   void rebuild() {
     error_.clear();
@@ -129,6 +133,7 @@ class StepScene : public Scene {
     changed |= ImGui::Checkbox("training mode", &knobs_.training);
     changed |= ImGui::SliderInt("seed", &knobs_.seed, 0, 99);
     if (changed) rebuild();
+    draw_stepper();
     ImGui::Separator();
     show_note(
         "Forward: each card is one library op; its map is the tensor it returns "
@@ -160,6 +165,34 @@ class StepScene : public Scene {
     }
   }
 
+  // ---- panel: the stepper -----------------------------------------------------------
+  static constexpr const char* kOrder[] = {
+      "step/scores",  "step/scaled",  "step/masked",   "step/weights",  "step/dropped",
+      "step/output",  "step/doutput", "step/ddropped", "step/dweights", "step/dmasked",
+      "step/dscaled", "step/dscores", "step/dQ",       "step/dK",       "step/dV"};
+  static constexpr int kSteps = static_cast<int>(std::size(kOrder));
+
+  void draw_stepper() {
+    ImGui::Separator();
+    ImGui::Text("Step %d of %d (framed in orange)", focus_ + 1, kSteps);
+    ImGui::BeginDisabled(focus_ == 0);
+    if (ImGui::Button("< Prev")) --focus_;
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(focus_ + 1 >= kSteps);
+    if (ImGui::Button("Next >")) ++focus_;
+    ImGui::EndDisabled();
+    if (!ImGui::GetIO().WantTextInput) {
+      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ++focus_;
+      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) --focus_;
+    }
+    focus_ = std::clamp(focus_, 0, kSteps - 1);
+    show_note(focus_ < kNumStages
+                  ? "Forward: read the card's line of code, then its map."
+                  : "Backward: read the forward line the gradient undoes, then the formula; "
+                    "the map has the shape of the tensor it belongs to.");
+  }
+
   // ---- panel: the cards ----------------------------------------------------------
   // One card: a bordered child with a title, the map, and text below it:
   // the code line (forward) or the backward formula and its check.
@@ -183,7 +216,7 @@ class StepScene : public Scene {
 
   // A row of cards `width` wide, as tall as the tallest needs: the map's
   // rows at 30 px plus its wrapped text.
-  static void draw_card_row(const std::vector<Card>& cards, float width) {
+  void draw_card_row(const std::vector<Card>& cards, float width) const {
     const ImGuiStyle& style = ImGui::GetStyle();
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float wrap = width - 2 * style.WindowPadding.x;
@@ -202,6 +235,11 @@ class StepScene : public Scene {
     for (size_t k = 0; k < cards.size(); ++k) {
       const Card& c = cards[k];
       if (k > 0) ImGui::SameLine();
+      const bool focused = c.id == kOrder[focus_];
+      if (focused) {
+        ImGui::PushStyleColor(ImGuiCol_Border, IM_COL32(235, 150, 40, 255));
+        ImGui::PushStyleVar(ImGuiStyleVar_ChildBorderSize, 3.0f);
+      }
       ImGui::BeginChild(c.id.c_str(), ImVec2(width, height), true, ImGuiWindowFlags_NoScrollbar);
       ImGui::TextUnformatted(c.title.c_str());
       draw_heatmap({c.id, "", as_matrix(c.t), c.keep.defined() ? as_matrix(c.keep) : Tensor(),
@@ -217,6 +255,10 @@ class StepScene : public Scene {
         ImGui::PopStyleColor();
       }
       ImGui::EndChild();
+      if (focused) {
+        ImGui::PopStyleVar();
+        ImGui::PopStyleColor();
+      }
     }
   }
 
