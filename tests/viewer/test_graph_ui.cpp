@@ -146,10 +146,10 @@ TEST_F(GraphUi, HoverShowsShapeDtypeAndGradientNorm) {
   const Tensor& g = scene.steps()[static_cast<size_t>(softmax.step)].grad_output;
   std::ostringstream norm_text;
   norm_text.precision(4);
-  norm_text << "|dL/doutput| = " << norm(g);
+  norm_text << "|dL/dweights| = " << norm(g);
   const std::string text = scene.hover_text();
   EXPECT_NE(text.find("SoftmaxBackward"), std::string::npos) << text;
-  EXPECT_NE(text.find("output [1, 3, 5] float64"), std::string::npos) << text;
+  EXPECT_NE(text.find("output weights [1, 3, 5] float64"), std::string::npos) << text;
   EXPECT_NE(text.find(norm_text.str()), std::string::npos) << text;
   const ImGuiWindow* tooltip = ImGui::FindWindowByName("##Tooltip_00");
   ASSERT_NE(tooltip, nullptr);

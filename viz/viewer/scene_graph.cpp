@@ -123,7 +123,7 @@ void GraphScene::build_graph() {
     step_of[call_->steps[i].node] = static_cast<int>(i);
 
   const Node* root = call_->loss.grad_fn().get();
-  boxes_.push_back({root, Tensor(), root->name(), 0, step_of.at(root), {}, {}});
+  boxes_.push_back({root, Tensor(), root->name(), "L", 0, step_of.at(root), {}, {}});
   box_of[root] = 0;
   for (size_t b = 0; b < boxes_.size(); ++b) {  // boxes_ grows: a breadth-first walk
     const Node* node = boxes_[b].node;
@@ -138,7 +138,11 @@ void GraphScene::build_graph() {
         Box box;
         box.node = child;
         box.label = child ? child->name() : tensor_label(input);
-        if (!child) box.tensor = input;
+        if (child) {
+          box.output = tensor_label(input);  // what the node made: the edge's tensor
+        } else {
+          box.tensor = input;
+        }
         box.step = child ? step_of.at(child) : -1;
         boxes_.push_back(box);
       }
@@ -334,9 +338,9 @@ std::string GraphScene::tooltip(const Box& box) const {
   if (box.node) {
     const ObservedStep& step = call_->steps[static_cast<size_t>(box.step)];
     out << box.label << " (backward step " << box.step + 1 << ")\n"
-        << "output " << shape_str(box.node->output_shape()) << " "
+        << "output " << box.output << " " << shape_str(box.node->output_shape()) << " "
         << dtype_name(step.grad_output.dtype()) << "\n"
-        << "|dL/doutput| = " << norm(step.grad_output);
+        << "|dL/d" << box.output << "| = " << norm(step.grad_output);
   } else if (box.tensor.requires_grad()) {
     out << box.label << ": leaf " << describe(box.tensor) << "\n"
         << "|grad()| = " << norm(box.tensor.grad());
@@ -367,7 +371,9 @@ void GraphScene::draw_step() {
   };
   std::ostringstream title;
   title.precision(3);
-  title << "receives g = dL/doutput " << shape_str(step.grad_output.shape())
+  const auto box =
+      std::find_if(boxes_.begin(), boxes_.end(), [&](const Box& b) { return b.node == &node; });
+  title << "receives g = dL/d" << box->output << " " << shape_str(step.grad_output.shape())
         << "   |g| = " << norm(step.grad_output);
   map("graph/grad_out", title.str(), step.grad_output);
 

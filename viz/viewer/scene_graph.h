@@ -37,6 +37,7 @@ class GraphScene : public Scene {
     const Node* node = nullptr;  // set for op nodes
     Tensor tensor;               // set for leaves and constants
     std::string label;           // "BmmBackward", "Q", "G", "-1e+06"
+    std::string output;          // op nodes: what their output is called ("weights"; "L")
     int depth = 0;               // longest path from the loss's node
     int step = -1;               // the node's position in the sweep (-1: not a node)
     ImVec2 min, max;             // where it was drawn last frame (screen coordinates)
