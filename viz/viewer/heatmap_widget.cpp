@@ -18,18 +18,21 @@ std::vector<DrawnHeatmap>& drawn_heatmaps() {
 
 namespace {
 
-// A masked cell: grey with lighter diagonal stripes, clipped to the cell, in
-// the colours show_heatmaps uses (no colour map produces a grey).
+// A masked cell: grey with lighter diagonal stripes, in the colours
+// show_heatmaps uses (no colour map produces a grey). Each stripe is cut to
+// the cell by arithmetic rather than a clip rectangle: every clip change
+// starts a new draw call, and a map with many masked cells would pay one per
+// cell (with software OpenGL, most of a frame).
 void draw_hatched_cell(ImDrawList* draw, ImVec2 a, ImVec2 b) {
   draw->AddRectFilled(a, b, to_imgui_color(viz::kHatchBase));
-  draw->PushClipRect(a, b, true);
   const float side = b.x - a.x;
   const float step = std::max(4.0f, side / 4.0f);
   for (float offset = -side; offset < side; offset += step) {
-    draw->AddLine(ImVec2(a.x + offset, b.y), ImVec2(a.x + offset + side, a.y),
+    // The stripe is (a.x + offset + t, b.y - t); inside the cell for t in [t0, t1].
+    const float t0 = std::max(0.0f, -offset), t1 = std::min(side, side - offset);
+    draw->AddLine(ImVec2(a.x + offset + t0, b.y - t0), ImVec2(a.x + offset + t1, b.y - t1),
                   to_imgui_color(viz::kHatchStripe), 1.0f);
   }
-  draw->PopClipRect();
 }
 
 // Every how many indices a tick label fits without overlapping its neighbour.
