@@ -666,15 +666,17 @@ class RetrievalTask : public TrainingScene::Trainer {
     ImGui::EndGroup();
 
     ImGui::TextUnformatted(
-        "Each row is one example (one query), each column a key. Left of each pair: "
-        "additive; right: dot product.");
+        "Rows: the 32 examples (one query each); columns: their 8 keys. Each quantity for "
+        "both models, side by side.");
+    // Per pair: two maps kGap apart (room for the first one's axis label), a
+    // colour bar and its labels, the spacing between.
     const float bar = 70.0f;
-    const ImVec2 map_size(std::floor((avail.x - 3 * bar - 9 * spacing) / 6),
-                          avail.y - top_height - 2 * ImGui::GetTextLineHeightWithSpacing());
+    const ImVec2 map_size(std::floor((avail.x - 3 * (bar + kGap) - 6 * spacing) / 6),
+                          avail.y - top_height - 3 * ImGui::GetTextLineHeightWithSpacing());
     // One colour scale per quantity, shared by the two models, so that equal
     // colours mean equal numbers across the pair.
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, 1.0};
-    draw_pair(record, "weights", "weights", weight_scale, map_size);
+    draw_pair(record, "weights", "weights (framed: the right key)", weight_scale, map_size);
     const viz::ColorScale grad_weights_scale = gradient_scale(
         {record.at("shown.additive.grad_weights"), record.at("shown.dot.grad_weights")});
     ImGui::SameLine();
@@ -776,6 +778,8 @@ class RetrievalTask : public TrainingScene::Trainer {
         "query copies (chance: about 1 in 6).");
   }
 
+  static constexpr float kGap = 44.0f;  // pixels between the two maps of a pair
+
   // The additive and the dot-product map of one quantity ("weights",
   // "grad_weights", "grad_scores"), then their shared colour bar. The
   // weights hatch the padding and frame each example's target key; the
@@ -784,17 +788,19 @@ class RetrievalTask : public TrainingScene::Trainer {
                  const viz::ColorScale& scale, ImVec2 size) const {
     const bool weights = std::string(field) == "weights";
     ImGui::BeginGroup();
+    ImGui::TextUnformatted(title);
+    ImGui::BeginGroup();
     for (const Model& model : kModels) {
       const std::string id = std::string("training/") + model.name + "_" + field;
-      const std::string map_title = std::string(model.name) + " " + title;
-      draw_heatmap({id, map_title, record.at(std::string("shown.") + model.name + "." + field),
-                    weights ? keep_ : Tensor(), scale, "Keys", "Examples", "example", "key", 22},
+      draw_heatmap({id, model.label, record.at(std::string("shown.") + model.name + "." + field),
+                    weights ? keep_ : Tensor(), scale, "key", "example", "example", "key", 22},
                    size);
       if (weights) frame_target_keys(drawn_heatmaps().back());
-      ImGui::SameLine();
+      ImGui::SameLine(0, kGap);
     }
     ImGui::EndGroup();
     colorbar_beside_last_map((std::string(field) + " bar").c_str(), scale);
+    ImGui::EndGroup();
   }
 
   // A red frame along the edges of each example's target cell (its centre
