@@ -1,12 +1,16 @@
 // The autograd engine: nodes, grad mode, recording, and the backward sweep.
 // It knows nothing about individual ops: each op hands it a backward lambda.
+// The two pieces of arithmetic it does itself (summing a gradient to its
+// input's shape, adding gradients) use the tensor layer's unrecorded
+// kernels, not ops.h: the engine sits below the ops (scripts/check_layers.sh).
 #include "attograd/autograd.h"
 
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "attograd/ops.h"
+#include "elementwise.h"
+#include "reduce.h"
 
 namespace ag {
 
@@ -119,19 +123,29 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape, const std::string& o
   if (g.size() < shape.size()) fail();
   // Dims to sum: the extra leading ones, and those where the input had size 1.
   const size_t lead = g.size() - shape.size();
-  std::vector<int64_t> dims;
+  std::vector<bool> reduce(g.size(), false);
   for (size_t d = 0; d < g.size(); ++d) {
     if (d < lead) {
-      dims.push_back(static_cast<int64_t>(d));
+      reduce[d] = true;
     } else if (shape[d - lead] != g[d]) {
       if (shape[d - lead] != 1) fail();
-      dims.push_back(static_cast<int64_t>(d));
+      reduce[d] = true;
     }
   }
-  return reshape(sum(grad, dims, /*keepdim=*/true), shape);
+  // The kept shape is `shape` behind `lead` ones: same elements, same layout.
+  return detail::sum_dims(grad, reduce, shape);
 }
 
 namespace {
+
+// a + b for two gradients of one tensor: same shape and (floating) dtype, as
+// sum_to_shape and the dtype check guarantee. The same kernel as ag::add.
+Tensor add_grads(const Tensor& a, const Tensor& b) {
+  return dispatch_floating(a.dtype(), "autograd", [&](auto tag) {
+    using T = decltype(tag);
+    return detail::map_binary<T, T>(a, b, "autograd", a.dtype(), [](T x, T y) { return x + y; });
+  });
+}
 
 // Guards every leaf's grad: backwards of two graphs that share a leaf may run
 // on two threads at once (see autograd.h).
@@ -149,9 +163,10 @@ void accumulate_into_leaf(TensorImpl& leaf, Tensor grad) {
     // must not change another's.
     const bool sole_owner = grad.impl().use_count() == 1 && grad.impl()->storage.use_count() == 1 &&
                             grad.is_contiguous();
-    leaf.grad = std::make_shared<Tensor>(sole_owner ? grad.detach() : grad.detach().clone());
+    leaf.grad =
+        std::make_shared<Tensor>(sole_owner ? grad.detach() : detail::contiguous_copy(grad));
   } else {
-    *leaf.grad = add(*leaf.grad, grad).detach();
+    *leaf.grad = add_grads(*leaf.grad, grad);
   }
 }
 
@@ -176,6 +191,11 @@ std::vector<Node*> topological_order(Node* root) {
 }
 
 }  // namespace
+
+std::string Tensor::grad_fn_name() const {
+  const std::shared_ptr<Node>& node = grad_fn();
+  return node ? node->name() : std::string();
+}
 
 void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
   ag::backward(*this, grad_output, retain_graph);
@@ -241,7 +261,7 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph,
       }
       Node* parent = input.grad_fn().get();
       auto [slot, inserted] = pending.try_emplace(parent, std::move(g));
-      if (!inserted) slot->second = add(slot->second, g);
+      if (!inserted) slot->second = add_grads(slot->second, g);
     }
     if (!retain_graph) node->release();
   }

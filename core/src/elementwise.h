@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -47,6 +48,18 @@ T wrapping_neg(T a) {
   } else {
     return -a;  // not 0 - a: -(0.0) is -0.0
   }
+}
+
+// static_cast from a floating value to int64 is undefined behaviour for NaN,
+// infinities and values outside int64's range: refuse those. Everything else
+// converts as C++ does (toward zero; nonzero -> true).
+template <typename To, typename From>
+To convert(From value, const char* op) {
+  if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
+    AG_CHECK(std::isfinite(value) && value >= -0x1p63 && value < 0x1p63, op,
+             "cannot convert " + number_str(static_cast<double>(value)) + " to int64");
+  }
+  return static_cast<To>(value);
 }
 
 // Strides of `t` seen at shape `out` (which t broadcasts to): leading missing
@@ -107,6 +120,15 @@ Tensor map_unary(const Tensor& x, DType out_dtype, Fn&& fn) {
   for_each_offset<1>(x.shape(), {x.strides()},
                      [&](const std::array<int64_t, 1>& off) { o[i++] = fn(in[off[0]]); });
   return out;
+}
+
+// A fresh contiguous copy of t's values, recording nothing (clone's forward;
+// the tensor layer's to_vector and printing use it to walk any strides).
+inline Tensor contiguous_copy(const Tensor& t) {
+  return dispatch_all(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return map_unary<T, T>(t, t.dtype(), [](T v) { return v; });
+  });
 }
 
 // out = fn(a, b) with NumPy broadcasting, into a fresh tensor of dtype R.

@@ -7,22 +7,11 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "elementwise.h"
+#include "reduce.h"
 
 namespace ag {
 
 namespace {
-
-// The shape after reducing `dims` (kept as size 1 when keepdim).
-Shape reduced_shape(const Shape& shape, const std::vector<bool>& reduce, bool keepdim) {
-  Shape out;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (!reduce[d])
-      out.push_back(shape[d]);
-    else if (keepdim)
-      out.push_back(1);
-  }
-  return out;
-}
 
 std::vector<bool> dims_mask(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
   std::vector<bool> reduce(x.shape().size(), false);
@@ -38,44 +27,15 @@ std::vector<bool> dims_mask(const Tensor& x, const std::vector<int64_t>& dims, c
   return reduce;
 }
 
-// Sum over the dims marked in `reduce`; the result is contiguous, with the
-// reduced dims kept as size 1.
-Tensor sum_kept(const Tensor& x, const std::vector<bool>& reduce) {
-  const Shape kept = reduced_shape(x.shape(), reduce, /*keepdim=*/true);
-  // Walk x; the output stride of every reduced dim is 0 so its elements pile up.
-  Shape out_strides = contiguous_strides(kept);
-  for (size_t d = 0; d < reduce.size(); ++d)
-    if (reduce[d]) out_strides[d] = 0;
-  const DType out_dtype = is_floating(x.dtype()) ? x.dtype() : kInt64;
-  Tensor out = zeros(kept, out_dtype);
-  dispatch_all(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-    std::vector<Acc> acc(static_cast<size_t>(out.numel()), Acc(0));
-    const T* in = x.data_ptr<T>();
-    detail::for_each_offset<2>(x.shape(), {x.strides(), out_strides},
-                               [&](const std::array<int64_t, 2>& off) {
-                                 Acc& a = acc[static_cast<size_t>(off[1])];
-                                 a = detail::wrapping_add(a, static_cast<Acc>(in[off[0]]));
-                               });
-    dispatch_all(out_dtype, [&](auto out_tag) {
-      using O = decltype(out_tag);
-      O* o = out.data_ptr<O>();
-      for (size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<O>(acc[i]);
-    });
-  });
-  return out;
-}
-
 }  // namespace
 
 // y = sum over dims of x  =>  dL/dx = dL/dy broadcast back over those dims
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   AG_CHECK(x.defined(), "sum", "undefined tensor");
   const std::vector<bool> reduce = dims_mask(x, dims, "sum");
-  const Tensor kept = sum_kept(x, reduce);
-  Tensor y = keepdim ? kept : view(kept, reduced_shape(x.shape(), reduce, false));
-  record(y, "SumBackward", {x}, [in_shape = x.shape(), kept_shape = kept.shape()](const Tensor& g) {
+  Tensor y = detail::sum_dims(x, reduce, detail::reduced_shape(x.shape(), reduce, keepdim));
+  const Shape kept_shape = detail::reduced_shape(x.shape(), reduce, /*keepdim=*/true);
+  record(y, "SumBackward", {x}, [in_shape = x.shape(), kept_shape](const Tensor& g) {
     return grads{expand(reshape(g, kept_shape), in_shape)};
   });
   return y;

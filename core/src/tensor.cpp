@@ -1,5 +1,6 @@
 // Tensor handle, storage, creation functions, the random generator and
-// PyTorch-style printing. Ops live in ops_*.cpp; the engine in autograd.cpp.
+// PyTorch-style printing. Ops (the differentiable members contiguous, clone
+// and to among them) live in ops_*.cpp; the engine in autograd.cpp.
 #include "attograd/tensor.h"
 
 #include <algorithm>
@@ -12,8 +13,6 @@
 #include <random>
 #include <sstream>
 
-#include "attograd/autograd.h"
-#include "attograd/ops.h"
 #include "elementwise.h"
 
 namespace ag {
@@ -123,21 +122,6 @@ Storage::~Storage() {
   std::free(allocation_);
 }
 
-// ---- value conversion ----------------------------------------------------------------
-// static_cast from a floating value to int64 is undefined behaviour for NaN,
-// infinities and values outside int64's range: refuse those. Everything else
-// converts as C++ does (toward zero; nonzero -> true).
-namespace {
-template <typename To, typename From>
-To convert(From value, const char* op) {
-  if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
-    AG_CHECK(std::isfinite(value) && value >= -0x1p63 && value < 0x1p63, op,
-             "cannot convert " + number_str(static_cast<double>(value)) + " to int64");
-  }
-  return static_cast<To>(value);
-}
-}  // namespace
-
 // ---- Tensor -------------------------------------------------------------------
 
 const TensorImpl& Tensor::checked() const {
@@ -195,42 +179,8 @@ template double* Tensor::data_ptr<double>() const;
 template int64_t* Tensor::data_ptr<int64_t>() const;
 template bool* Tensor::data_ptr<bool>() const;
 
-Tensor Tensor::contiguous() const {
-  if (is_contiguous()) return *this;
-  return clone();
-}
-
-Tensor Tensor::clone() const {
-  const Tensor& x = *this;
-  Tensor out = dispatch_all(dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    return detail::map_unary<T, T>(x, dtype(), [](T v) { return v; });
-  });
-  // y = x  =>  dL/dx = dL/dy
-  record(out, "CloneBackward", {x}, [](const Tensor& g) { return grads{g}; });
-  return out;
-}
-
-Tensor Tensor::to(DType target) const {
-  const Tensor& x = *this;
-  if (target == dtype()) return x;
-  Tensor out = dispatch_all(dtype(), [&](auto src_tag) {
-    using S = decltype(src_tag);
-    return dispatch_all(target, [&](auto dst_tag) {
-      using D = decltype(dst_tag);
-      return detail::map_unary<S, D>(x, target, [](S v) { return convert<D>(v, "to"); });
-    });
-  });
-  if (is_floating(dtype()) && is_floating(target)) {
-    // y = cast(x)  =>  dL/dx = cast back(dL/dy)
-    const DType source = dtype();
-    record(out, "ToCopyBackward", {x}, [source](const Tensor& g) { return grads{g.to(source)}; });
-  }
-  return out;
-}
-
 std::vector<double> Tensor::to_vector() const {
-  Tensor c = contiguous();
+  const Tensor c = is_contiguous() ? *this : detail::contiguous_copy(*this);
   std::vector<double> values(static_cast<size_t>(c.numel()));
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -299,11 +249,6 @@ bool Tensor::is_leaf() const {
   return checked().grad_fn == nullptr;
 }
 
-std::string Tensor::grad_fn_name() const {
-  const TensorImpl& t = checked();
-  return t.grad_fn ? t.grad_fn->name() : std::string();
-}
-
 const std::shared_ptr<Node>& Tensor::grad_fn() const {
   return checked().grad_fn;
 }
@@ -343,7 +288,7 @@ Tensor make_filled(Shape shape, DType dtype, const char* op, ValueAt value_at) {
     using T = decltype(tag);
     T* p = t.data_ptr<T>();
     const int64_t n = t.numel();
-    for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(value_at(i), op);
+    for (int64_t i = 0; i < n; ++i) p[i] = detail::convert<T>(value_at(i), op);
   });
   return t;
 }
@@ -352,7 +297,7 @@ Tensor make_full(Shape shape, double value, DType dtype, const char* op) {
   const Tensor t = make_tensor(std::move(shape), dtype, op);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
-    std::fill_n(t.data_ptr<T>(), t.numel(), convert<T>(value, op));
+    std::fill_n(t.data_ptr<T>(), t.numel(), detail::convert<T>(value, op));
   });
   return t;
 }
@@ -605,7 +550,7 @@ std::string tensor_str(const Formatter& f, const Shape& shape, size_t dim, int64
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "None";
   const std::string prefix = "tensor(";
-  const Tensor c = t.detach().contiguous();
+  const Tensor c = t.is_contiguous() ? t : detail::contiguous_copy(t);
   std::vector<std::string> suffixes;
   std::string body;
   if (c.numel() == 0) {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "attograd/error.h"
-#include "attograd/tensor.h"
+#include "attograd/threads.h"
 #include "parallel.h"
 
 namespace ag {

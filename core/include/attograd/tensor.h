@@ -20,6 +20,7 @@
 
 #include "attograd/dtype.h"
 #include "attograd/error.h"
+#include "attograd/threads.h"  // set_num_threads, reachable from here as before
 
 namespace ag {
 
@@ -169,12 +170,5 @@ bool broadcasts_to(const Shape& shape, const Shape& target);
 // PyTorch style: tensor([[2., 3.]], grad_fn=<BmmBackward>)
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 std::string to_string(const Tensor& t);
-
-// ---- threads -----------------------------------------------------------------
-// Worker threads for the kernels; default: all cores. n outside
-// [1, kMaxThreads] throws.
-inline constexpr int kMaxThreads = 1024;
-void set_num_threads(int n);
-int get_num_threads();
 
 }  // namespace ag

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "attograd/error.h"
-#include "attograd/tensor.h"
+#include "attograd/threads.h"
 #include "cpu_features.h"
 #include "gemm_driver.h"
 

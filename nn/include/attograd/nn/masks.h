@@ -39,7 +39,8 @@
 #include <limits>
 #include <string>
 
-#include "attograd/core.h"
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
 
 namespace ag {
 

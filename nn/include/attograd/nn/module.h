@@ -21,7 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "attograd/core.h"
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
 
 namespace ag::nn {
 

@@ -23,7 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "attograd/core.h"
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
 
 namespace ag::optim {
 

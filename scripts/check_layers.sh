@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Fails when an #include runs from a lower layer to a higher one.
+#
+#   scripts/check_layers.sh [ROOT]     ROOT defaults to the repository
+#
+# The layers, lowest first; a file may include its own layer and those below:
+#   0 base      leaf utilities that know no Tensor: error.h, threads.h and
+#               core/src's parallel.h, vector_math.h, zip.h (+ their .cpp)
+#   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers
+#   2 tensor    tensor.h, dtype.h; core/src tensor.cpp and the unrecorded
+#               helpers under the ops (elementwise.h, reduce.h/.cpp)
+#   3 autograd  autograd.h, autograd.cpp: nodes and the backward sweep
+#   4 ops       ops.h, the ops_*.cpp and tensor_methods.cpp; gradcheck and npy
+#               sit here too: gradcheck runs ops and backward, and npy is a
+#               file format for tensors that nothing below needs; core.h, the
+#               umbrella of all of core, is the top of this layer
+#   5 nn        nn/ (attograd.h, the umbrella of core + nn, included)
+#   6 viz       viz/ (heatmaps and the viewer)
+# Tutorials, tests, benches and examples sit above everything and are not
+# checked. A file under core/ that the table below does not place fails the
+# check: place it on purpose.
+#
+# Includes are resolved as the compiler would: "attograd/..." (quotes or angle
+# brackets) against core/include, nn/include and viz/include; other quoted
+# names against the including file's directory. Headers found in neither place
+# (system, imgui) are not ours and are skipped.
+set -euo pipefail
+root=${1:-"$(cd "$(dirname "$0")/.." && pwd)"}
+cd "$root"
+
+names=(base kernels tensor autograd ops nn viz)
+
+# Prints the layer number of a repository-relative path, or nothing.
+layer_of() {
+  case "$1" in
+    core/include/attograd/error.h | core/include/attograd/threads.h) echo 0 ;;
+    core/src/parallel.h | core/src/threads.cpp) echo 0 ;;
+    core/src/vector_math.h | core/src/vector_math.cpp) echo 0 ;;
+    core/src/zip.h | core/src/zip.cpp) echo 0 ;;
+    core/include/attograd/kernels/* | core/src/kernels/*) echo 1 ;;
+    core/include/attograd/tensor.h | core/include/attograd/dtype.h) echo 2 ;;
+    core/src/tensor.cpp | core/src/elementwise.h | core/src/reduce.h | core/src/reduce.cpp) echo 2 ;;
+    core/include/attograd/autograd.h | core/src/autograd.cpp) echo 3 ;;
+    core/include/attograd/ops.h | core/include/attograd/gradcheck.h) echo 4 ;;
+    core/include/attograd/npy.h | core/include/attograd/core.h) echo 4 ;;
+    core/src/ops_*.cpp | core/src/tensor_methods.cpp) echo 4 ;;
+    core/src/gradcheck.cpp | core/src/npy.cpp) echo 4 ;;
+    nn/*) echo 5 ;;
+    viz/*) echo 6 ;;
+  esac
+}
+
+# Normalises a/b/../c to a/c (realpath -m would resolve symlinks too).
+normalize() {
+  local IFS=/ part out=()
+  for part in $1; do
+    case "$part" in
+      . | '') ;;
+      ..) [[ ${#out[@]} -gt 0 ]] && unset 'out[${#out[@]}-1]' ;;
+      *) out+=("$part") ;;
+    esac
+  done
+  echo "${out[*]}"
+}
+
+# The repository path an include names, or nothing when it is not ours.
+resolve() {
+  local from_dir=$1 name=$2 dir
+  if [[ $name == attograd/* ]]; then
+    for dir in core/include nn/include viz/include; do
+      if [[ -f $dir/$name ]]; then
+        echo "$dir/$name"
+        return
+      fi
+    done
+  elif [[ -f $from_dir/$name ]]; then
+    normalize "$from_dir/$name"
+  fi
+}
+
+failures=0
+checked=0
+while IFS= read -r file; do
+  file=${file#./}
+  from=$(layer_of "$file")
+  if [[ -z $from ]]; then
+    echo "$file: not placed in a layer: add it to scripts/check_layers.sh" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  checked=$((checked + 1))
+  while IFS=: read -r line text; do
+    name=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^>"]+)[>"].*/\1/' <<<"$text")
+    target=$(resolve "$(dirname "$file")" "$name")
+    [[ -z $target ]] && continue
+    to=$(layer_of "$target")
+    [[ -z $to ]] && continue  # reported when the target itself is scanned
+    if ((to > from)); then
+      echo "$file:$line: ${names[from]} includes ${names[to]} ($name);" \
+        "a layer may include only itself and the layers below it" >&2
+      failures=$((failures + 1))
+    fi
+  done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' "$file" || true)
+done < <(find core/include core/src nn viz -type f \( -name '*.h' -o -name '*.cpp' \) | sort)
+
+if ((failures > 0)); then
+  echo "check_layers: $failures include(s) run the wrong way or files unplaced" >&2
+  exit 1
+fi
+echo "check_layers: $checked files, every include points down (${names[*]})"
