@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -159,9 +160,10 @@ TEST_F(TrainingUi, RetrievalDrawsWeightsAndBothGradientsOfBothModels) {
                              "training/additive_grad_weights", "training/dot_grad_weights",
                              "training/additive_grad_scores", "training/dot_grad_scores"}));
   const std::vector<DrawnHeatmap>& maps = drawn_heatmaps();
+  const Inputs in = scene.inputs();
   for (const DrawnHeatmap& map : maps) {
-    EXPECT_EQ(map.rows, 32) << map.id;
-    EXPECT_EQ(map.cols, 8) << map.id;
+    EXPECT_EQ(map.rows, in.at("queries").size(0)) << map.id;  // one row per example
+    EXPECT_EQ(map.cols, in.at("keys").size(1)) << map.id;     // one column per key
   }
   // Weights on [0, 1]; each gradient pair on one scale, centred on 0.
   EXPECT_EQ(maps[0].scale.lo, 0.0);
@@ -209,6 +211,51 @@ TEST_F(TrainingUi, BothTasksLowerTheirLossWithin300Steps) {
     SCOPED_TRACE(static_cast<int>(task));
     EXPECT_LT(stat(scene, "loss_last"), 0.5 * stat(scene, "loss_first"));
   }
+}
+
+// Example b's largest weight is on its target key, for each b.
+std::vector<bool> on_target(const Inputs& in, const std::string& model) {
+  const std::vector<double> picked = argmax(in.at("shown." + model + ".weights"), -1).to_vector();
+  const std::vector<double> target = in.at("target").to_vector();
+  std::vector<bool> right;
+  for (size_t b = 0; b < picked.size(); ++b) right.push_back(picked[b] == target[b]);
+  return right;
+}
+
+// What the scene's "Try this" note promises a learner.
+TEST_F(TrainingUi, TryThisNotesHold) {
+  scene.steps_per_frame = 30;
+  for (int i = 0; i < 10; ++i) frame();
+  Inputs in = scene.inputs();
+  // At the defaults, dot product gets every example right; additive does not, yet.
+  const std::vector<bool> dot = on_target(in, "dot"), additive = on_target(in, "additive");
+  EXPECT_EQ(std::count(dot.begin(), dot.end(), false), 0);
+  EXPECT_GT(std::count(additive.begin(), additive.end(), false), 0);
+  EXPECT_LT(in.at("shown.dot.loss").item(), in.at("shown.additive.loss").item());
+  // No gradient passes a masked score: dL/dscores is exactly 0 at the padding.
+  const Tensor padding = logical_not(sequence_mask(in.at("valid_lens"), in.at("keys").size(1)));
+  for (const char* model : {"shown.additive.grad_scores", "shown.dot.grad_scores"}) {
+    EXPECT_EQ(sum(abs(where(padding, in.at(model), 0.0))).item(), 0.0) << model;
+  }
+  // At learning rate 0.1 dot product's softmax saturates: an example sits on a
+  // wrong key with (almost) no gradient left on its scores; additive ends lower.
+  scene.set_learning_rate(0.1);
+  scene.reset();
+  for (int i = 0; i < 10; ++i) frame();
+  in = scene.inputs();
+  const std::vector<bool> right = on_target(in, "dot");
+  const std::vector<double> grad_scores = in.at("shown.dot.grad_scores").to_vector();
+  const int64_t keys = in.at("keys").size(1);
+  int stuck = 0;
+  for (size_t b = 0; b < right.size(); ++b) {
+    double largest = 0;
+    for (int64_t j = 0; j < keys; ++j) {
+      largest = std::max(largest, std::abs(grad_scores[b * static_cast<size_t>(keys) + j]));
+    }
+    if (!right[b] && largest < 1e-6) ++stuck;
+  }
+  EXPECT_GE(stuck, 1);
+  EXPECT_LT(in.at("shown.additive.loss").item(), in.at("shown.dot.loss").item());
 }
 
 // ---- the gradients on screen ------------------------------------------------------------------

@@ -92,7 +92,7 @@ class History {
 // point stands for twice as many steps, so a long run still fits.
 class LossCurve {
  public:
-  static constexpr size_t kMaxPoints = 512;
+  static constexpr size_t kMaxPoints = 256;
   LossCurve() { points_.reserve(kMaxPoints); }
   void clear() {
     points_.clear();
@@ -599,7 +599,7 @@ class NadarayaWatsonTask : public TrainingScene::Trainer {
 //   dot product  learned projections W_q, W_k, then (W_q q) . (W_k k) / sqrt(d)
 // with about as many parameters (h = 8: 136 vs 128). Loss: mean squared error
 // of the output against the right value, full batch, one Adam per model.
-constexpr int64_t kExamples = 32, kKeys = 8, kSize = 8, kValueSize = 4, kHiddens = 8;
+constexpr int64_t kExamples = 16, kKeys = 8, kSize = 8, kValueSize = 4, kHiddens = 8;
 
 struct Model {
   const char* name;  // "additive", "dot": the record's prefix
@@ -642,7 +642,7 @@ class RetrievalTask : public TrainingScene::Trainer {
                 0.01) {}
   const char* title() const override { return "Retrieval: additive vs dot product"; }
   const char* note() const override {
-    return "Each of the 32 examples has 8 keys, some of them padding (hatched: past its "
+    return "Each of the 16 examples has 8 keys, some of them padding (hatched: past its "
            "valid_len, masked), and a query that is a noisy copy of one valid key (framed in "
            "red). The right output is that key's value, so the right weights put 1 on the "
            "framed key. Both models start from random parameters and see the same data; "
@@ -658,7 +658,15 @@ class RetrievalTask : public TrainingScene::Trainer {
   void draw(const std::map<std::string, Tensor>& record, int64_t step) override {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float spacing = ImGui::GetStyle().ItemSpacing.x;
-    const float top_height = std::floor(avail.y * 0.34f);
+    // Per pair: two maps kGap apart (room for the first one's axis label), a
+    // colour bar and its labels, the spacing between. The maps are as wide
+    // as that allows (cells square, their tick labels ~30 px); the loss plot
+    // takes the height they leave.
+    const float bar = 70.0f, line = ImGui::GetTextLineHeightWithSpacing();
+    const float map_width = std::floor((avail.x - 3 * (bar + kGap) - 6 * spacing) / 6);
+    const float cell = std::clamp(std::floor((map_width - 30) / kKeys), 6.0f, kMaxCell);
+    const float maps_height = cell * kExamples + 7 * line;
+    const float top_height = std::floor(std::max(avail.y * 0.3f, avail.y - maps_height));
     draw_loss_plot(ImVec2(std::floor(avail.x * 0.5f), top_height), step);
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -666,13 +674,9 @@ class RetrievalTask : public TrainingScene::Trainer {
     ImGui::EndGroup();
 
     ImGui::TextUnformatted(
-        "Rows: the 32 examples (one query each); columns: their 8 keys. Each quantity for "
+        "Rows: the 16 examples (one query each); columns: their 8 keys. Each quantity for "
         "both models, side by side.");
-    // Per pair: two maps kGap apart (room for the first one's axis label), a
-    // colour bar and its labels, the spacing between.
-    const float bar = 70.0f;
-    const ImVec2 map_size(std::floor((avail.x - 3 * (bar + kGap) - 6 * spacing) / 6),
-                          avail.y - top_height - 3 * ImGui::GetTextLineHeightWithSpacing());
+    const ImVec2 map_size(map_width, avail.y - top_height - 3 * line);
     // One colour scale per quantity, shared by the two models, so that equal
     // colours mean equal numbers across the pair.
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, 1.0};
@@ -689,9 +693,9 @@ class RetrievalTask : public TrainingScene::Trainer {
 
  protected:
   void init() override {
-    // Valid lengths 4..8; the query copies one of the valid keys. Keys have
+    // Valid lengths 5..8; the query copies one of the valid keys. Keys have
     // one length, sqrt(d), so that no key wins a dot product by being long.
-    valid_lens_ = (rand({kExamples}) * 5.0).to(kInt64) + 4;
+    valid_lens_ = (rand({kExamples}) * 4.0).to(kInt64) + 5;
     target_ = (rand({kExamples}) * valid_lens_.to(kFloat32)).to(kInt64);
     const Tensor directions = randn({kExamples, kKeys, kSize});
     keys_ = directions / sqrt(sum(directions * directions, -1, true)) * std::sqrt(double{kSize});
@@ -774,11 +778,25 @@ class RetrievalTask : public TrainingScene::Trainer {
     }
     ImGui::EndTable();
     show_note(
-        "right key: how many of the 32 examples put their largest weight on the key their "
+        "right key: how many of the 16 examples put their largest weight on the key their "
         "query copies (chance: about 1 in 6).");
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Try this");
+    show_note(
+        "- Dot product's rows gather on their framed keys within about 50 steps, and its "
+        "gradient maps fade to white as its loss falls. Additive attention learns more slowly "
+        "and, at the default settings, levels off with a few rows wrong.\n"
+        "- Padding: the hatched keys never get weight, and dL/dscores there is exactly 0: no "
+        "gradient passes a masked score.\n"
+        "- Set the learning rate to about 0.1 and press Reset: dot-product scores grow so fast "
+        "that the softmax saturates. One example locks onto a wrong key with weight 1, and its "
+        "row of dL/dscores turns white: no gradient is left to pull it back. This time "
+        "additive attention ends lower.\n"
+        "- Drag the history slider back to look at any of the last 300 steps.");
   }
 
-  static constexpr float kGap = 44.0f;  // pixels between the two maps of a pair
+  static constexpr float kGap = 52.0f;      // pixels between the two maps of a pair
+  static constexpr float kMaxCell = 32.0f;  // the largest cell side, in pixels
 
   // The additive and the dot-product map of one quantity ("weights",
   // "grad_weights", "grad_scores"), then their shared colour bar. The
@@ -792,9 +810,10 @@ class RetrievalTask : public TrainingScene::Trainer {
     ImGui::BeginGroup();
     for (const Model& model : kModels) {
       const std::string id = std::string("training/") + model.name + "_" + field;
-      draw_heatmap({id, model.label, record.at(std::string("shown.") + model.name + "." + field),
-                    weights ? keep_ : Tensor(), scale, "key", "example", "example", "key", 22},
-                   size);
+      draw_heatmap(
+          {id, model.label, record.at(std::string("shown.") + model.name + "." + field),
+           weights ? keep_ : Tensor(), scale, "key", "example", "example", "key", kMaxCell},
+          size);
       if (weights) frame_target_keys(drawn_heatmaps().back());
       ImGui::SameLine(0, kGap);
     }
@@ -812,7 +831,7 @@ class RetrievalTask : public TrainingScene::Trainer {
       const ImVec2 a(map.x + map.cell * static_cast<float>(target[b]),
                      map.y + map.cell * static_cast<float>(b));
       draw->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(a.x + map.cell - 1, a.y + map.cell - 1),
-                    IM_COL32(255, 70, 70, 255), 0.0f, 0, 2.0f);
+                    IM_COL32(255, 70, 70, 255), 0.0f, 0, map.cell >= 14 ? 2.0f : 1.0f);
     }
   }
 
@@ -954,11 +973,15 @@ void TrainingScene::draw_controls() {
   show_note(current().note());
   ImGui::Spacing();
   show_note(
-      "dL/dweights and dL/dscores: red where the loss grows with the number (training "
-      "lowers it), blue where it falls (training raises it), white where it does not care. They "
-      "come from the real backward, cut in "
-      "three: loss -> weights, weights -> scores, scores -> parameters, each cut end a leaf "
-      "whose grad() the library fills.");
+      "Gradient maps: red where the loss grows with the number (the step lowers it), blue "
+      "where it falls (the step raises it), white where it does not matter.");
+  if (ImGui::CollapsingHeader("Where the gradients come from")) {
+    show_note(
+        "From the real backward, cut in three: loss -> weights, weights -> scores, scores -> "
+        "parameters. Each cut end is a leaf (detach, then requires_grad_), so the library fills "
+        "its grad(): dL/dweights, then dL/dscores; the last backward hands the parameters "
+        "exactly what one uncut backward would, and Adam steps with it.");
+  }
 }
 
 std::unique_ptr<Scene> make_training_scene() {
