@@ -256,19 +256,20 @@ PlotArea draw_axes(const char* title, ImVec2 size, double x0, double x1, double 
   return area;
 }
 
-// One entry per line of the legend, in the plot's top-right corner.
-void draw_legend(const PlotArea& area, const std::vector<std::pair<std::string, ImU32>>& entries) {
+// One entry per line of the legend, in the plot's top-right corner (or the
+// bottom-right one, where the data leaves room).
+void draw_legend(const PlotArea& area, const std::vector<std::pair<std::string, ImU32>>& entries,
+                 bool bottom = false) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
   float width = 0;
   for (const auto& [label, color] : entries) {
     width = std::max(width, ImGui::CalcTextSize(label.c_str()).x);
   }
-  const ImVec2 corner(area.max.x - width - 40, area.min.y + 6);
-  draw->AddRectFilled(
-      ImVec2(corner.x - 6, corner.y - 4),
-      ImVec2(area.max.x - 6, corner.y + line * static_cast<float>(entries.size()) + 4),
-      IM_COL32(20, 22, 28, 230));
+  const float height = line * static_cast<float>(entries.size());
+  const ImVec2 corner(area.max.x - width - 40, bottom ? area.max.y - height - 6 : area.min.y + 6);
+  draw->AddRectFilled(ImVec2(corner.x - 6, corner.y - 4),
+                      ImVec2(area.max.x - 6, corner.y + height + 4), IM_COL32(20, 22, 28, 230));
   for (size_t i = 0; i < entries.size(); ++i) {
     const float y = corner.y + line * (static_cast<float>(i) + 0.5f);
     draw->AddLine(ImVec2(corner.x, y), ImVec2(corner.x + 24, y), entries[i].second, 3.0f);
@@ -569,7 +570,7 @@ class NadarayaWatsonTask : public TrainingScene::Trainer {
                               x_test = x_test_.to_vector(), truth = y_truth_.to_vector(),
                               fit = record.at("shown.fit").to_vector();
     const PlotArea area =
-        draw_axes("Fitted curve f(x) and the truth", size, 0, 5, -1, 5, false, "x");
+        draw_axes("Fitted curve f(x) and the truth", size, 0, 5, -2, 5, false, "x");
     ImDrawList* draw = ImGui::GetWindowDrawList();
     std::vector<ImVec2> truth_line, fit_line;
     for (size_t i = 0; i < x_test.size(); ++i) {
@@ -580,9 +581,11 @@ class NadarayaWatsonTask : public TrainingScene::Trainer {
     for (size_t i = 0; i < x.size(); ++i)
       draw->AddCircleFilled(area.at(x[i], y[i]), 2.5f, kPointColor);
     draw->AddPolyline(fit_line.data(), static_cast<int>(fit_line.size()), kFitColor, 0, 2.5f);
-    draw_legend(area, {{"truth 2 sin x + x^0.8", kTruthColor},
-                       {"training points (noisy)", kPointColor},
-                       {"fit: attention pooling", kFitColor}});
+    draw_legend(area,
+                {{"truth 2 sin x + x^0.8", kTruthColor},
+                 {"training points (noisy)", kPointColor},
+                 {"fit: attention pooling", kFitColor}},
+                /*bottom=*/true);
   }
 
   Tensor x_train_, y_train_, x_test_, y_truth_;  // [n] each
