@@ -15,7 +15,7 @@ namespace ag::testing {
 // Path of a file under the source tree, e.g. source_path("tests/fixtures/core.npz").
 std::string source_path(const std::string& relative);
 
-// Fixtures written by scripts/make_fixtures.py (PyTorch), loaded with our own load_npz.
+// Fixtures written by scripts/make_*_fixtures.py (PyTorch), loaded with our own load_npz.
 const std::map<std::string, Tensor>& fixture(const std::string& file);
 const Tensor& fixture_tensor(const std::string& file, const std::string& name);
 

@@ -115,7 +115,6 @@ ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
       }
     }
   });
-  if (x.dim() == 0) return {r.values.detach(), r.indices};
   return r;
 }
 

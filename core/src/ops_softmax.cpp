@@ -236,11 +236,7 @@ void masked_forward_row(const T* x, const bool* k, int64_t k_stride, T* y, int64
                         bool zero_masked) {
   if (n == 0) return;  // a row of no keys: nothing to normalise
   for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? x[j] : fill;
-  if constexpr (std::is_same_v<T, float>) {
-    detail::softmax_row_f32(y, y, n);  // in place: each entry is read before it is written
-  } else {
-    forward_row<T, false>(y, y, n);
-  }
+  forward_row<T, false>(y, y, n);  // in place: each entry is read before it is written
   if (zero_masked)
     for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? y[j] : T(0);
 }

@@ -190,7 +190,7 @@ Tensor padding_to_additive(const Tensor& padding, double masked_value) {
   AG_CHECK(padding.defined(), "padding_to_additive", "padding mask is undefined");
   const Tensor m = padding.dtype() == kBool ? padding.to(kFloat32) : padding;
   check_floating(m.dtype(), "padding_to_additive", "padding mask (when not bool)");
-  // seed 002: scores += -1e9 * M
+  // scores += -1e9 * M, as Keras and the TensorFlow post on padding masks write it
   return m * masked_value;
 }
 

@@ -62,8 +62,8 @@ class Node {
 
   const std::string& name() const { return name_; }
   const std::vector<Tensor>& inputs() const { return inputs_; }
+  // The shape of the tensor this node made (viewers label the node with it).
   const Shape& output_shape() const { return output_shape_; }
-  bool released() const { return released_; }
 
   // dL/dinputs from dL/doutput (checks the node was not freed).
   // Throws when an input was modified in place since the node was recorded.

@@ -1,7 +1,8 @@
 // Every differentiable op, as free functions (and operators where natural).
 // Elementwise ops broadcast as NumPy does; negative dims count from the end.
 // Each op lives in one .cpp file of core/src/ops_*.cpp with its backward
-// written right below its forward.
+// written right below its forward (the differentiable Tensor members
+// contiguous, clone and to in ops_copy.cpp).
 #pragma once
 
 #include <utility>
@@ -95,13 +96,14 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 // cond ? a : b, elementwise with broadcasting; cond is bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, double b);
-// Slice [start, end) along dim (negative start/end count from the end).
+// The `length` entries [start, start + length) along dim, as a copy (PyTorch's
+// narrow gives a view); a negative start counts from the end.
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 // out[..., i, ...] = x[..., index[i], ...] along dim; index is int64 1-D.
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 
 // ---- matmul family (ops_matmul.cpp) ------------------------------------------
-// All of them call kernels::gemm (core/kernels/gemm.h), forward and backward.
+// All of them call kernels::gemm (attograd/kernels/gemm.h), forward and backward.
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules, batched broadcast
 Tensor bmm(const Tensor& a, const Tensor& b);     // [B, n, k] @ [B, k, m] -> [B, n, m]
 Tensor mm(const Tensor& a, const Tensor& b);      // [n, k] @ [k, m] -> [n, m]

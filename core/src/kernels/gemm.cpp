@@ -2,19 +2,14 @@
 // first call, and holds the pieces of the driver (gemm_driver.h) that need
 // no template: the per-thread packing buffer and the thread split.
 //
-// The kernel versions, each a step of docs/matmul.md, in float32 GFLOP/s at
-// N = 1024 on one thread (best of several bench_gemm runs on the AMD EPYC,
-// Zen 4, 2-core machine they were developed on; its FMA peak is 117 GFLOP/s
-// per core):
-//   naive   i-j-k triple loop (gemm_naive.cpp)                           0.6
-//   scalar  blocked driver, B packed, 6 x 8 plain C++ tile               22
+// The kernel versions, each a step of docs/matmul.md (which gives their
+// speeds against OpenBLAS and the bench_gemm command that measures them):
+//   naive   i-j-k triple loop (gemm_naive.cpp): the reference
+//   scalar  blocked driver, B packed, 6 x 8 plain C++ tile
 //           (gemm_scalar.cpp; GCC -O3 vectorizes it with SSE2)
-//   avx2    same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)          101
-//   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)           106
-//   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp)                AArch64: tested
-//                                                                        under QEMU, not timed
-//   avx512 on 2 threads                                                  201
-//   OpenBLAS 0.3.21 cblas_sgemm, its AVX-512 kernel, 1 thread             98
+//   avx2    same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)
+//   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)
+//   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp; AArch64, tested under QEMU)
 #include <algorithm>
 #include <new>
 #include <numeric>

@@ -11,8 +11,9 @@
 //                  convention is converted to it below.
 //   additive mask  float, added to the scores: 0 = keep, -1e9 = masked
 //                  (PyTorch 2's float attn_mask; -inf is allowed there too).
-//   padding mask   seed 002's M, float or bool, 1 at padding, used as
-//                  scores += -1e9 * M.
+//   padding mask   float or bool M, 1 at padding, used as scores += -1e9 * M
+//                  (the Keras/TensorFlow post on scaled dot-product attention
+//                  with padding and look-ahead masks, and Keras itself).
 //
 // Shapes. The scores of d2l's modules are [B, Tq, Tk], of multi-head attention
 // [B, heads, Tq, Tk]. Keep and additive masks broadcast to the scores as in
@@ -46,7 +47,8 @@ namespace ag {
 
 // d2l's mask value: masked scores become -1e6 before the softmax.
 inline constexpr double kD2lMaskValue = -1e6;
-// The additive-mask value of seed 002 and Keras: scores += -1e9 * M.
+// The additive-mask value of Keras (and of the TensorFlow post on padding and
+// look-ahead masks): scores += -1e9 * M.
 inline constexpr double kAdditiveMaskValue = -1e9;
 // additive_to_keep() counts an entry as masked at or below this: exp(-1e4)
 // underflows to exactly 0 in float32 and float64, so such a key gets no weight.
@@ -127,8 +129,8 @@ Tensor additive_to_keep(const Tensor& additive, double masked_below = kAdditiveM
 Tensor padding_to_keep(const Tensor& padding);
 // bool keep -> padding indicator M of `dtype`: 1 at padding, 0 where kept.
 Tensor keep_to_padding(const Tensor& keep, DType dtype = kFloat32);
-// padding indicator M -> additive mask masked_value * M (seed 002's
-// scores += -1e9 * M), of M's dtype (float32 when M is bool).
+// padding indicator M -> additive mask masked_value * M (the padding mask's
+// scores += -1e9 * M above), of M's dtype (float32 when M is bool).
 Tensor padding_to_additive(const Tensor& padding, double masked_value = kAdditiveMaskValue);
 // Logical and of two keep masks (broadcasting); an undefined mask keeps all,
 // so merge_keep(a, Tensor()) is a.
