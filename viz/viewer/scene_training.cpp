@@ -429,14 +429,14 @@ class TrainingScene::Trainer {
 
 namespace {
 
-// ---- task 1: Nadaraya-Watson kernel regression with a learned width ------------------
+// ---- Nadaraya-Watson kernel regression with a learned width ------------------
 // d2l's "Attention Pooling: Nadaraya-Watson Kernel Regression", parametric:
 //   score(q, k) = -((q - k) w)^2 / 2,   f(q) = sum_i softmax_i(score(q, x_i)) y_i
 // Keys x_i and values y_i are the n training points. Training queries are the
 // training inputs themselves, each with its own key masked (leave one out, as
 // d2l removes it from the keys): otherwise the best w would be infinite, each
-// point copying its own noisy y. The test queries, 0, 0.1, ..., draw the
-// fitted curve. Loss: mean squared error against the training targets.
+// point copying its own noisy y. The test queries, n points evenly spaced
+// over [0, 5), draw the fitted curve. Loss: mean squared error against the training targets.
 constexpr int64_t kPoints = 40;
 
 // f(x) = 2 sin(x) + x^0.8, elementwise (attograd has no sin; the data needs
@@ -593,7 +593,7 @@ class NadarayaWatsonTask : public TrainingScene::Trainer {
   Tensor w_;                                     // [1], the kernel's width
 };
 
-// ---- task 2: retrieval, additive vs dot product ------------------------------------------
+// ---- retrieval, additive vs dot product ------------------------------------------
 // B examples, each with T keys and values of which the first valid_len are
 // real and the rest padding (masked with d2l's valid_lens). The query is a
 // noisy copy of one valid key; the right output is that key's value. Two
@@ -651,7 +651,7 @@ class RetrievalTask : public TrainingScene::Trainer {
            "framed key. Both models start from random parameters and see the same data; "
            "each has its own Adam. Dot product compares q and k directly, so learning W_q and "
            "W_k to match them is easy; additive attention must build a match test out of "
-           "tanh units, and gets there later.";
+           "tanh units, and learns more slowly.";
   }
   std::map<std::string, Tensor> data() const override {
     return {{"queries", queries_},       {"keys", keys_},     {"values", values_},
