@@ -240,5 +240,73 @@ TEST(ReduceErrorTest, WrongDtypesAndEmptyInputs) {
   EXPECT_TRUE(throws_error([] { sum(Tensor()); }, {"sum", "undefined"}));
 }
 
+// ---- mean over several dims, max with indices ---------------------------------------
+
+TEST(ReduceTest, MeanOverSeveralDimsIsSumOverCount) {
+  const Tensor x = scrambled();
+  for (bool keepdim : {false, true}) {
+    const Tensor m = mean(x, {0, 2}, keepdim);
+    EXPECT_EQ(m.shape(), keepdim ? (Shape{1, 3, 1}) : (Shape{3}));
+    EXPECT_EQ(m.to_vector(), (sum(x, {0, 2}, keepdim) / 8.0).to_vector());
+  }
+  // Row means of the [2, 3, 4] permutation, by hand: (0+7+14+21+12+19+2+9) / 8 ...
+  EXPECT_TRUE(all_close(mean(x, {0, -1}), {10.5, 11.5, 12.5}, 1e-12));
+  // One dim in a list is mean over that dim; all dims is the full mean.
+  EXPECT_EQ(mean(x, std::vector<int64_t>{1}).to_vector(), mean(x, 1).to_vector());
+  EXPECT_EQ(mean(x, {0, 1, 2}).to_vector(), mean(x).to_vector());
+  EXPECT_EQ(mean(x, {0, 1, 2}).shape(), Shape{});
+}
+
+TEST(ReduceGradTest, MeanOverSeveralDims) {
+  EXPECT_TRUE(grad_ok([](const auto& in) { return mean(in[0], {0, 2}); }, {leaf64({2, 3, 4})}));
+  EXPECT_TRUE(grad_ok(
+      [](const auto& in) {
+        return mean(in[0], {-1, 1}, true);
+      },
+      {leaf64({2, 3, 4})}));
+}
+
+TEST(ReduceErrorTest, MeanOverSeveralDims) {
+  const Tensor x = scrambled();
+  EXPECT_TRUE(throws_error([&] { mean(x, {0, 3}); }, {"mean", "dim 3", "[2, 3, 4]"}));
+  EXPECT_TRUE(throws_error([&] { mean(x, {1, -2}); }, {"mean", "repeats"}));
+  EXPECT_TRUE(throws_error([] { mean(ones({2}, kInt64), {0}); }, {"mean", "int64", "[2]"}));
+  EXPECT_TRUE(throws_error([] { mean(zeros({2, 0}), {0, 1}); }, {"mean", "[2, 0]", "no elements"}));
+}
+
+TEST(ReduceTest, MaxWithIndicesAgreesWithMaxAndArgmax) {
+  const Tensor x = scrambled();
+  for (int64_t dim : {0, 1, 2, -1})
+    for (bool keepdim : {false, true}) {
+      const MaxResult r = max_with_indices(x, dim, keepdim);
+      EXPECT_EQ(r.values.shape(), max(x, dim, keepdim).shape());
+      EXPECT_EQ(r.values.to_vector(), max(x, dim, keepdim).to_vector());
+      EXPECT_EQ(r.indices.dtype(), kInt64);
+      EXPECT_EQ(r.indices.shape(), argmax(x, dim, keepdim).shape());
+      EXPECT_EQ(r.indices.to_vector(), argmax(x, dim, keepdim).to_vector());
+    }
+  // By hand along the last dim: rows [0, 7, 14, 21], [4, 11, 18, 1], ...
+  const MaxResult r = max_with_indices(x, -1);
+  EXPECT_EQ(r.values.to_vector(), (std::vector<double>{21, 18, 22, 19, 23, 20}));
+  EXPECT_EQ(r.indices.to_vector(), (std::vector<double>{3, 2, 2, 1, 1, 0}));
+  // A 0-d tensor is its own maximum, at index 0.
+  const MaxResult s = max_with_indices(scalar_tensor(4), 0);
+  EXPECT_EQ(s.values.shape(), Shape{});
+  EXPECT_EQ(s.indices.shape(), Shape{});
+  EXPECT_EQ(s.indices.item(), 0);
+}
+
+TEST(ReduceGradTest, MaxWithIndicesValuesCarryMaxsGradient) {
+  Tensor x = scrambled().requires_grad_();
+  const MaxResult r = max_with_indices(x, 1);
+  EXPECT_EQ(r.values.grad_fn_name(), "MaxBackward");
+  EXPECT_FALSE(r.indices.requires_grad());
+  sum(r.values).backward();
+  Tensor y = scrambled().requires_grad_();
+  sum(max(y, 1)).backward();
+  EXPECT_EQ(x.grad().to_vector(), y.grad().to_vector());
+  EXPECT_TRUE(throws_error([] { max_with_indices(ones({2}, kBool), 0); }, {"max", "bool"}));
+}
+
 }  // namespace
 }  // namespace ag

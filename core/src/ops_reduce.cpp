@@ -70,6 +70,18 @@ Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
   return sum(x, dim, keepdim) / static_cast<double>(count);
 }
 
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  check_mean_dtype(x);
+  const std::vector<bool> reduce = dims_mask(x, dims, "mean");
+  int64_t count = 1;
+  for (size_t d = 0; d < reduce.size(); ++d)
+    if (reduce[d]) count *= x.shape()[d];
+  AG_CHECK(count > 0, "mean",
+           "mean over dims " + shape_str(dims) + " of shape " + shape_str(x.shape()) +
+               ": they hold no elements");
+  return sum(x, dims, keepdim) / static_cast<double>(count);
+}
+
 Tensor mean(const Tensor& x) {
   check_mean_dtype(x);
   AG_CHECK(x.numel() > 0, "mean", "mean of an empty tensor of shape " + shape_str(x.shape()));
@@ -127,7 +139,7 @@ Shape drop_dim(const Shape& shape, int64_t dim) {
 }  // namespace
 
 // y = max_k x[..., k, ...]  =>  dL/dx = dL/dy at the first argmax, 0 elsewhere
-Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+MaxResult max_with_indices(const Tensor& x, int64_t dim, bool keepdim) {
   ArgMax r = argmax_kept(x, dim, "max");
   const int64_t d = normalize_dim(dim, x.shape(), "max");
   const Shape out_shape = x.dim() == 0 ? Shape{}
@@ -153,7 +165,11 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
            });
            return grads{reshape(gx, in_shape)};
          });
-  return y;
+  return {y, reshape(r.indices, out_shape)};
+}
+
+Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+  return max_with_indices(x, dim, keepdim).values;
 }
 
 Tensor max(const Tensor& x) {

@@ -68,9 +68,17 @@ Tensor sum(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, int64_t dim, bool keepdim = false);
+// Over several dims at once (as sum; an empty list reduces nothing).
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor max(const Tensor& x);  // all elements -> 0-d
 // Values of the maximum along `dim` (the gradient goes to the first maximum).
 Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
+// torch.max(x, dim): the values (differentiable, as max) and, at the same
+// shape, the int64 index of the first maximum (as argmax).
+struct MaxResult {
+  Tensor values, indices;
+};
+MaxResult max_with_indices(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);  // int64
 
 // ---- shape and views (ops_shape.cpp) -----------------------------------------

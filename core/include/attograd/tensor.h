@@ -117,6 +117,55 @@ class Tensor {
   Tensor& set_name(std::string name);
   const std::string& name() const;
 
+  // ---- ops as members ---------------------------------------------------------
+  // x.f(args) is f(x, args) of ops.h, exactly (same result, same node), so
+  // chains read left to right: x.matmul(w).softmax(-1).sum(). Declared here,
+  // defined with the ops (tensor_methods.cpp): tensor.h does not include ops.h.
+  Tensor add(const Tensor& other) const;
+  Tensor sub(const Tensor& other) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor pow(double exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+
+  Tensor sum() const;
+  Tensor sum(int64_t dim, bool keepdim = false) const;
+  Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(int64_t dim, bool keepdim = false) const;
+  Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor max(int64_t dim, bool keepdim = false) const;  // values; max_with_indices for both
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+
+  Tensor reshape(Shape shape) const;
+  Tensor view(Shape shape) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor expand(Shape shape) const;
+
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+
+  Tensor matmul(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+
   const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
   // True when both handles point at the same tensor (not value equality).
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
