@@ -126,6 +126,73 @@ TEST(OptimRuleTest, UpdatesTheModulesParametersInPlace) {
   EXPECT_TRUE(layer.weight.requires_grad());
 }
 
+// ---- learning rates that change: set_lr and StepLR ------------------------------------
+
+TEST(OptimLrTest, SetLrChangesTheNextStep) {
+  const Tensor g = tensor({1.0, -2.0}, {2}, kFloat64);
+  Tensor w = tensor({0.0, 0.0}, {2}, kFloat64).requires_grad_();
+  optim::SGD sgd({w}, 0.5);
+  EXPECT_EQ(sgd.lr, 0.5);
+  linear_step(sgd, w, g);  // w = -0.5 g
+  sgd.set_lr(0.25);
+  EXPECT_EQ(sgd.lr, 0.25);
+  linear_step(sgd, w, g);  // w = -0.5 g - 0.25 g = -0.75 g
+  EXPECT_TRUE(all_close(w, {-0.75, 1.5}, 1e-15));
+
+  // Adam's first step moves each weight by lr (see above): by the new one.
+  Tensor v = tensor({1.0, 1.0}, {2}, kFloat64).requires_grad_();
+  optim::Adam adam({v}, 0.1, {0.9, 0.999}, 0.0);
+  adam.set_lr(0.3);
+  linear_step(adam, v, g);
+  EXPECT_TRUE(all_close(v, {0.7, 1.3}, 1e-12));
+}
+
+TEST(OptimLrTest, SetLrRejectsBadRatesAndKeepsTheOldOne) {
+  Tensor w = ones({2}).requires_grad_();
+  optim::SGD sgd({w}, 0.1);
+  EXPECT_TRUE(throws_error([&] { sgd.set_lr(-1); }, {"SGD", "learning rate", "-1"}));
+  EXPECT_TRUE(throws_error([&] { sgd.set_lr(NAN); }, {"SGD", "learning rate", "nan"}));
+  EXPECT_EQ(sgd.lr, 0.1);
+  optim::Adam adam({w}, 0.1);
+  EXPECT_TRUE(throws_error([&] { adam.set_lr(-0.5); }, {"Adam", "learning rate", "-0.5"}));
+}
+
+TEST(OptimLrTest, StepLrDecaysEveryStepSizeEpochsAsTorch) {
+  Tensor w = ones({1}, kFloat64).requires_grad_();
+  optim::SGD sgd({w}, 0.1);
+  optim::StepLR scheduler(sgd, /*step_size=*/2, /*gamma=*/0.5);
+  // torch: lr of epoch e, by one multiplication per decay (not 0.1 * 0.5**k).
+  const double expected[] = {0.1, 0.1, 0.1 * 0.5, 0.1 * 0.5, 0.1 * 0.5 * 0.5, 0.1 * 0.5 * 0.5};
+  for (int64_t epoch = 0; epoch < 6; ++epoch) {
+    EXPECT_EQ(scheduler.last_epoch(), epoch);
+    EXPECT_EQ(scheduler.get_last_lr(), expected[epoch]) << "epoch " << epoch;
+    EXPECT_EQ(sgd.lr, expected[epoch]);
+    scheduler.step();
+  }
+}
+
+TEST(OptimLrTest, StepLrDrivesTraining) {
+  // L = sum(w * g): each epoch's step moves w by -lr_e g, at the scheduler's lr_e.
+  const Tensor g = tensor({1.0, -2.0}, {2}, kFloat64);
+  Tensor w = tensor({0.0, 0.0}, {2}, kFloat64).requires_grad_();
+  optim::SGD sgd({w}, 0.4);
+  optim::StepLR scheduler(sgd, /*step_size=*/1, /*gamma=*/0.5);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    linear_step(sgd, w, g);
+    scheduler.step();
+  }
+  // lr 0.4, 0.2, 0.1: w = -0.7 g; the next epoch would train at 0.05.
+  EXPECT_TRUE(all_close(w, {-0.7, 1.4}, 1e-15));
+  EXPECT_EQ(sgd.lr, 0.4 * 0.5 * 0.5 * 0.5);
+}
+
+TEST(OptimLrTest, StepLrBadArguments) {
+  Tensor w = ones({2}).requires_grad_();
+  optim::SGD sgd({w}, 0.1);
+  EXPECT_TRUE(throws_error([&] { optim::StepLR(sgd, 0); }, {"StepLR", "step_size", "0"}));
+  EXPECT_TRUE(throws_error([&] { optim::StepLR(sgd, 1, -0.1); }, {"StepLR", "gamma", "-0.1"}));
+}
+
 // ---- bad arguments ------------------------------------------------------------------
 
 TEST(OptimArgumentTest, BadArgumentsThrowNamingTheOptimizer) {

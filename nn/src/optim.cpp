@@ -16,7 +16,7 @@ Tensor contiguous_grad(const Tensor& p) {
 
 // ---- Optimizer ---------------------------------------------------------------
 
-Optimizer::Optimizer(std::string name, std::vector<Tensor> params)
+Optimizer::Optimizer(std::string name, std::vector<Tensor> params, double lr)
     : name_(std::move(name)), params_(std::move(params)) {
   AG_CHECK(!params_.empty(), name_.c_str(), "got an empty parameter list");
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -32,6 +32,12 @@ Optimizer::Optimizer(std::string name, std::vector<Tensor> params)
     AG_CHECK(p.is_contiguous(), name_.c_str(),
              which + " of shape " + shape_str(p.shape()) + " is not contiguous");
   }
+  set_lr(lr);
+}
+
+void Optimizer::set_lr(double lr) {
+  AG_CHECK(lr >= 0, name_.c_str(), "invalid learning rate " + number_str(lr) + " (must be >= 0)");
+  lr_ = lr;
 }
 
 void Optimizer::zero_grad() {
@@ -41,8 +47,7 @@ void Optimizer::zero_grad() {
 // ---- SGD ---------------------------------------------------------------------
 
 SGD::SGD(std::vector<Tensor> params, double lr, double momentum)
-    : Optimizer("SGD", std::move(params)), lr(lr), momentum(momentum) {
-  AG_CHECK(lr >= 0, "SGD", "invalid learning rate " + number_str(lr) + " (must be >= 0)");
+    : Optimizer("SGD", std::move(params), lr), momentum(momentum) {
   AG_CHECK(momentum >= 0, "SGD", "invalid momentum " + number_str(momentum) + " (must be >= 0)");
   momentum_buffers_.resize(params_.size());
 }
@@ -80,12 +85,7 @@ void SGD::step() {
 // ---- Adam --------------------------------------------------------------------
 
 Adam::Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps)
-    : Optimizer("Adam", std::move(params)),
-      lr(lr),
-      beta1(betas.first),
-      beta2(betas.second),
-      eps(eps) {
-  AG_CHECK(lr >= 0, "Adam", "invalid learning rate " + number_str(lr) + " (must be >= 0)");
+    : Optimizer("Adam", std::move(params), lr), beta1(betas.first), beta2(betas.second), eps(eps) {
   AG_CHECK(eps >= 0, "Adam", "invalid eps " + number_str(eps) + " (must be >= 0)");
   AG_CHECK(beta1 >= 0 && beta1 < 1, "Adam",
            "invalid beta1 " + number_str(beta1) + " (must be in [0, 1))");
@@ -131,6 +131,21 @@ void Adam::step() {
     });
     p.impl()->storage->bump_version();  // graphs recorded before this step are stale
   }
+}
+
+// ---- StepLR ------------------------------------------------------------------
+
+StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
+    : optimizer_(optimizer), step_size_(step_size), gamma_(gamma) {
+  AG_CHECK(step_size >= 1, "StepLR",
+           "invalid step_size " + std::to_string(step_size) + " (must be >= 1)");
+  AG_CHECK(gamma >= 0, "StepLR", "invalid gamma " + number_str(gamma) + " (must be >= 0)");
+}
+
+// PyTorch's chainable form: lr <- lr * gamma at every multiple of step_size.
+void StepLR::step() {
+  ++last_epoch_;
+  if (last_epoch_ % step_size_ == 0) optimizer_.set_lr(optimizer_.lr * gamma_);
 }
 
 }  // namespace ag::optim

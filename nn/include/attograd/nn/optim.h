@@ -17,6 +17,9 @@
 // A parameter whose grad() is undefined (no backward reached it) is skipped
 // and its state (momentum, Adam's step count) is left untouched, as in PyTorch.
 // The state (momentum buffers, Adam moments) has each parameter's shape and dtype.
+//
+// The learning rate may change between steps: opt.set_lr(x) by hand, or a
+// scheduler such as StepLR, called once per epoch after opt.step().
 #pragma once
 
 #include <string>
@@ -30,9 +33,10 @@ namespace ag::optim {
 
 class Optimizer {
  public:
-  // REQUIRES: params non-empty, each a defined float32/float64 contiguous leaf.
-  // `name` ("SGD", "Adam") starts every error message.
-  Optimizer(std::string name, std::vector<Tensor> params);
+  // REQUIRES: params non-empty, each a defined float32/float64 contiguous
+  // leaf; lr >= 0. `name` ("SGD", "Adam") starts every error message. (lr
+  // defaults to 0 so that optimizers written before set_lr still compile.)
+  Optimizer(std::string name, std::vector<Tensor> params, double lr = 0);
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
@@ -45,9 +49,38 @@ class Optimizer {
   const std::vector<Tensor>& params() const { return params_; }
   const std::string& name() const { return name_; }
 
+  // The learning rate of the next step(). REQUIRES: lr >= 0 (throws otherwise).
+  void set_lr(double lr);
+  // Reads it (opt.lr, a read-only view of what set_lr writes).
+  const double& lr = lr_;
+
  protected:
   std::string name_;
   std::vector<Tensor> params_;
+
+ private:
+  double lr_;
+};
+
+// torch.optim.lr_scheduler.StepLR: multiplies the optimizer's learning rate by
+// gamma every step_size calls of step(). Call step() once per epoch, after
+// the optimizer's; epoch e (0 before the first call) trains at
+// lr * gamma^floor(e / step_size), computed as PyTorch does it, by one
+// multiplication per decay, so the learning rates match torch's bit for bit.
+// The optimizer must outlive the scheduler.
+class StepLR {
+ public:
+  // REQUIRES: step_size >= 1, gamma >= 0.
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+  void step();
+  double get_last_lr() const { return optimizer_.lr; }
+  int64_t last_epoch() const { return last_epoch_; }
+
+ private:
+  Optimizer& optimizer_;
+  int64_t step_size_;
+  double gamma_;
+  int64_t last_epoch_ = 0;
 };
 
 // Stochastic gradient descent, torch.optim.SGD without dampening, nesterov or
@@ -61,7 +94,7 @@ class SGD : public Optimizer {
   SGD(std::vector<Tensor> params, double lr, double momentum = 0);
   void step() override;
 
-  const double lr, momentum;
+  const double momentum;
 
  private:
   std::vector<Tensor> momentum_buffers_;  // undefined until a parameter's first step
@@ -79,7 +112,7 @@ class Adam : public Optimizer {
        double eps = 1e-8);
   void step() override;
 
-  const double lr, beta1, beta2, eps;
+  const double beta1, beta2, eps;
 
  private:
   std::vector<Tensor> exp_avg_, exp_avg_sq_;  // m and v, zeros at construction
