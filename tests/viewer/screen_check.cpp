@@ -135,6 +135,18 @@ const LayoutEntry& find_map(const SceneRun& run, const std::string& id) {
   return ::testing::AssertionSuccess() << id << ": " << checked << " cells match";
 }
 
+std::map<std::string, double> read_stats(const std::string& output) {
+  std::map<std::string, double> stats;
+  std::istringstream lines(output);
+  std::string line, key;
+  double value = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    if (fields >> key >> value) stats[key] = value;
+  }
+  return stats;
+}
+
 Tensor slice_of(const Tensor& t, int64_t b) {
   return squeeze(narrow(t, 0, b, 1), 0);
 }

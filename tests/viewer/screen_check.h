@@ -56,6 +56,9 @@ const LayoutEntry& find_map(const SceneRun& run, const std::string& id);
                                        const Tensor& expected, const Tensor& keep = Tensor(),
                                        int tolerance = 2);
 
+// The "key value" lines of --stats in the viewer's output (other lines skipped).
+std::map<std::string, double> read_stats(const std::string& output);
+
 // t[b]: the b-th slice along the first dim, without that dim.
 Tensor slice_of(const Tensor& t, int64_t b);
 

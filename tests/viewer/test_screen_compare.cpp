@@ -85,14 +85,7 @@ TEST(CompareScreen, StatsAndNoMemoryGrowth) {
 #endif
   SceneRun run = run_scene("compare", 2000, {"--stats", "--size", "800x600"});
   ASSERT_EQ(run.exit_code, 0);
-  std::map<std::string, double> stats;
-  std::istringstream lines(run.output);
-  std::string line, key;
-  double value = 0;
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    if (fields >> key >> value) stats[key] = value;
-  }
+  std::map<std::string, double> stats = read_stats(run.output);
   ASSERT_EQ(stats.count("frame_ms_median"), 1u) << run.output;
   EXPECT_EQ(stats["frames"], 2000);
   EXPECT_GT(stats["rss_kib_first"], 0);

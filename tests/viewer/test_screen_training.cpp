@@ -110,18 +110,6 @@ TEST(TrainingScreen, SmallWindow) {
   }
 }
 
-std::map<std::string, double> read_stats(const std::string& output) {
-  std::map<std::string, double> stats;
-  std::istringstream lines(output);
-  std::string line, key;
-  double value = 0;
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    if (fields >> key >> value) stats[key] = value;
-  }
-  return stats;
-}
-
 // --stats prints the loss at step 0 and at the last step; 300 frames of
 // training take it down by more than 10x.
 TEST(TrainingScreen, TrainingLowersTheLossWithin300Frames) {

@@ -8,8 +8,8 @@
 
 #include <functional>
 #include <map>
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -49,6 +49,9 @@ void draw_panes(float controls_width, const std::function<void()>& controls,
                 const std::string& error, const std::function<void()>& content);
 // A red, wrapped message: how the viewer reports an ag::Error to the learner.
 void show_error(const std::string& message);
+// "< Prev" and "Next >" buttons, and the Left / Right arrow keys, move
+// `index` through 0 .. count - 1 (clamped).
+void draw_prev_next(int& index, int count);
 // Wrapped grey explanatory text.
 void show_note(const char* text);
 // "[2, 3, 4]" plus the dtype, for labels such as "weights [1, 4, 8] float32".

@@ -191,20 +191,9 @@ void GraphScene::draw_controls() {
   ImGui::Separator();
   const int count = static_cast<int>(call_->steps.size());
   ImGui::Text("Backward sweep: step %d of %d", current_ + 1, count);
-  ImGui::BeginDisabled(current_ == 0);
-  if (ImGui::Button("< Prev")) --current_;
-  ImGui::EndDisabled();
-  ImGui::SameLine();
-  ImGui::BeginDisabled(current_ + 1 >= count);
-  if (ImGui::Button("Next >")) ++current_;
-  ImGui::EndDisabled();
+  draw_prev_next(current_, count);
   ImGui::SameLine();
   if (ImGui::Button("Restart")) current_ = 0;
-  if (!ImGui::GetIO().WantTextInput) {
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ++current_;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) --current_;
-  }
-  current_ = std::clamp(current_, 0, count - 1);
   show_note("Left / Right arrow keys step too; click a node to jump to it.");
 
   ImGui::Separator();

@@ -175,18 +175,7 @@ class StepScene : public Scene {
   void draw_stepper() {
     ImGui::Separator();
     ImGui::Text("Step %d of %d (framed in orange)", focus_ + 1, kSteps);
-    ImGui::BeginDisabled(focus_ == 0);
-    if (ImGui::Button("< Prev")) --focus_;
-    ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::BeginDisabled(focus_ + 1 >= kSteps);
-    if (ImGui::Button("Next >")) ++focus_;
-    ImGui::EndDisabled();
-    if (!ImGui::GetIO().WantTextInput) {
-      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ++focus_;
-      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) --focus_;
-    }
-    focus_ = std::clamp(focus_, 0, kSteps - 1);
+    draw_prev_next(focus_, kSteps);
     show_note(focus_ < kNumStages
                   ? "Forward: read the card's line of code, then its map."
                   : "Backward: read the forward line the gradient undoes, then the formula; "

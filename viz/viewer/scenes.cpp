@@ -1,6 +1,8 @@
 // The scene list (tab order) and the small UI helpers every scene shares.
 #include <imgui.h>
 
+#include <algorithm>
+
 #include "scene.h"
 
 namespace ag::viewer {
@@ -53,6 +55,21 @@ void show_error(const std::string& message) {
   ImGui::PopStyleColor();
   ImGui::EndChild();
   ImGui::PopStyleColor();
+}
+
+void draw_prev_next(int& index, int count) {
+  ImGui::BeginDisabled(index <= 0);
+  if (ImGui::Button("< Prev")) --index;
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(index + 1 >= count);
+  if (ImGui::Button("Next >")) ++index;
+  ImGui::EndDisabled();
+  if (!ImGui::GetIO().WantTextInput) {
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ++index;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) --index;
+  }
+  index = std::clamp(index, 0, count - 1);
 }
 
 void show_note(const char* text) {
