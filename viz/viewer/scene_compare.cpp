@@ -48,7 +48,8 @@ class CompareScene : public Scene {
   }
 
   void draw() override {
-    draw_panes(320, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
+    draw_panes(
+        320, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
   }
 
  private:

@@ -100,7 +100,8 @@ class MasksScene : public Scene {
   }
 
   void draw() override {
-    draw_panes(340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
+    draw_panes(
+        340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
   }
 
  private:

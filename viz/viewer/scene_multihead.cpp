@@ -36,7 +36,8 @@ class MultiHeadScene : public Scene {
   }
 
   void draw() override {
-    draw_panes(340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
+    draw_panes(
+        340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
   }
 
  private:
