@@ -238,7 +238,8 @@ TEST_F(TrainingUi, TryThisNotesHold) {
     EXPECT_EQ(sum(abs(where(padding, in.at(model), 0.0))).item(), 0.0) << model;
   }
   // At learning rate 0.1 dot product's softmax saturates: an example sits on a
-  // wrong key with (almost) no gradient left on its scores; additive ends lower.
+  // wrong key with (almost) no gradient left on its scores. (Which model then
+  // ends lower depends on rounding: it differs between -O2 and -O3 builds.)
   scene.set_learning_rate(0.1);
   scene.reset();
   for (int i = 0; i < 10; ++i) frame();
@@ -255,7 +256,6 @@ TEST_F(TrainingUi, TryThisNotesHold) {
     if (!right[b] && largest < 1e-6) ++stuck;
   }
   EXPECT_GE(stuck, 1);
-  EXPECT_LT(in.at("shown.additive.loss").item(), in.at("shown.dot.loss").item());
 }
 
 // ---- the gradients on screen ------------------------------------------------------------------

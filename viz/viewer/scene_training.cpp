@@ -793,8 +793,7 @@ class RetrievalTask : public TrainingScene::Trainer {
         "gradient passes a masked score.\n"
         "- Set the learning rate to about 0.1 and press Reset: dot-product scores grow so fast "
         "that the softmax saturates. One example locks onto a wrong key with weight 1, and its "
-        "row of dL/dscores turns white: no gradient is left to pull it back. This time "
-        "additive attention ends lower.\n"
+        "row of dL/dscores turns white: no gradient is left to pull it back.\n"
         "- Drag the history slider back to look at any of the last 300 steps.");
   }
 
