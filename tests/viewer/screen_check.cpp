@@ -147,6 +147,17 @@ std::map<std::string, double> read_stats(const std::string& output) {
   return stats;
 }
 
+SceneRun run_checking_memory(const std::string& scene, int frames) {
+  SceneRun run = run_scene(scene, frames, {"--stats", "--size", "800x600"});
+  std::map<std::string, double> stats = read_stats(run.output);
+  EXPECT_EQ(stats.count("rss_kib_first"), 1u) << run.output;
+  EXPECT_EQ(stats["frames"], frames);
+  EXPECT_GT(stats["rss_kib_first"], 0);
+  EXPECT_LT(stats["rss_kib_last"] - stats["rss_kib_first"], 2048) << run.output;
+  std::printf("%s", run.output.c_str());
+  return run;
+}
+
 Tensor slice_of(const Tensor& t, int64_t b) {
   return squeeze(narrow(t, 0, b, 1), 0);
 }

@@ -56,6 +56,19 @@ const LayoutEntry& find_map(const SceneRun& run, const std::string& id);
                                        const Tensor& expected, const Tensor& keep = Tensor(),
                                        int tolerance = 2);
 
+// Resident-set growth is measured only without AddressSanitizer, whose
+// quarantine keeps freed memory by design.
+#ifdef ATTOGRAD_SANITIZED
+inline constexpr bool kMemoryIsMeasurable = false;
+#else
+inline constexpr bool kMemoryIsMeasurable = true;
+#endif
+
+// Runs `scene` for `frames` frames in an 800x600 window (software GL stays
+// quick) with --stats, and checks that the resident set after the last frame
+// is within 2 MiB of the one after the first 100. Returns the run.
+SceneRun run_checking_memory(const std::string& scene, int frames);
+
 // The "key value" lines of --stats in the viewer's output (other lines skipped).
 std::map<std::string, double> read_stats(const std::string& output);
 

@@ -1,6 +1,8 @@
 // The attention call of attention_call.h: inputs, forward stages, observed backward.
 #include "attention_call.h"
 
+#include <imgui.h>
+
 #include <cmath>
 #include <unordered_map>
 
@@ -117,6 +119,16 @@ Tensor as_matrix(const Tensor& t) {
 double norm(const Tensor& t) {
   NoGradGuard no_grad;
   return std::sqrt(sum(t * t).item());
+}
+
+bool draw_call_knobs(CallKnobs& knobs) {
+  bool changed = false;
+  changed |=
+      ImGui::SliderInt("valid_len", &knobs.valid_len, 0, static_cast<int>(AttentionCall::kKeys));
+  changed |= ImGui::SliderFloat("dropout p", &knobs.dropout, 0.0f, 0.9f, "%.2f");
+  changed |= ImGui::Checkbox("training mode", &knobs.training);
+  changed |= ImGui::SliderInt("seed", &knobs.seed, 0, 99);
+  return changed;
 }
 
 }  // namespace ag::viewer

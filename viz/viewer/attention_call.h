@@ -41,6 +41,8 @@ struct CallKnobs {
   bool training = true;
   int seed = 3;
 };
+// The sliders and checkbox for `knobs`; true when one of them changed.
+bool draw_call_knobs(CallKnobs& knobs);
 
 // One step of the backward sweep as the observer saw it (copied: the
 // observer's references live only during its call).

@@ -178,14 +178,8 @@ void GraphScene::draw() {
 
 // ---- panel: knobs, the stepper, the legend ------------------------------------------
 void GraphScene::draw_controls() {
-  bool changed = false;
   ImGui::TextUnformatted("The step scene's call");
-  changed |=
-      ImGui::SliderInt("valid_len", &knobs_.valid_len, 0, static_cast<int>(AttentionCall::kKeys));
-  changed |= ImGui::SliderFloat("dropout p", &knobs_.dropout, 0.0f, 0.9f, "%.2f");
-  changed |= ImGui::Checkbox("training mode", &knobs_.training);
-  changed |= ImGui::SliderInt("seed", &knobs_.seed, 0, 99);
-  if (changed) rebuild();
+  if (draw_call_knobs(knobs_)) rebuild();
   if (!call_) return;
 
   ImGui::Separator();

@@ -124,15 +124,9 @@ class StepScene : public Scene {
 
   // ---- panel: the knobs and how to read the cards ---------------------------------
   void draw_controls() {
-    bool changed = false;
     ImGui::TextUnformatted("One attention call");
     show_note("Q [1, 3, 4], K [1, 5, 4], V [1, 5, 3], float64, random from the seed.");
-    changed |=
-        ImGui::SliderInt("valid_len", &knobs_.valid_len, 0, static_cast<int>(AttentionCall::kKeys));
-    changed |= ImGui::SliderFloat("dropout p", &knobs_.dropout, 0.0f, 0.9f, "%.2f");
-    changed |= ImGui::Checkbox("training mode", &knobs_.training);
-    changed |= ImGui::SliderInt("seed", &knobs_.seed, 0, 99);
-    if (changed) rebuild();
+    if (draw_call_knobs(knobs_)) rebuild();
     draw_stepper();
     ImGui::Separator();
     show_note(
