@@ -1,4 +1,6 @@
-// Scaled dot-product attention, composed from matmul, masks and softmax.
+// Scaled dot-product attention: composed from matmul, masks and softmax when
+// the weights are wanted (the readable reference), streamed by
+// ag::flash_attention (core/src/ops_flash_attention.cpp) when they are not.
 // Legend: L queries, S keys, E query/key features, Ev value features; "..."
 // the batch dims, which broadcast as in torch.matmul.
 #include "attograd/nn/functional.h"
@@ -37,6 +39,13 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, double drop
   broadcast_shapes(broadcast_shapes(batch_dims(q), batch_dims(k), kOp), batch_dims(v), kOp);
 }
 
+// scale, or 1/sqrt(E) when it is nullopt or NaN.
+double scale_factor(const Tensor& query, std::optional<double> scale) {
+  return scale.has_value() && !std::isnan(*scale)
+             ? *scale
+             : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+}
+
 }  // namespace
 
 AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, const Tensor& key,
@@ -45,9 +54,7 @@ AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, c
                                                           bool is_causal,
                                                           std::optional<double> scale) {
   check_inputs(query, key, value, dropout_p);
-  const double factor = scale.has_value() && !std::isnan(*scale)
-                            ? *scale
-                            : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+  const double factor = scale_factor(query, scale);
   // scores = q k^T * scale: [..., L, E] @ [..., E, S] -> [..., L, S]
   // (backward: dL/dq = dL/dscores k * scale, dL/dk = dL/dscores^T q * scale)
   Tensor scores = matmul(query, transpose(key, -2, -1)) * factor;
@@ -66,9 +73,27 @@ AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, c
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
-  return scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p,
-                                                   is_causal, scale)
-      .output;
+  // Dropout needs the weights, and so does the gradient of a float mask
+  // (dL/dmask = dL/dscores): those take the materialised path above.
+  const bool mask_needs_grad =
+      attn_mask.defined() && attn_mask.dtype() != kBool && attn_mask.requires_grad();
+  if (dropout_p > 0 || mask_needs_grad)
+    return scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p,
+                                                     is_causal, scale)
+        .output;
+  check_inputs(query, key, value, dropout_p);
+  Shape scores_shape = broadcast_shapes(broadcast_shapes(batch_dims(query), batch_dims(key), kOp),
+                                        batch_dims(value), kOp);
+  scores_shape.push_back(query.size(-2));
+  scores_shape.push_back(key.size(-2));
+  check_mask(attn_mask, scores_shape, query.dtype(), kOp);
+  // The same softmax(q k^T * scale + mask) v, streamed: no [..., L, S] tensor.
+  AttentionMasks masks;
+  (attn_mask.defined() && attn_mask.dtype() == kBool ? masks.keep : masks.additive) = attn_mask;
+  masks.causal = is_causal;
+  Tensor output = flash_attention(query, key, value, scale_factor(query, scale), masks);
+  output.set_name("output");
+  return output;
 }
 
 }  // namespace ag::nn::functional

@@ -142,6 +142,32 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
 // without materialising that [B, Tq, Tk, h] tensor, forward or backward.
 Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w);
 
+// ---- streaming attention (ops_flash_attention.cpp) ---------------------------
+// Which keys each query may attend, for flash_attention; all optional and
+// combined (a key is attended only if every one allows it). Shapes are
+// NumPy-broadcastable to the scores [..., L, S] (lengths to [..., L]) and are
+// read in place: a broadcast mask is never expanded to [..., L, S].
+struct AttentionMasks {
+  Tensor keep;          // bool, true = may attend
+  Tensor additive;      // q's float dtype, added to the scaled scores; -inf = masked.
+                        // Not differentiated (callers that need its gradient use
+                        // the materialised attention).
+  Tensor lengths;       // int64: row i sees keys j < lengths[..., i] (d2l's valid_lens)
+  bool causal = false;  // key j <= query i (aligned top left)
+  bool masked_rows_uniform = false;  // rows with no key left: mean of v (d2l's
+                                     // -1e6 rows) instead of 0
+};
+// softmax(q k^T * scale + masks) v over the last axis, streamed: keys and
+// values in blocks with an online softmax, so the [..., L, S] scores and
+// weights are never stored, forward or backward (FlashAttention-2; the file
+// explains it). q [..., L, E], k [..., S, E], v [..., S, Ev] -> [..., L, Ev];
+// the batch dims broadcast; one floating dtype. A row with no key left gives
+// 0 (or the mean of v, see masked_rows_uniform) and zero gradients to q and k.
+// nn::functional::scaled_dot_product_attention calls it when no weights are
+// needed.
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                       const AttentionMasks& masks = {});
+
 // ---- random and losses (ops_loss.cpp) ----------------------------------------
 // Inverted dropout: in training, zero each element with probability p and scale
 // the rest by 1/(1-p); identity when !training or p == 0. p in [0, 1).
