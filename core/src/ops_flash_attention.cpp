@@ -360,9 +360,8 @@ void check_flash_inputs(const Tensor& q, const Tensor& k, const Tensor& v,
     return "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " +
            shape_str(v.shape());
   };
-  AG_CHECK(
-      q.dim() >= 2 && q.dim() == k.dim() && q.dim() == v.dim(), kOp,
-      "expected q [..., L, E], k [..., S, E], v [..., S, Ev] of one rank >= 2, got " + shapes());
+  AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, kOp,
+           "expected q [..., L, E], k [..., S, E], v [..., S, Ev] of rank >= 2, got " + shapes());
   AG_CHECK(is_floating(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(), kOp,
            std::string("q, k and v must share one floating dtype, got ") + dtype_name(q.dtype()) +
                ", " + dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));

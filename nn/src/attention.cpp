@@ -76,6 +76,39 @@ Tensor pool_values(const Tensor& scores, const Tensor& values, const Tensor& val
   return output;
 }
 
+// True when attention may skip its weights (need_weights false): dropout
+// acts on the weights, and a float mask that requires grad gets dL/dscores;
+// both need them stored.
+bool can_stream(const Dropout& dropout, const Tensor& attn_mask) {
+  const bool dropping = dropout.is_training() && dropout.p > 0;
+  const bool mask_grad =
+      attn_mask.defined() && attn_mask.dtype() != kBool && attn_mask.requires_grad();
+  return !dropping && !mask_grad;
+}
+
+// softmax(Q K^T / sqrt(d)) V without the weights: ag::flash_attention streams
+// the keys, so no [B, ..., Tq, Tk] tensor is made. q [B, ..., Tq, d],
+// k [B, ..., Tk, d], v [B, ..., Tk, v] (MultiHeadAttention: ... = heads);
+// valid_lens d2l's [B] or [B, Tq] (checked); attn_mask (checked) broadcasts
+// to [B, ..., Tq, Tk].
+Tensor streamed_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const Tensor& valid_lens, const Tensor& attn_mask,
+                          MaskedRows masked_rows) {
+  AttentionMasks masks;
+  if (valid_lens.defined()) {
+    // lengths per row [B, ..., Tq]: [B] -> [B, 1, ..., 1], [B, Tq] -> [B, 1, ..., Tq]
+    Shape rows(static_cast<size_t>(q.dim() - 1), 1);
+    rows.front() = valid_lens.size(0);
+    if (valid_lens.dim() == 2) rows.back() = valid_lens.size(1);
+    masks.lengths = reshape(valid_lens, rows);
+  }
+  (attn_mask.defined() && attn_mask.dtype() == kBool ? masks.keep : masks.additive) = attn_mask;
+  masks.masked_rows_uniform = masked_rows == MaskedRows::Uniform;
+  Tensor output = flash_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(q.size(-1))), masks);
+  output.set_name("output");
+  return output;
+}
+
 }  // namespace
 
 // ---- DotProductAttention -------------------------------------------------------------
@@ -92,6 +125,13 @@ Tensor DotProductAttention::forward(const Tensor& queries, const Tensor& keys, c
            "queries " + shape_str(queries.shape()) + " and keys " + shape_str(keys.shape()) +
                " differ in feature size (" + std::to_string(queries.size(2)) + " vs " +
                std::to_string(keys.size(2)) + "); use AdditiveAttention for different sizes");
+  if (!need_weights && can_stream(dropout, attn_mask)) {
+    const Shape scores_shape{queries.size(0), queries.size(1), keys.size(1)};
+    check_valid_lens(valid_lens, scores_shape, type_name());
+    check_mask(attn_mask, scores_shape, queries.dtype(), type_name());
+    attention_weights_ = Tensor();
+    return streamed_attention(queries, keys, values, valid_lens, attn_mask, masked_rows);
+  }
   const double d = static_cast<double>(queries.size(2));
   // scores = Q K^T / sqrt(d): [B, Tq, d] @ [B, d, Tk] -> [B, Tq, Tk]
   // computed as (Q / sqrt(d)) K^T: the same numbers, but the division touches
@@ -199,16 +239,18 @@ Tensor MultiHeadAttention::forward(const Tensor& queries, const Tensor& keys, co
   // Masks are checked here, against this module's shapes, before the heads
   // are folded into the batch.
   check_valid_lens(valid_lens, {B, Tq, Tk}, op);
-  Tensor head_mask;
-  if (attn_mask.defined()) {
-    // A 3-D mask is [B, Tq, Tk], shared by the heads: [B, Tq, Tk] -> [B, 1, Tq, Tk].
-    const bool per_item = attn_mask.dim() == 3;
-    check_mask(attn_mask, per_item ? Shape{B, Tq, Tk} : Shape{B, H, Tq, Tk}, queries.dtype(), op);
-    const Tensor mask4 = per_item ? unsqueeze(attn_mask, 1) : attn_mask;
-    // [B|1, H|1, Tq|1, Tk|1] -> expand -> [B, H, Tq, Tk] -> [B * H, Tq, Tk]
-    // (the row b * H + i is head i of item b, as transpose_qkv orders them)
-    head_mask = reshape(expand(mask4, {B, H, Tq, Tk}), {B * H, Tq, Tk});
-  }
+  // A 3-D mask is [B, Tq, Tk], shared by the heads.
+  if (attn_mask.defined())
+    check_mask(attn_mask, attn_mask.dim() == 3 ? Shape{B, Tq, Tk} : Shape{B, H, Tq, Tk},
+               queries.dtype(), op);
+  // For the weights path: [B, Tq, Tk] -> [B, 1, Tq, Tk], [B|1, H|1, Tq|1, Tk|1]
+  // -> expand -> [B, H, Tq, Tk] -> [B * H, Tq, Tk] (the row b * H + i is head
+  // i of item b, as transpose_qkv orders them)
+  const auto head_mask = [&] {
+    if (!attn_mask.defined()) return Tensor();
+    const Tensor mask4 = attn_mask.dim() == 3 ? unsqueeze(attn_mask, 1) : attn_mask;
+    return reshape(expand(mask4, {B, H, Tq, Tk}), {B * H, Tq, Tk});
+  };
   // Projections, then heads folded into the batch:
   // [B, T, size] -> W -> [B, T, h] -> transpose_qkv -> [B * H, T, h/H]
   Tensor q = transpose_qkv(W_q(queries), H);
@@ -217,13 +259,26 @@ Tensor MultiHeadAttention::forward(const Tensor& queries, const Tensor& keys, co
   k.set_name("keys_per_head");
   Tensor v = transpose_qkv(W_v(values), H);
   v.set_name("values_per_head");
-  // One length per head too: [B] -> [B * H] or [B, Tq] -> [B * H, Tq]
-  const Tensor head_lens = valid_lens.defined() ? repeat_interleave(valid_lens, H, 0) : Tensor();
-  // Scaled dot-product attention in every head: [B * H, Tq, h/H]
-  Tensor heads = attention(q, k, v, head_lens, head_mask);
-  // weights [B * H, Tq, Tk] -> [B, H, Tq, Tk]
-  attention_weights_ = reshape(attention.attention_weights(), {B, H, Tq, Tk});
-  attention_weights_.set_name("attention_weights");
+  Tensor heads;
+  if (!need_weights && can_stream(attention.dropout, attn_mask)) {
+    // Streamed, heads as a batch dim: [B * H, T, h/H] -> [B, H, T, h/H]; the
+    // lengths and the mask [B|1, H|1, Tq, Tk] broadcast over it in place.
+    const auto per_head = [&](const Tensor& x) { return reshape(x, {B, H, x.size(1), x.size(2)}); };
+    const Tensor mask4 =
+        attn_mask.defined() && attn_mask.dim() == 3 ? unsqueeze(attn_mask, 1) : attn_mask;
+    heads = reshape(streamed_attention(per_head(q), per_head(k), per_head(v), valid_lens, mask4,
+                                       attention.masked_rows),
+                    {B * H, Tq, v.size(2)});
+    attention_weights_ = Tensor();
+  } else {
+    // One length per head too: [B] -> [B * H] or [B, Tq] -> [B * H, Tq]
+    const Tensor head_lens = valid_lens.defined() ? repeat_interleave(valid_lens, H, 0) : Tensor();
+    // Scaled dot-product attention in every head: [B * H, Tq, h/H]
+    heads = attention(q, k, v, head_lens, head_mask());
+    // weights [B * H, Tq, Tk] -> [B, H, Tq, Tk]
+    attention_weights_ = reshape(attention.attention_weights(), {B, H, Tq, Tk});
+    attention_weights_.set_name("attention_weights");
+  }
   // Heads joined: [B * H, Tq, h/H] -> transpose_output -> [B, Tq, h]
   Tensor concat = transpose_output(heads, H);
   concat.set_name("heads_concatenated");

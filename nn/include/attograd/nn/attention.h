@@ -35,10 +35,19 @@ class DotProductAttention : public Module {
                     const Tensor& valid_lens = Tensor(), const Tensor& attn_mask = Tensor()) {
     return forward(queries, keys, values, valid_lens, attn_mask);
   }
-  // [B, Tq, Tk] of the last forward; undefined before the first.
+  // [B, Tq, Tk] of the last forward; undefined before the first, and after a
+  // forward with need_weights false.
   const Tensor& attention_weights() const { return attention_weights_; }
 
   MaskedRows masked_rows = MaskedRows::Uniform;
+  // true (d2l): the weights are computed, kept and returned by
+  // attention_weights(). false (as PyTorch's MultiheadAttention(need_weights=
+  // False)): the output comes from the streaming ag::flash_attention, with
+  // valid_lens read as lengths, and no [B, Tq, Tk] tensor exists, forward or
+  // backward; attention_weights() is undefined. Dropout in training mode (it
+  // acts on the weights) and a float attn_mask that requires grad still take
+  // the weights path.
+  bool need_weights = true;
   Dropout dropout;
 
  private:
@@ -92,9 +101,14 @@ class MultiHeadAttention : public Module {
                     const Tensor& valid_lens = Tensor(), const Tensor& attn_mask = Tensor()) {
     return forward(queries, keys, values, valid_lens, attn_mask);
   }
-  // [B, num_heads, Tq, Tk] of the last forward; undefined before the first.
+  // [B, num_heads, Tq, Tk] of the last forward; undefined before the first,
+  // and after a forward with need_weights false.
   const Tensor& attention_weights() const { return attention_weights_; }
 
+  // As DotProductAttention::need_weights: false streams every head at once
+  // ([B, H, T, h/H], the mask broadcast in place, never expanded per head)
+  // and leaves attention_weights() (and attention.attention_weights()) undefined.
+  bool need_weights = true;
   int64_t num_heads;
   DotProductAttention attention;
   Linear W_q, W_k, W_v, W_o;
