@@ -1,22 +1,27 @@
-// GEMM GFLOP/s, float32, side by side in one run: the naive loop, the steps
-// of docs/matmul.md, each attograd kernel path, and OpenBLAS cblas_sgemm.
+// GEMM speed, attograd against OpenBLAS at its best, side by side in one run.
 //
-//   steps/<step>/<N>            the walk of docs/matmul.md at N = 256 and 1024
-//   square/<N>/<impl>           naive, attograd, openblas; one thread
-//   threads2/<N>/<impl>         attograd and openblas on two threads
-//   transposed/<shape>/<impl>   A^T B, A B^T, A^T B^T and Linear's x W^T
-//   attention/<shape>/<impl>    batched Q K^T-like products: attograd in one
-//                               call, openblas looping over the batch
-//   dgemm/<N>/<impl>            float64, one thread
-// Everything runs on one thread except threads2 and steps/5_threads2.
-// A summary table at the end gives attograd / OpenBLAS for every target of
-// the issue (#3).
+//   steps/<step>/<N>                  the walk of docs/matmul.md at N = 256 and 1024
+//   gemm/<shape>/<t>t/<impl>          every shape attograd serves, on t = 1 and 2
+//                                     threads, impl = attograd or openblas
+// The shapes (kShapes below): square products; attention's batched Q K^T and
+// P V and the A^T B / A B^T forms their backward runs; d2l-sized small
+// products; Linear's x W^T; float64. A batched shape is one attograd call,
+// and for OpenBLAS a loop of cblas_?gemm over the batch items (it has no
+// batched call), each on the same number of threads as attograd.
+//
+// At the end a table gives, for every gemm/ shape and thread count, the
+// median time per call of both libraries over the repetitions and their
+// ratio OpenBLAS time / attograd time (> 1: attograd is faster), flagging
+// any ratio below 1. scripts/bench_gemm_compare.sh runs this with
+// repetitions, interleaved.
 //
 // OpenBLAS at its best: OpenBLAS picks its kernels when the library loads,
-// from OPENBLAS_CORETYPE if set; so on a CPU with AVX-512 this program
-// re-executes itself with OPENBLAS_CORETYPE=SkylakeX (its AVX-512 SGEMM
-// kernel) unless the caller already chose a core type. The first lines of
-// the output say which configuration ran.
+// from OPENBLAS_CORETYPE if set, else from the CPU it detects (and Debian's
+// 0.3.21 misdetects recent Intel CPUs; an environment may also name a weaker
+// core on purpose). So this program re-executes itself once with the core
+// the CPU is best served by — SkylakeX (AVX-512 kernels) on a CPU with
+// AVX-512, Haswell (AVX2 + FMA) on one with only AVX2 — whatever the
+// environment said. The first lines of the output say what ran.
 #include <benchmark/benchmark.h>
 #if defined(ATTOGRAD_HAVE_OPENBLAS)
 #include <cblas.h>
@@ -29,10 +34,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attograd/kernels/gemm.h"
@@ -78,74 +86,105 @@ void gemm_blocked_loops(int64_t n, const float* A, const float* B, float* C) {
 
 // ---- operands and timing ---------------------------------------------------------------------
 
+// One product to measure: `batch` items of op(A) [M, K] @ op(B) [K, N].
+struct Product {
+  const char* name;  // the benchmark's shape key
+  const char* what;  // where attograd runs it
+  bool float64;
+  int64_t batch, M, N, K;
+  bool trans_a, trans_b;
+};
+
+// Attention (d2l's scoring chapter, 64 heads or batch items, 128 queries and
+// keys, d = 64): the forward's S = Q K^T and O = P V, and the backward's
+// dQ = dS K and dP = dO V^T (the same forms), dK = dS^T Q and dV = P^T dO.
+constexpr Product kShapes[] = {
+    {"sq256", "square 256", false, 1, 256, 256, 256, false, false},
+    {"sq512", "square 512", false, 1, 512, 512, 512, false, false},
+    {"sq1024", "square 1024", false, 1, 1024, 1024, 1024, false, false},
+    {"sq2048", "square 2048", false, 1, 2048, 2048, 2048, false, false},
+    {"sq1024_AtB", "1024^3 A^T B", false, 1, 1024, 1024, 1024, true, false},
+    {"sq1024_ABt", "1024^3 A B^T", false, 1, 1024, 1024, 1024, false, true},
+    {"sq1024_AtBt", "1024^3 A^T B^T", false, 1, 1024, 1024, 1024, true, true},
+    {"attn_QKt", "64x[128x64]@[128x64]^T  QK^T dP", false, 64, 128, 128, 64, false, true},
+    {"attn_PV", "64x[128x128]@[128x64]   PV dQ", false, 64, 128, 64, 128, false, false},
+    {"attn_AtB", "64x[128x128]^T@[128x64] dK dV", false, 64, 128, 64, 128, true, false},
+    {"d2l_512", "8x[512x64]@[64x512]", false, 8, 512, 512, 64, false, false},
+    {"d2l_512_Bt", "8x[512x64]@[512x64]^T", false, 8, 512, 512, 64, false, true},
+    {"d2l_512_AtB", "8x[512x512]^T@[512x64]", false, 8, 512, 64, 512, true, false},
+    {"d2l_20x8", "[20x8]@[8x64]", false, 1, 20, 64, 8, false, false},
+    {"d2l_mha", "10x[4x20]@[6x20]^T", false, 10, 4, 6, 20, false, true},
+    {"linear_4096x512", "[4096x512]@[512x512]^T", false, 1, 4096, 512, 512, false, true},
+    {"f64_sq256", "float64 square 256", true, 1, 256, 256, 256, false, false},
+    {"f64_sq1024", "float64 square 1024", true, 1, 1024, 1024, 1024, false, false},
+    {"f64_attn_QKt", "float64 64x[128x64]@[128x64]^T", true, 64, 128, 128, 64, false, true},
+};
+constexpr int kThreadCounts[] = {1, 2};
+
 template <typename T>
 struct Operands {
   GemmShape s;
   std::vector<T> a, b, c;
 };
 
-// `batch` items of op(A) @ op(B), op(A) = [M, K], op(B) = [K, N], each
-// item contiguous.
+// Each batch item contiguous, filled with uniform values in [-1, 1).
 template <typename T>
-Operands<T> make_operands(int64_t batch, int64_t M, int64_t N, int64_t K, bool trans_a,
-                          bool trans_b) {
+Operands<T> make_operands(const Product& p) {
   Operands<T> op;
-  op.s.batch = batch;
-  op.s.M = M;
-  op.s.N = N;
-  op.s.K = K;
-  op.s.trans_a = trans_a;
-  op.s.trans_b = trans_b;
-  op.s.lda = trans_a ? M : K;
-  op.s.ldb = trans_b ? K : N;
-  op.s.ldc = N;
-  op.s.stride_a = M * K;
-  op.s.stride_b = K * N;
-  op.s.stride_c = M * N;
+  GemmShape& s = op.s;
+  s.batch = p.batch;
+  s.M = p.M;
+  s.N = p.N;
+  s.K = p.K;
+  s.trans_a = p.trans_a;
+  s.trans_b = p.trans_b;
+  s.lda = p.trans_a ? p.M : p.K;
+  s.ldb = p.trans_b ? p.K : p.N;
+  s.ldc = p.N;
+  s.stride_a = p.M * p.K;
+  s.stride_b = p.K * p.N;
+  s.stride_c = p.M * p.N;
   std::mt19937 rng(42);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  op.a.resize(batch * M * K);
-  op.b.resize(batch * K * N);
-  op.c.resize(batch * M * N);
+  op.a.resize(p.batch * p.M * p.K);
+  op.b.resize(p.batch * p.K * p.N);
+  op.c.resize(p.batch * p.M * p.N);
   for (T& x : op.a) x = static_cast<T>(uniform(rng));
   for (T& x : op.b) x = static_cast<T>(uniform(rng));
   return op;
 }
 
+// Registers `name`: runs `fn` on fresh operands with `threads` threads for
+// attograd and OpenBLAS alike, and reports GFLOPS.
 template <typename T>
-double flops(const Operands<T>& op) {
-  return 2.0 * op.s.batch * op.s.M * op.s.N * op.s.K;
-}
-
-// Registers `name`: runs `fn` on fresh operands with `threads` threads (for
-// attograd and OpenBLAS alike) and reports GFLOPS.
-template <typename T>
-void add(const std::string& name, int64_t batch, int64_t M, int64_t N, int64_t K, bool trans_a,
-         bool trans_b, int threads, std::function<void(Operands<T>&)> fn) {
-  benchmark::RegisterBenchmark(
-      name.c_str(),
-      [=](benchmark::State& state) {
-        Operands<T> op = make_operands<T>(batch, M, N, K, trans_a, trans_b);
-        ag::set_num_threads(threads);
+void add(const std::string& name, const Product& p, int threads,
+         std::function<void(Operands<T>&)> fn) {
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [=](benchmark::State& state) {
+                                 Operands<T> op = make_operands<T>(p);
+                                 ag::set_num_threads(threads);
 #if defined(ATTOGRAD_HAVE_OPENBLAS)
-        openblas_set_num_threads(threads);
+                                 openblas_set_num_threads(threads);
+                                 if (openblas_get_num_threads() != threads) {
+                                   state.SkipWithError("OpenBLAS refused the thread count");
+                                   return;
+                                 }
 #endif
-        for (auto _ : state) {
-          fn(op);
-          benchmark::DoNotOptimize(op.c.data());
-          benchmark::ClobberMemory();
-        }
-        state.counters["GFLOPS"] =
-            benchmark::Counter(flops(op) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-      })
+                                 for (auto _ : state) {
+                                   fn(op);
+                                   benchmark::DoNotOptimize(op.c.data());
+                                   benchmark::ClobberMemory();
+                                 }
+                                 const double flops = 2.0 * p.batch * p.M * p.N * p.K;
+                                 state.counters["GFLOPS"] = benchmark::Counter(
+                                     flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+                               })
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
 }
 
-void attograd_gemm(Operands<float>& op) {
-  ag::kernels::gemm(op.s, op.a.data(), op.b.data(), op.c.data());
-}
-void attograd_dgemm(Operands<double>& op) {
+template <typename T>
+void attograd_gemm(Operands<T>& op) {
   ag::kernels::gemm(op.s, op.a.data(), op.b.data(), op.c.data());
 }
 void naive_gemm(Operands<float>& op) {
@@ -153,7 +192,7 @@ void naive_gemm(Operands<float>& op) {
 }
 
 #if defined(ATTOGRAD_HAVE_OPENBLAS)
-// OpenBLAS one batch item at a time, as a framework without batched GEMM would.
+// OpenBLAS one batch item at a time: it has no batched GEMM.
 void openblas_gemm(Operands<float>& op) {
   const GemmShape& s = op.s;
   for (int64_t b = 0; b < s.batch; ++b) {
@@ -163,41 +202,112 @@ void openblas_gemm(Operands<float>& op) {
                 op.c.data() + b * s.stride_c, s.ldc);
   }
 }
-void openblas_dgemm(Operands<double>& op) {
+void openblas_gemm(Operands<double>& op) {
   const GemmShape& s = op.s;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.M, s.N, s.K, 1.0, op.a.data(), s.lda,
-              op.b.data(), s.ldb, 0.0, op.c.data(), s.ldc);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    cblas_dgemm(CblasRowMajor, s.trans_a ? CblasTrans : CblasNoTrans,
+                s.trans_b ? CblasTrans : CblasNoTrans, s.M, s.N, s.K, 1.0,
+                op.a.data() + b * s.stride_a, s.lda, op.b.data() + b * s.stride_b, s.ldb, 0.0,
+                op.c.data() + b * s.stride_c, s.ldc);
+  }
+}
+#endif
+
+// ---- what runs ---------------------------------------------------------------------------------
+
+// The OpenBLAS core that serves this CPU best, or nullptr to leave OpenBLAS
+// to its own detection.
+const char* best_openblas_core() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return nullptr;
 }
 
-// Re-executes this program with OPENBLAS_CORETYPE=SkylakeX on an AVX-512 CPU
-// (see the file comment). Returns normally when there is nothing to do or
-// the exec failed.
+// Set in the environment of the re-executed program: it must not re-execute again.
+constexpr const char* kReexecMark = "ATTOGRAD_BENCH_GEMM_REEXEC";
+
+// Re-executes this program once with OPENBLAS_CORETYPE set to
+// best_openblas_core() when the environment says otherwise (see the file
+// comment). Returns when there is nothing to do, or when the exec failed.
 void run_openblas_at_its_best(char** argv) {
-#if defined(__linux__) && defined(__x86_64__)
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || !__builtin_cpu_supports("avx512f")) return;
-  setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-  setenv("ATTOGRAD_BENCH_SET_CORETYPE", "1", 1);
+#if defined(ATTOGRAD_HAVE_OPENBLAS) && defined(__linux__)
+  const char* best = best_openblas_core();
+  const char* current = std::getenv("OPENBLAS_CORETYPE");
+  if (best == nullptr || std::getenv(kReexecMark) != nullptr) return;
+  if (current != nullptr && std::strcmp(current, best) == 0) return;
+  std::string was = current != nullptr ? current : "(unset)";
+  setenv("OPENBLAS_CORETYPE", best, 1);
+  setenv(kReexecMark, was.c_str(), 1);
   execv("/proc/self/exe", argv);
-  std::perror("bench_gemm: re-exec with OPENBLAS_CORETYPE=SkylakeX failed");
+  std::perror("bench_gemm: re-exec with the best OPENBLAS_CORETYPE failed");
 #else
   (void)argv;
 #endif
 }
-#endif
 
-std::string n_str(int64_t n) {
-  return std::to_string(n);
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown CPU";
+}
+
+bool stdout_is_terminal() {
+#if defined(__linux__)
+  return isatty(STDOUT_FILENO) != 0;
+#else
+  return false;
+#endif
+}
+
+void print_configuration() {
+  std::printf("CPU: %s; features:", cpu_model().c_str());
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  // __builtin_cpu_supports takes only a literal.
+  const std::pair<const char*, bool> features[] = {
+      {"avx2", __builtin_cpu_supports("avx2")},
+      {"fma", __builtin_cpu_supports("fma")},
+      {"avx512f", __builtin_cpu_supports("avx512f")},
+      {"avx512bw", __builtin_cpu_supports("avx512bw")},
+      {"avx512dq", __builtin_cpu_supports("avx512dq")},
+      {"avx512vl", __builtin_cpu_supports("avx512vl")}};
+  for (const auto& [name, present] : features) {
+    if (present) std::printf(" %s", name);
+  }
+#endif
+  std::printf("\nattograd: gemm kernel %s; default threads %d (each benchmark sets 1 or 2)\n",
+              ag::kernels::gemm_path_name(), ag::get_num_threads());
+#if defined(ATTOGRAD_HAVE_OPENBLAS)
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  const char* was = std::getenv(kReexecMark);
+  std::printf("OpenBLAS: core %s; config: %s\n", openblas_get_corename(), openblas_get_config());
+  std::printf("OpenBLAS: OPENBLAS_CORETYPE=%s", coretype ? coretype : "(unset: autodetected)");
+  if (was != nullptr) std::printf(" (set by bench_gemm; the environment said %s)", was);
+  std::printf("; default threads %d (each benchmark sets the same count as attograd's)\n",
+              openblas_get_num_threads());
+#else
+  std::printf("OpenBLAS: not found at build time; attograd only\n");
+#endif
+  std::fflush(stdout);
 }
 
 void register_all() {
   // The walk of docs/matmul.md.
   for (int64_t n : {256, 1024}) {
-    const std::string N = n_str(n);
-    add<float>("steps/0_naive_ijk/" + N, 1, n, n, n, false, false, 1, naive_gemm);
-    add<float>(
-        "steps/1_loop_order_ikj/" + N, 1, n, n, n, false, false, 1,
-        [n](Operands<float>& op) { gemm_loop_order(n, op.a.data(), op.b.data(), op.c.data()); });
-    add<float>("steps/2_blocked_loops/" + N, 1, n, n, n, false, false, 1, [n](Operands<float>& op) {
+    const std::string N = std::to_string(n);
+    const Product sq{"", "", false, 1, n, n, n, false, false};
+    add<float>("steps/0_naive_ijk/" + N, sq, 1, naive_gemm);
+    add<float>("steps/1_loop_order_ikj/" + N, sq, 1, [n](Operands<float>& op) {
+      gemm_loop_order(n, op.a.data(), op.b.data(), op.c.data());
+    });
+    add<float>("steps/2_blocked_loops/" + N, sq, 1, [n](Operands<float>& op) {
       gemm_blocked_loops(n, op.a.data(), op.b.data(), op.c.data());
     });
     for (GemmPath path : ag::kernels::available_gemm_paths()) {
@@ -205,157 +315,100 @@ void register_all() {
       const std::string name = path == GemmPath::Scalar
                                    ? "3_packed_scalar"
                                    : std::string("4_simd_") + ag::kernels::gemm_path_name(path);
-      add<float>("steps/" + name + "/" + N, 1, n, n, n, false, false, 1,
-                 [path](Operands<float>& op) {
-                   ag::kernels::gemm_with_path(path, op.s, op.a.data(), op.b.data(), op.c.data());
-                 });
+      add<float>("steps/" + name + "/" + N, sq, 1, [path](Operands<float>& op) {
+        ag::kernels::gemm_with_path(path, op.s, op.a.data(), op.b.data(), op.c.data());
+      });
     }
-    add<float>("steps/5_threads2/" + N, 1, n, n, n, false, false, 2, attograd_gemm);
+    add<float>("steps/5_threads2/" + N, sq, 2, attograd_gemm<float>);
   }
 
-  for (int64_t n : {64, 128, 256, 512, 1024, 2048}) {
-    const std::string prefix = "square/" + n_str(n) + "/";
-    if (n <= 512) add<float>(prefix + "naive", 1, n, n, n, false, false, 1, naive_gemm);
-    add<float>(prefix + "attograd", 1, n, n, n, false, false, 1, attograd_gemm);
+  for (const Product& p : kShapes) {
+    for (int threads : kThreadCounts) {
+      const std::string prefix =
+          std::string("gemm/") + p.name + "/" + std::to_string(threads) + "t/";
+      if (p.float64) {
+        add<double>(prefix + "attograd", p, threads, attograd_gemm<double>);
 #if defined(ATTOGRAD_HAVE_OPENBLAS)
-    add<float>(prefix + "openblas", 1, n, n, n, false, false, 1, openblas_gemm);
+        add<double>(prefix + "openblas", p, threads,
+                    [](Operands<double>& op) { openblas_gemm(op); });
 #endif
+      } else {
+        add<float>(prefix + "attograd", p, threads, attograd_gemm<float>);
+#if defined(ATTOGRAD_HAVE_OPENBLAS)
+        add<float>(prefix + "openblas", p, threads, [](Operands<float>& op) { openblas_gemm(op); });
+#endif
+      }
+    }
   }
-
-  add<float>("threads2/1024/attograd", 1, 1024, 1024, 1024, false, false, 2, attograd_gemm);
-#if defined(ATTOGRAD_HAVE_OPENBLAS)
-  add<float>("threads2/1024/openblas", 1, 1024, 1024, 1024, false, false, 2, openblas_gemm);
-#endif
-
-  // The backward's A^T G and G B^T, and Linear's x W^T, without transposing.
-  struct Transposed {
-    const char* name;
-    int64_t M, N, K;
-    bool trans_a, trans_b;
-  };
-  for (const Transposed& t : {Transposed{"1024_AtB", 1024, 1024, 1024, true, false},
-                              Transposed{"1024_ABt", 1024, 1024, 1024, false, true},
-                              Transposed{"1024_AtBt", 1024, 1024, 1024, true, true},
-                              Transposed{"linear_4096x512x512", 4096, 512, 512, false, true}}) {
-    const std::string prefix = std::string("transposed/") + t.name + "/";
-    add<float>(prefix + "attograd", 1, t.M, t.N, t.K, t.trans_a, t.trans_b, 1, attograd_gemm);
-#if defined(ATTOGRAD_HAVE_OPENBLAS)
-    add<float>(prefix + "openblas", 1, t.M, t.N, t.K, t.trans_a, t.trans_b, 1, openblas_gemm);
-#endif
-  }
-
-  struct Attention {
-    const char* name;
-    int64_t batch, T, d;
-    bool trans_b;
-  };
-  for (const Attention& a : {Attention{"64x128x64x128", 64, 128, 64, false},
-                             Attention{"64x128x64x128_Bt", 64, 128, 64, true},
-                             Attention{"8x512x64x512", 8, 512, 64, false},
-                             Attention{"8x512x64x512_Bt", 8, 512, 64, true}}) {
-    const std::string prefix = std::string("attention/") + a.name + "/";
-    add<float>(prefix + "attograd", a.batch, a.T, a.T, a.d, false, a.trans_b, 1, attograd_gemm);
-#if defined(ATTOGRAD_HAVE_OPENBLAS)
-    add<float>(prefix + "openblas", a.batch, a.T, a.T, a.d, false, a.trans_b, 1, openblas_gemm);
-#endif
-  }
-
-  add<double>("dgemm/1024/attograd", 1, 1024, 1024, 1024, false, false, 1, attograd_dgemm);
-#if defined(ATTOGRAD_HAVE_OPENBLAS)
-  add<double>("dgemm/1024/openblas", 1, 1024, 1024, 1024, false, false, 1, openblas_dgemm);
-#endif
 }
 
-// The console output, plus the best GFLOPS of every benchmark for the summary.
-class SummaryReporter : public benchmark::ConsoleReporter {
+// ---- the comparison table ----------------------------------------------------------------------
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The console output, plus every repetition's time per call, for the table.
+class ComparisonReporter : public benchmark::ConsoleReporter {
  public:
+  using ConsoleReporter::ConsoleReporter;
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      const auto counter = run.counters.find("GFLOPS");
-      if (run.run_type != Run::RT_Iteration || run.error_occurred || counter == run.counters.end())
-        continue;
-      double& best = gflops_[run.run_name.function_name];
-      best = std::max(best, counter->second.value);
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      // GetAdjustedRealTime is in the benchmark's unit: microseconds (see add()).
+      times_[run.run_name.function_name].push_back(run.GetAdjustedRealTime());
     }
   }
 
-  // attograd / OpenBLAS for every target of issue #3 (and the other shapes).
-  void print_summary() const {
-    std::printf("\n%-32s %8s %9s %9s %7s %7s  %s\n", "float32 unless noted", "naive", "attograd",
-                "openblas", "ratio", "target", "met");
-    // target 0: no target, the ratio is for information.
-    auto row = [&](const std::string& label, const std::string& key, double target,
-                   const std::string& naive_key) {
-      const double ours = get(key + "/attograd"), blas = get(key + "/openblas");
-      if (ours == 0) return;
-      const double naive = get(naive_key);
-      std::printf("%-32s %8s %9.1f %9s", label.c_str(), naive > 0 ? fmt(naive).c_str() : "-", ours,
-                  blas > 0 ? fmt(blas).c_str() : "-");
-      if (blas > 0) std::printf(" %6.2fx", ours / blas);
-      if (blas > 0 && target > 0) {
-        std::printf(" %6.2fx  %s", target, ours / blas >= target ? "yes" : "NO");
+  // shape threads ours_us openblas_us ratio: medians over the repetitions,
+  // ratio = openblas / ours (> 1: attograd faster); `best` is the same ratio
+  // of the fastest repetitions.
+  void print_table() const {
+    std::printf("\n%-16s %-34s %7s %11s %11s %6s %6s\n", "shape", "what", "threads", "ours_us",
+                "openblas_us", "ratio", "best");
+    int slower = 0, rows = 0;
+    for (const Product& p : kShapes) {
+      for (int threads : kThreadCounts) {
+        const std::string key =
+            std::string("gemm/") + p.name + "/" + std::to_string(threads) + "t/";
+        const auto ours = times_.find(key + "attograd"), blas = times_.find(key + "openblas");
+        if (ours == times_.end()) continue;
+        std::printf("%-16s %-34s %7d %11.1f", p.name, p.what, threads, median(ours->second));
+        if (blas != times_.end()) {
+          const double ratio = median(blas->second) / median(ours->second);
+          const double best = *std::min_element(blas->second.begin(), blas->second.end()) /
+                              *std::min_element(ours->second.begin(), ours->second.end());
+          std::printf(" %11.1f %6.2f %6.2f%s", median(blas->second), ratio, best,
+                      ratio < 1.0 ? "  < 1.0" : "");
+          slower += ratio < 1.0;
+          ++rows;
+        }
+        std::printf("\n");
       }
-      std::printf("\n");
-    };
-    for (int64_t n : {64, 128, 256, 512, 1024, 2048}) {
-      const std::string N = n_str(n);
-      row("square N=" + N, "square/" + N, n <= 128 ? 0.75 : 0.9,
-          n <= 512 ? "square/" + N + "/naive" : "steps/0_naive_ijk/" + N);
     }
-    for (const char* shape :
-         {"64x128x64x128", "64x128x64x128_Bt", "8x512x64x512", "8x512x64x512_Bt"}) {
-      row(std::string("attention ") + shape, std::string("attention/") + shape, 0.9, "");
-    }
-    for (const char* shape : {"1024_AtB", "1024_ABt", "1024_AtBt", "linear_4096x512x512"}) {
-      row(std::string("transposed ") + shape, std::string("transposed/") + shape, 0, "");
-    }
-    row("float64 N=1024", "dgemm/1024", 0, "");
-    row("2 threads N=1024", "threads2/1024", 0, "");
-    const double one = get("square/1024/attograd"), two = get("threads2/1024/attograd");
-    if (one > 0 && two > 0) {
-      std::printf("%-32s %8s %8.2fx %9s %7s %6.2fx  %s\n", "2 threads / 1 thread N=1024", "",
-                  two / one, "", "", 1.8, two / one >= 1.8 ? "yes" : "NO");
-    }
+    if (rows > 0) std::printf("%d of %d rows below 1.0\n", slower, rows);
   }
 
  private:
-  double get(const std::string& name) const {
-    const auto it = gflops_.find(name);
-    return it == gflops_.end() ? 0.0 : it->second;
-  }
-  static std::string fmt(double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", x);
-    return buf;
-  }
-  std::map<std::string, double> gflops_;
+  std::map<std::string, std::vector<double>> times_;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
-#if defined(ATTOGRAD_HAVE_OPENBLAS)
   run_openblas_at_its_best(argv);
-#endif
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-
-  std::printf("attograd gemm path: %s (threads default %d)\n", ag::kernels::gemm_path_name(),
-              ag::get_num_threads());
-#if defined(ATTOGRAD_HAVE_OPENBLAS)
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("OpenBLAS: %s; core %s; OPENBLAS_CORETYPE=%s%s\n", openblas_get_config(),
-              openblas_get_corename(), coretype ? coretype : "(unset: autodetected)",
-              std::getenv("ATTOGRAD_BENCH_SET_CORETYPE") ? " (set by bench_gemm)" : "");
-#else
-  std::printf("OpenBLAS: not found at build time; attograd and naive only\n");
-#endif
-
+  print_configuration();
   register_all();
-  SummaryReporter reporter;
+  // Colours only on a terminal (the compare script filters the output).
+  ComparisonReporter reporter(stdout_is_terminal() ? benchmark::ConsoleReporter::OO_Defaults
+                                                   : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.print_summary();
+  reporter.print_table();
   benchmark::Shutdown();
   return 0;
 }
