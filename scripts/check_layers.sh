@@ -4,7 +4,7 @@
 #   scripts/check_layers.sh [ROOT]     ROOT defaults to the repository
 #
 # The layers, lowest first; a file may include its own layer and those below:
-#   0 base      leaf utilities that know no Tensor: error.h, threads.h and
+#   0 base      leaf utilities that know no Tensor: error.h, threads.h, allocator.h and
 #               core/src's parallel.h, vector_math.h, zip.h (+ their .cpp)
 #   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers
 #   2 tensor    tensor.h, dtype.h; core/src tensor.cpp and the unrecorded
@@ -34,6 +34,7 @@ names=(base kernels tensor autograd ops nn viz)
 layer_of() {
   case "$1" in
     core/include/attograd/error.h | core/include/attograd/threads.h) echo 0 ;;
+    core/include/attograd/allocator.h | core/src/allocator.cpp) echo 0 ;;
     core/src/parallel.h | core/src/threads.cpp) echo 0 ;;
     core/src/vector_math.h | core/src/vector_math.cpp) echo 0 ;;
     core/src/zip.h | core/src/zip.cpp) echo 0 ;;

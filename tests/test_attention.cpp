@@ -23,16 +23,18 @@ using testing::lens;
 // Names of every tensor in the graph that produced t (for the viewer).
 std::set<std::string> graph_names(const Tensor& t) {
   std::set<std::string> names;
-  std::vector<Tensor> stack{t};
+  if (!t.name().empty()) names.insert(t.name());
+  std::vector<const Node*> stack{t.grad_fn().get()};
   std::set<const Node*> seen;
   while (!stack.empty()) {
-    Tensor x = stack.back();
+    const Node* node = stack.back();
     stack.pop_back();
-    if (!x.defined()) continue;  // e.g. the missing bias of a Linear
-    if (!x.name().empty()) names.insert(x.name());
-    const auto& node = x.grad_fn();
-    if (!node || !seen.insert(node.get()).second) continue;
-    for (const Tensor& input : node->inputs()) stack.push_back(input);
+    if (!node || !seen.insert(node).second) continue;
+    for (const NodeInput& input : node->inputs()) {
+      if (!input.defined()) continue;  // e.g. the missing bias of a Linear
+      if (!input.name().empty()) names.insert(input.name());
+      stack.push_back(input.grad_fn().get());
+    }
   }
   return names;
 }

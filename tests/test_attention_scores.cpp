@@ -130,18 +130,19 @@ TEST(AdditiveScoresTest, SameBitsWithAnyThreadCount) {
   }
 }
 
-// Every tensor of the graph that produced t, with its grad_fn name.
-std::vector<Tensor> graph_tensors(const Tensor& t) {
-  std::vector<Tensor> all, stack{t};
+// Every tensor of the graph that produced t, as the nodes record their
+// inputs (shape and grad_fn name; NodeInput(t) for t itself).
+std::vector<NodeInput> graph_tensors(const Tensor& t) {
+  std::vector<NodeInput> all, stack{NodeInput(t)};
   std::set<const Node*> seen;
   while (!stack.empty()) {
-    Tensor x = stack.back();
+    const NodeInput x = stack.back();
     stack.pop_back();
     if (!x.defined()) continue;
     all.push_back(x);
     const auto& node = x.grad_fn();
     if (!node || !seen.insert(node.get()).second) continue;
-    for (const Tensor& input : node->inputs()) stack.push_back(input);
+    for (const NodeInput& input : node->inputs()) stack.push_back(input);
   }
   return all;
 }
@@ -156,8 +157,8 @@ TEST(AdditiveScoresTest, AttentionModulesNeverBuildTheFourDimensionalFeatures) {
       unscaled(randn({2, 3, 4}).requires_grad_(), randn({2, 5, 4}))};
   for (const Tensor& out : outputs) {
     bool fused = false;
-    for (const Tensor& x : graph_tensors(out)) {
-      EXPECT_LE(x.dim(), 3) << x.grad_fn_name() << " " << shape_str(x.shape());
+    for (const NodeInput& x : graph_tensors(out)) {
+      EXPECT_LE(x.shape().size(), 3u) << x.grad_fn_name() << " " << shape_str(x.shape());
       fused |= x.grad_fn_name() == "AdditiveScoresBackward";
     }
     EXPECT_TRUE(fused);

@@ -72,7 +72,7 @@ TEST(BackwardObserverTest, SeesTheEnginesOrder) {
   std::unordered_set<const Node*> done;
   for (const Seen& s : seen) {
     EXPECT_TRUE(done.insert(s.node).second) << s.name << " seen twice";
-    for (const Tensor& input : s.node->inputs())
+    for (const NodeInput& input : s.node->inputs())
       EXPECT_FALSE(input.grad_fn() && done.count(input.grad_fn().get()))
           << s.name << " runs after its input " << input.grad_fn_name();
   }
@@ -109,7 +109,7 @@ TEST(BackwardObserverTest, GradientsAreWhatBackwardStores) {
     EXPECT_EQ(max_abs_diff(s.grad_output, to_node.at(s.node)), 0.0) << s.name;
     ASSERT_EQ(s.grad_inputs.size(), s.node->inputs().size());
     for (size_t i = 0; i < s.grad_inputs.size(); ++i) {
-      const Tensor& input = s.node->inputs()[i];
+      const NodeInput& input = s.node->inputs()[i];
       const Tensor& gi = s.grad_inputs[i];
       if (!input.defined() || !input.requires_grad()) {
         EXPECT_FALSE(gi.defined()) << s.name << " input " << i;
@@ -118,7 +118,7 @@ TEST(BackwardObserverTest, GradientsAreWhatBackwardStores) {
       ASSERT_TRUE(gi.defined()) << s.name << " input " << i;
       EXPECT_EQ(gi.shape(), input.shape()) << s.name << " input " << i;
       Tensor& sum_so_far =
-          input.is_leaf() ? to_leaf[input.impl().get()] : to_node[input.grad_fn().get()];
+          input.is_leaf() ? to_leaf[input.tensor().impl().get()] : to_node[input.grad_fn().get()];
       sum_so_far = sum_so_far.defined() ? sum_so_far + gi : gi;
     }
   }

@@ -15,8 +15,10 @@ namespace {
 // Prints the graph that produced `t`, one tensor a line, each op's inputs
 // indented below it. A tensor used by two ops is printed under both.
 // (Recursion is fine for a graph this small; backward() itself walks the
-// graph with an explicit stack.)
-void print_graph(const ag::Tensor& t, int depth = 0) {
+// graph with an explicit stack.) A node keeps of each input an ag::NodeInput,
+// which answers the same questions as a Tensor: one template prints both.
+template <typename TensorOrInput>
+void print_graph(const TensorOrInput& t, int depth = 0) {
   std::cout << std::string(2 * depth, ' ');
   if (t.is_leaf()) {
     std::cout << (t.name().empty() ? "(constant)" : t.name()) << " " << ag::shape_str(t.shape())
@@ -25,7 +27,7 @@ void print_graph(const ag::Tensor& t, int depth = 0) {
   }
   std::cout << t.grad_fn_name() << " -> " << ag::shape_str(t.shape())
             << (t.name().empty() ? "" : "  (" + t.name() + ")") << "\n";
-  for (const ag::Tensor& input : t.grad_fn()->inputs()) print_graph(input, depth + 1);
+  for (const ag::NodeInput& input : t.grad_fn()->inputs()) print_graph(input, depth + 1);
 }
 
 // x^3 as a hand-made op: the forward under NoGradGuard (so that the three

@@ -14,38 +14,56 @@
 
 namespace ag {
 
-// ---- Node ------------------------------------------------------------------------
+// ---- NodeInput and Node ------------------------------------------------------------
 
-Node::Node(std::string name, std::vector<Tensor> inputs, BackwardFn backward, Shape output_shape)
+NodeInput::NodeInput(const Tensor& input) {
+  if (!input.defined()) return;
+  const std::shared_ptr<TensorImpl>& impl = input.impl();
+  defined_ = true;
+  requires_grad_ = impl->requires_grad;
+  grad_fn_ = impl->grad_fn;
+  if (!grad_fn_) leaf_ = impl;
+  shape_ = impl->shape;
+  dtype_ = impl->dtype;
+  name_ = impl->name;
+  storage_ = impl->storage;
+  recorded_version_ = impl->storage->version();
+}
+
+std::string NodeInput::grad_fn_name() const {
+  return grad_fn_ ? grad_fn_->name() : std::string();
+}
+
+uint64_t NodeInput::version() const {
+  const std::shared_ptr<Storage> storage = storage_.lock();
+  return storage ? storage->version() : recorded_version_;
+}
+
+Node::Node(std::string name, const std::vector<Tensor>& inputs, BackwardFn backward,
+           Shape output_shape)
     : name_(std::move(name)),
-      inputs_(std::move(inputs)),
       backward_(std::move(backward)),
       output_shape_(std::move(output_shape)) {
-  input_versions_.reserve(inputs_.size());
-  for (const Tensor& input : inputs_)
-    input_versions_.push_back(input.defined() ? input.version() : 0);
+  inputs_.reserve(inputs.size());
+  for (const Tensor& input : inputs) inputs_.emplace_back(input);
 }
 
 // Destroying the last handle of a long chain would otherwise recurse once per
-// op (node -> input tensor -> its node -> ...) and overflow the stack. Instead
-// the input handles go onto a heap-allocated worklist and are dropped one at
-// a time. Dropping a handle that is the last one of its tensor, whose node
-// nobody else holds, first moves that node's inputs onto the worklist, so the
-// node dies with no inputs left: no recursion. The same tensor may sit on the
-// list several times (y * y holds y twice): the copies before the last are
-// plain drops, and the last one finds the tensor's count down to one.
+// op (node -> its input's node -> ...) and overflow the stack. Instead the
+// input nodes go onto a heap-allocated worklist and are dropped one at a
+// time; a node whose last handle is the worklist's first hands its own input
+// nodes to the list, so it dies with none left: no recursion.
 Node::~Node() {
-  std::vector<Tensor> worklist = std::move(inputs_);
+  std::vector<std::shared_ptr<Node>> worklist;
+  for (NodeInput& input : inputs_)
+    if (input.grad_fn_) worklist.push_back(std::move(input.grad_fn_));
   while (!worklist.empty()) {
-    Tensor input = std::move(worklist.back());
+    std::shared_ptr<Node> node = std::move(worklist.back());
     worklist.pop_back();
-    const std::shared_ptr<TensorImpl>& impl = input.impl();
-    if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1) {
-      const std::shared_ptr<Node> node = std::move(impl->grad_fn);
-      for (Tensor& t : node->inputs_) worklist.push_back(std::move(t));
-      node->inputs_.clear();
-      node->backward_ = nullptr;
-    }
+    if (node.use_count() != 1) continue;  // someone else still holds it
+    for (NodeInput& input : node->inputs_)
+      if (input.grad_fn_) worklist.push_back(std::move(input.grad_fn_));
+    node->backward_ = nullptr;
   }
 }
 
@@ -55,15 +73,15 @@ grads Node::apply(const Tensor& grad_output) {
                 " a second time, but its saved tensors were freed by the first backward; "
                 "call backward(grad, /*retain_graph=*/true) the first time");
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    const Tensor& input = inputs_[i];
-    if (!input.defined() || input.version() == input_versions_[i]) continue;
+    const NodeInput& input = inputs_[i];
+    if (!input.defined() || input.version() == input.recorded_version()) continue;
     const std::string& label = input.name();
     throw Error("backward: input " + std::to_string(i) + " of " + name_ + " (" +
                 (label.empty() ? std::string() : "'" + label + "', ") + "a " +
                 dtype_name(input.dtype()) + " tensor of shape " + shape_str(input.shape()) +
                 ") was modified in place after the forward (version " +
                 std::to_string(input.version()) + ", recorded at version " +
-                std::to_string(input_versions_[i]) +
+                std::to_string(input.recorded_version()) +
                 "): its gradient would use the new values. Run the forward again after "
                 "optimizer.step() or load_state_dict()");
   }
@@ -104,11 +122,11 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-void record(Tensor& out, const char* name, std::vector<Tensor> inputs, BackwardFn backward) {
+void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward) {
   if (!any_requires_grad(inputs)) return;
   TensorImpl& impl = *out.impl();
   impl.requires_grad = true;
-  impl.grad_fn = std::make_shared<Node>(name, std::move(inputs), std::move(backward), out.shape());
+  impl.grad_fn = std::make_shared<Node>(name, inputs, std::move(backward), out.shape());
 }
 
 // ---- accumulation ---------------------------------------------------------------
@@ -179,7 +197,7 @@ std::vector<Node*> topological_order(Node* root) {
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->inputs().size()) {
-      const Tensor& input = node->inputs()[next++];
+      const NodeInput& input = node->inputs()[next++];
       Node* child = input.defined() ? input.grad_fn().get() : nullptr;
       if (child && visited.insert(child).second) stack.emplace_back(child, 0);
     } else {
@@ -237,7 +255,7 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph,
     // Each gradient summed to its input's shape (and checked) first, so that
     // an observer sees them all before any is accumulated.
     for (size_t i = 0; i < input_grads.size(); ++i) {
-      const Tensor& input = node->inputs()[i];
+      const NodeInput& input = node->inputs()[i];
       if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) {
         input_grads[i] = Tensor();
         continue;
@@ -254,9 +272,9 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph,
     for (size_t i = 0; i < input_grads.size(); ++i) {
       if (!input_grads[i].defined()) continue;
       Tensor g = std::move(input_grads[i]);  // the engine's only handle, unless observed
-      const Tensor& input = node->inputs()[i];
+      const NodeInput& input = node->inputs()[i];
       if (input.is_leaf()) {
-        accumulate_into_leaf(*input.impl(), std::move(g));
+        accumulate_into_leaf(*input.tensor().impl(), std::move(g));
         continue;
       }
       Node* parent = input.grad_fn().get();

@@ -44,7 +44,7 @@ Tensor scalar_like(double value, const Tensor& t, const char* op) {
 struct NeedsGrad {
   bool a, b;
 };
-NeedsGrad needs_grad(const Tensor& a, const Tensor& b) {
+NeedsGrad which_need_grad(const Tensor& a, const Tensor& b) {
   return {a.requires_grad(), b.requires_grad()};
 }
 
@@ -53,26 +53,29 @@ NeedsGrad needs_grad(const Tensor& a, const Tensor& b) {
 // out = a + b  =>  dL/da = g, dL/db = g
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor out = arithmetic(a, b, "add", [](auto x, auto y) { return detail::wrapping_add(x, y); });
-  record(out, "AddBackward", {a, b}, [](const Tensor& g) { return grads{g, g}; });
+  if (needs_grad(a, b))
+    record(out, "AddBackward", {a, b}, [](const Tensor& g) { return grads{g, g}; });
   return out;
 }
 
 // out = a - b  =>  dL/da = g, dL/db = -g
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor out = arithmetic(a, b, "sub", [](auto x, auto y) { return detail::wrapping_sub(x, y); });
-  record(out, "SubBackward", {a, b}, [need_b = b.requires_grad()](const Tensor& g) {
-    return grads{g, need_b ? neg(g) : Tensor()};
-  });
+  if (needs_grad(a, b))
+    record(out, "SubBackward", {a, b}, [need_b = b.requires_grad()](const Tensor& g) {
+      return grads{g, need_b ? neg(g) : Tensor()};
+    });
   return out;
 }
 
 // out = a * b  =>  dL/da = g * b, dL/db = g * a
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = arithmetic(a, b, "mul", [](auto x, auto y) { return detail::wrapping_mul(x, y); });
-  record(out, "MulBackward", {a, b},
-         [a_ = a.detach(), b_ = b.detach(), need = needs_grad(a, b)](const Tensor& g) {
-           return grads{need.a ? mul(g, b_) : Tensor(), need.b ? mul(g, a_) : Tensor()};
-         });
+  if (needs_grad(a, b))
+    record(out, "MulBackward", {a, b},
+           [a_ = a.detach(), b_ = b.detach(), need = which_need_grad(a, b)](const Tensor& g) {
+             return grads{need.a ? mul(g, b_) : Tensor(), need.b ? mul(g, a_) : Tensor()};
+           });
   return out;
 }
 
@@ -91,11 +94,12 @@ Tensor div(const Tensor& a, const Tensor& b) {
     }
     return x / y;
   });
-  record(out, "DivBackward", {a, b},
-         [a_ = a.detach(), b_ = b.detach(), need = needs_grad(a, b)](const Tensor& g) {
-           return grads{need.a ? div(g, b_) : Tensor(),
-                        need.b ? neg(div(mul(g, a_), mul(b_, b_))) : Tensor()};
-         });
+  if (needs_grad(a, b))
+    record(out, "DivBackward", {a, b},
+           [a_ = a.detach(), b_ = b.detach(), need = which_need_grad(a, b)](const Tensor& g) {
+             return grads{need.a ? div(g, b_) : Tensor(),
+                          need.b ? neg(div(mul(g, a_), mul(b_, b_))) : Tensor()};
+           });
   return out;
 }
 
@@ -110,9 +114,10 @@ Tensor pow(const Tensor& base, double exponent) {
     return detail::map_unary<T, T>(base, base.dtype(),
                                    [&](T x) { return static_cast<T>(std::pow(x, exponent)); });
   });
-  record(out, "PowBackward", {base}, [x = base.detach(), exponent](const Tensor& g) {
-    return grads{mul(g, mul(scalar_like(exponent, x, "pow"), pow(x, exponent - 1.0)))};
-  });
+  if (needs_grad(base))
+    record(out, "PowBackward", {base}, [x = base.detach(), exponent](const Tensor& g) {
+      return grads{mul(g, mul(scalar_like(exponent, x, "pow"), pow(x, exponent - 1.0)))};
+    });
   return out;
 }
 
@@ -123,12 +128,13 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
            std::string("expected floating-point tensors, got ") + dtype_name(base.dtype()) + " " +
                shape_str(base.shape()) + " and " + shape_str(exponent.shape()));
   Tensor out = arithmetic(base, exponent, "pow", [](auto x, auto y) { return std::pow(x, y); });
-  record(out, "PowBackward", {base, exponent},
-         [x = base.detach(), y = exponent.detach(), o = out.detach()](const Tensor& g) {
-           const Tensor positive = gt(x, zeros_like(x));
-           const Tensor log_x = log(where(positive, x, 1.0));  // ln 1 = 0 off the domain
-           return grads{mul(g, mul(y, pow(x, sub(y, ones_like(y))))), mul(g, mul(o, log_x))};
-         });
+  if (needs_grad(base, exponent))
+    record(out, "PowBackward", {base, exponent},
+           [x = base.detach(), y = exponent.detach(), o = out.detach()](const Tensor& g) {
+             const Tensor positive = gt(x, zeros_like(x));
+             const Tensor log_x = log(where(positive, x, 1.0));  // ln 1 = 0 off the domain
+             return grads{mul(g, mul(y, pow(x, sub(y, ones_like(y))))), mul(g, mul(o, log_x))};
+           });
   return out;
 }
 
@@ -136,11 +142,12 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
 Tensor maximum(const Tensor& a, const Tensor& b) {
   // A NaN in either operand gives NaN, as in PyTorch (x != x only for NaN).
   Tensor out = arithmetic(a, b, "maximum", [](auto x, auto y) { return x >= y || x != x ? x : y; });
-  record(out, "MaximumBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
-    const Tensor a_wins = ge(a_, b_);
-    const Tensor zero = zeros_like(g);
-    return grads{where(a_wins, g, zero), where(a_wins, zero, g)};
-  });
+  if (needs_grad(a, b))
+    record(out, "MaximumBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
+      const Tensor a_wins = ge(a_, b_);
+      const Tensor zero = zeros_like(g);
+      return grads{where(a_wins, g, zero), where(a_wins, zero, g)};
+    });
   return out;
 }
 

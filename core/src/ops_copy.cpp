@@ -16,7 +16,7 @@ Tensor Tensor::clone() const {
   const Tensor& x = *this;
   Tensor out = detail::contiguous_copy(x);
   // y = x  =>  dL/dx = dL/dy
-  record(out, "CloneBackward", {x}, [](const Tensor& g) { return grads{g}; });
+  if (needs_grad(x)) record(out, "CloneBackward", {x}, [](const Tensor& g) { return grads{g}; });
   return out;
 }
 
@@ -33,7 +33,8 @@ Tensor Tensor::to(DType target) const {
   if (is_floating(dtype()) && is_floating(target)) {
     // y = cast(x)  =>  dL/dx = cast back(dL/dy)
     const DType source = dtype();
-    record(out, "ToCopyBackward", {x}, [source](const Tensor& g) { return grads{g.to(source)}; });
+    if (needs_grad(x))
+      record(out, "ToCopyBackward", {x}, [source](const Tensor& g) { return grads{g.to(source)}; });
   }
   return out;
 }

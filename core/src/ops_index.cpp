@@ -20,7 +20,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  Tensor out = empty(shape, a.dtype());
+  Tensor out = detail::empty_uninit(shape, a.dtype());  // every element is written below
   dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const bool* c = cond.data_ptr<bool>();
@@ -35,13 +35,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
         [&](const std::array<int64_t, 3>& off) { o[i++] = c[off[0]] ? pa[off[1]] : pb[off[2]]; });
   });
   // (an operand that needs no gradient, like the fill value of masked_fill, is skipped)
-  record(out, "WhereBackward", {a, b},
-         [cond_ = cond.detach(), need_a = a.requires_grad(),
-          need_b = b.requires_grad()](const Tensor& g) {
-           const Tensor zero = zeros({}, g.dtype());
-           return grads{need_a ? where(cond_, g, zero) : Tensor(),
-                        need_b ? where(cond_, zero, g) : Tensor()};
-         });
+  if (needs_grad(a, b))
+    record(out, "WhereBackward", {a, b},
+           [cond_ = cond.detach(), need_a = a.requires_grad(),
+            need_b = b.requires_grad()](const Tensor& g) {
+             const Tensor zero = zeros({}, g.dtype());
+             return grads{need_a ? where(cond_, g, zero) : Tensor(),
+                          need_b ? where(cond_, zero, g) : Tensor()};
+           });
   return out;
 }
 
@@ -148,7 +149,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     shape[d] += t.shape()[d];
   }
   shape_numel(shape, "cat");
-  Tensor out = empty(shape, first.dtype());
+  Tensor out = detail::empty_uninit(shape, first.dtype());  // the inputs tile it
   const Blocks b = blocks_around(shape, d);
   std::vector<int64_t> starts;  // where each input begins along dim
   int64_t start = 0;
@@ -158,19 +159,20 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                 b.inner);
     start += t.shape()[d];
   }
+  if (!needs_grad(tensors)) return out;
   std::vector<int64_t> sizes(tensors.size());
-  std::vector<bool> needs_grad(tensors.size());
+  std::vector<bool> wants_grad(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     sizes[i] = tensors[i].shape()[d];
-    needs_grad[i] = tensors[i].requires_grad();
+    wants_grad[i] = tensors[i].requires_grad();
   }
-  record(out, "CatBackward", tensors, [d, starts, sizes, needs_grad](const Tensor& g) {
+  record(out, "CatBackward", tensors, [d, starts, sizes, wants_grad](const Tensor& g) {
     // Made contiguous once, here: narrow() on a strided g (SumBackward's is a
     // broadcast view) would copy all of it per input, quadratic in the count.
     const Tensor gc = g.contiguous();
     grads result(sizes.size());
     for (size_t i = 0; i < sizes.size(); ++i)
-      if (needs_grad[i]) result[i] = narrow(gc, static_cast<int64_t>(d), starts[i], sizes[i]);
+      if (wants_grad[i]) result[i] = narrow(gc, static_cast<int64_t>(d), starts[i], sizes[i]);
     return result;
   });
   return out;
@@ -216,14 +218,15 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
                " (shape " + shape_str(x.shape()) + ")");
   Shape shape = x.shape();
   shape[d] = length;
-  Tensor out = empty(shape, x.dtype());
+  Tensor out = detail::empty_uninit(shape, x.dtype());  // copy_slices fills it
   const Blocks b = blocks_around(x.shape(), d);
   copy_slices(x.detach().contiguous(), n, start, out, length, 0, length, b.outer, b.inner);
-  record(out, "NarrowBackward", {x}, [in_shape = x.shape(), b, start, length](const Tensor& g) {
-    Tensor gx = zeros(in_shape, g.dtype());
-    copy_slices(g.contiguous(), length, 0, gx, b.n, start, length, b.outer, b.inner);
-    return grads{gx};
-  });
+  if (needs_grad(x))
+    record(out, "NarrowBackward", {x}, [in_shape = x.shape(), b, start, length](const Tensor& g) {
+      Tensor gx = zeros(in_shape, g.dtype());
+      copy_slices(g.contiguous(), length, 0, gx, b.n, start, length, b.outer, b.inner);
+      return grads{gx};
+    });
   return out;
 }
 
@@ -249,22 +252,24 @@ Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t
     for (int64_t k = 0; k < b.n; ++k)
       for (int64_t r = 0; r < counts[static_cast<size_t>(k)]; ++r)
         copy_rows(src, o * b.n + k, out, next++, 1, b.inner);
-  record(out, "RepeatInterleaveBackward", {x}, [in_shape = x.shape(), b, counts](const Tensor& g) {
-    const Tensor gc = g.contiguous();
-    Tensor gx = zeros(in_shape, g.dtype());
-    dispatch_floating(g.dtype(), "repeat_interleave", [&](auto tag) {
-      using T = decltype(tag);
-      const T* src = gc.data_ptr<T>();
-      T* dst = gx.data_ptr<T>();
-      for (int64_t o = 0; o < b.outer; ++o)
-        for (int64_t k = 0; k < b.n; ++k) {
-          T* row = dst + (o * b.n + k) * b.inner;
-          for (int64_t r = 0; r < counts[static_cast<size_t>(k)]; ++r, src += b.inner)
-            for (int64_t i = 0; i < b.inner; ++i) row[i] += src[i];
-        }
-    });
-    return grads{gx};
-  });
+  if (needs_grad(x))
+    record(out, "RepeatInterleaveBackward", {x},
+           [in_shape = x.shape(), b, counts](const Tensor& g) {
+             const Tensor gc = g.contiguous();
+             Tensor gx = zeros(in_shape, g.dtype());
+             dispatch_floating(g.dtype(), "repeat_interleave", [&](auto tag) {
+               using T = decltype(tag);
+               const T* src = gc.data_ptr<T>();
+               T* dst = gx.data_ptr<T>();
+               for (int64_t o = 0; o < b.outer; ++o)
+                 for (int64_t k = 0; k < b.n; ++k) {
+                   T* row = dst + (o * b.n + k) * b.inner;
+                   for (int64_t r = 0; r < counts[static_cast<size_t>(k)]; ++r, src += b.inner)
+                     for (int64_t i = 0; i < b.inner; ++i) row[i] += src[i];
+                 }
+             });
+             return grads{gx};
+           });
   return out;
 }
 
@@ -320,26 +325,27 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   const int64_t m = static_cast<int64_t>(idx.size());
   Shape shape = x.shape();
   shape[d] = m;
-  Tensor out = empty(shape, x.dtype());
+  Tensor out = detail::empty_uninit(shape, x.dtype());  // one row copied per index
   const Tensor src = x.detach().contiguous();
   for (int64_t o = 0; o < b.outer; ++o)
     for (int64_t i = 0; i < m; ++i)
       copy_rows(src, o * b.n + idx[static_cast<size_t>(i)], out, o * m + i, 1, b.inner);
-  record(out, "IndexSelectBackward", {x}, [in_shape = x.shape(), b, idx](const Tensor& g) {
-    const Tensor gc = g.contiguous();
-    Tensor gx = zeros(in_shape, g.dtype());
-    dispatch_floating(g.dtype(), "index_select", [&](auto tag) {
-      using T = decltype(tag);
-      const T* src = gc.data_ptr<T>();
-      T* dst = gx.data_ptr<T>();
-      for (int64_t o = 0; o < b.outer; ++o)
-        for (size_t i = 0; i < idx.size(); ++i, src += b.inner) {
-          T* row = dst + (o * b.n + idx[i]) * b.inner;
-          for (int64_t k = 0; k < b.inner; ++k) row[k] += src[k];
-        }
+  if (needs_grad(x))
+    record(out, "IndexSelectBackward", {x}, [in_shape = x.shape(), b, idx](const Tensor& g) {
+      const Tensor gc = g.contiguous();
+      Tensor gx = zeros(in_shape, g.dtype());
+      dispatch_floating(g.dtype(), "index_select", [&](auto tag) {
+        using T = decltype(tag);
+        const T* src = gc.data_ptr<T>();
+        T* dst = gx.data_ptr<T>();
+        for (int64_t o = 0; o < b.outer; ++o)
+          for (size_t i = 0; i < idx.size(); ++i, src += b.inner) {
+            T* row = dst + (o * b.n + idx[i]) * b.inner;
+            for (int64_t k = 0; k < b.inner; ++k) row[k] += src[k];
+          }
+      });
+      return grads{gx};
     });
-    return grads{gx};
-  });
   return out;
 }
 

@@ -51,7 +51,8 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   });
   Tensor out = mul(x.detach(), mask);
   // out = x * mask  =>  dL/dx = g * mask (the same mask: zero or 1/(1-p))
-  record(out, "DropoutBackward", {x}, [mask](const Tensor& g) { return grads{mul(g, mask)}; });
+  if (needs_grad(x))
+    record(out, "DropoutBackward", {x}, [mask](const Tensor& g) { return grads{mul(g, mask)}; });
   return out;
 }
 
@@ -70,11 +71,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
   const Tensor diff = input.detach() - target.detach();  // d = input - target
   Tensor loss = mean(diff * diff);                       // L = mean(d^2), 0-d
   // L = (1/n) sum d^2  =>  dL/dinput = g 2 d / n,  dL/dtarget = -g 2 d / n
-  record(loss, "MseLossBackward", {input, target},
-         [diff, n = static_cast<double>(input.numel())](const Tensor& g) {
-           const Tensor d_input = diff * (g * (2.0 / n));
-           return grads{d_input, neg(d_input)};
-         });
+  if (needs_grad(input, target))
+    record(loss, "MseLossBackward", {input, target},
+           [diff, n = static_cast<double>(input.numel())](const Tensor& g) {
+             const Tensor d_input = diff * (g * (2.0 / n));
+             return grads{d_input, neg(d_input)};
+           });
   return loss;
 }
 
@@ -119,21 +121,22 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
 
   // L = -(1/N) sum_n log p[n, t_n],  p = softmax(logits)
   //   =>  dL/dlogits[n, c] = g (p[n, c] - [c == t_n]) / N
-  record(loss, "CrossEntropyBackward", {logits}, [log_probs, t, N, C](const Tensor& g) {
-    Tensor d = empty(log_probs.shape(), log_probs.dtype());
-    dispatch_floating(d.dtype(), "cross_entropy", [&](auto tag) {
-      using T = decltype(tag);
-      const T scale = static_cast<T>(g.item() / static_cast<double>(N));
-      const T* lpp = log_probs.data_ptr<T>();
-      T* pd = d.data_ptr<T>();
-      for (int64_t n = 0; n < N; ++n) {
-        const int64_t target = t[static_cast<size_t>(n)];
-        for (int64_t c = 0; c < C; ++c)
-          pd[n * C + c] = scale * (std::exp(lpp[n * C + c]) - (c == target ? T(1) : T(0)));
-      }
+  if (needs_grad(logits))
+    record(loss, "CrossEntropyBackward", {logits}, [log_probs, t, N, C](const Tensor& g) {
+      Tensor d = empty(log_probs.shape(), log_probs.dtype());
+      dispatch_floating(d.dtype(), "cross_entropy", [&](auto tag) {
+        using T = decltype(tag);
+        const T scale = static_cast<T>(g.item() / static_cast<double>(N));
+        const T* lpp = log_probs.data_ptr<T>();
+        T* pd = d.data_ptr<T>();
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t target = t[static_cast<size_t>(n)];
+          for (int64_t c = 0; c < C; ++c)
+            pd[n * C + c] = scale * (std::exp(lpp[n * C + c]) - (c == target ? T(1) : T(0)));
+        }
+      });
+      return grads{d};
     });
-    return grads{d};
-  });
   return loss;
 }
 

@@ -26,6 +26,7 @@
 #include "attograd/autograd.h"
 #include "attograd/kernels/gemm.h"
 #include "attograd/ops.h"
+#include "elementwise.h"
 
 namespace ag {
 
@@ -117,8 +118,8 @@ Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
 }
 
 // c[b] = a[b] @ b[b] (+ c[b] when accumulate) for `batch` items. c is
-// contiguous with batch * M * N elements: fresh from empty() (zero-filled), or
-// holding what to accumulate onto (linear's bias).
+// contiguous with batch * M * N elements: fresh from empty_uninit() (the
+// kernel overwrites it), or holding what to accumulate onto (linear's bias).
 void run_gemm(int64_t batch, const Operand& a, const Operand& b, Tensor& c,
               bool accumulate = false) {
   kernels::GemmShape s;
@@ -142,8 +143,12 @@ void run_gemm(int64_t batch, const Operand& a, const Operand& b, Tensor& c,
     s.M *= s.batch;
     s.batch = 1;
   }
-  // Nothing to compute; with K = 0 the (zero-filled) C is already the answer.
-  if (s.batch == 0 || s.M == 0 || s.N == 0 || s.K == 0) return;
+  // Nothing to compute. With K = 0 the product is zero: C = 0 (an
+  // uninitialised C is replaced), or C itself when accumulating.
+  if (s.batch == 0 || s.M == 0 || s.N == 0 || s.K == 0) {
+    if (!accumulate) c = zeros(c.shape(), c.dtype());
+    return;
+  }
   dispatch_floating(c.dtype(), "gemm", [&](auto tag) {
     using T = decltype(tag);
     kernels::gemm(s, a.data.data_ptr<T>(), b.data.data_ptr<T>(), c.data_ptr<T>());
@@ -154,7 +159,7 @@ void run_gemm(int64_t batch, const Operand& a, const Operand& b, Tensor& c,
 // (whose elements are the batch's [M, N] results, one after the other).
 Tensor batched_product(int64_t batch, const Operand& a, const Operand& b, const Shape& shape,
                        DType dtype) {
-  Tensor c = empty(shape, dtype);
+  Tensor c = detail::empty_uninit(shape, dtype);
   run_gemm(batch, a, b, c);
   return c;
 }
@@ -171,7 +176,7 @@ Tensor summed_product(const Shape& batch_shape, const Operand& a, const Operand&
     Operand wide = a, tall = b;
     wide.cols *= batch;
     tall.rows *= batch;
-    Tensor c = empty(shape, dtype);
+    Tensor c = detail::empty_uninit(shape, dtype);
     run_gemm(1, wide, tall, c);
     return c;
   }
@@ -233,22 +238,23 @@ Tensor product(const Tensor& a, const Tensor& b, const char* node) {
   // out[b] = A[b] @ B[b]  [B, M, N]
   Tensor out = batched_product(shape_numel(batch_shape), describe_batched(a2, batch_shape),
                                describe_batched(b2, batch_shape), out_shape, a.dtype());
-  record(out, node, {a, b},
-         [a2, b2, batch_shape, a_shape = a.shape(), b_shape = b.shape(), need_a = a.requires_grad(),
-          need_b = b.requires_grad(), M, N](const Tensor& g) {
-           const Shape g_shape = with_matrix(batch_shape, M, N);
-           const Tensor g2 = g.shape() == g_shape ? g : reshape(g, g_shape);  // [B, M, N]
-           const Operand G = describe(g2, batch_shape.size());
-           const Operand A = describe_batched(a2, batch_shape);  // [B, M, K]
-           const Operand B = describe_batched(b2, batch_shape);  // [B, K, N]
-           // out = A B  =>  dA = G B^T  [B, M, N] @ [B, N, K] -> [B, M, K]
-           //                dB = A^T G  [B, K, M] @ [B, M, N] -> [B, K, N]
-           // (summed over the batch items where the operand was broadcast)
-           Tensor da, db;
-           if (need_a) da = operand_grad(a_shape, a2, batch_shape, G, transposed(B), g.dtype());
-           if (need_b) db = operand_grad(b_shape, b2, batch_shape, transposed(A), G, g.dtype());
-           return grads{da, db};
-         });
+  if (needs_grad(a, b))
+    record(out, node, {a, b},
+           [a2, b2, batch_shape, a_shape = a.shape(), b_shape = b.shape(),
+            need_a = a.requires_grad(), need_b = b.requires_grad(), M, N](const Tensor& g) {
+             const Shape g_shape = with_matrix(batch_shape, M, N);
+             const Tensor g2 = g.shape() == g_shape ? g : reshape(g, g_shape);  // [B, M, N]
+             const Operand G = describe(g2, batch_shape.size());
+             const Operand A = describe_batched(a2, batch_shape);  // [B, M, K]
+             const Operand B = describe_batched(b2, batch_shape);  // [B, K, N]
+             // out = A B  =>  dA = G B^T  [B, M, N] @ [B, N, K] -> [B, M, K]
+             //                dB = A^T G  [B, K, M] @ [B, M, N] -> [B, K, N]
+             // (summed over the batch items where the operand was broadcast)
+             Tensor da, db;
+             if (need_a) da = operand_grad(a_shape, a2, batch_shape, G, transposed(B), g.dtype());
+             if (need_b) db = operand_grad(b_shape, b2, batch_shape, transposed(A), G, g.dtype());
+             return grads{da, db};
+           });
   return out;
 }
 
@@ -323,7 +329,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // is ONE product, with no copy of x (when its rows merge) and none of W.
   const Operand X = describe(x.detach(), 0);
   const Operand Wt = transposed(describe(weight.detach(), 0));
-  Tensor y = empty(out_shape, x.dtype());
+  Tensor y = detail::empty_uninit(out_shape, x.dtype());  // bias rows or the product fill it
   if (bias.defined()) {
     // y = b in every row, then y += x W^T (the kernel's beta = 1).
     const Tensor b = bias.detach().contiguous();
@@ -336,26 +342,28 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   }
   run_gemm(1, X, Wt, y, /*accumulate=*/bias.defined());
 
-  record(y, "LinearBackward", {x, weight, bias},
-         [x_ = x.detach(), w_ = weight.detach(), need_x = x.requires_grad(),
-          need_w = weight.requires_grad(),
-          need_b = bias.defined() && bias.requires_grad()](const Tensor& g) {
-           const Operand G = describe(g, 0);  // [R, out]
-           // y = x W^T + b  =>  dx = G W    [R, out] @ [out, in] -> [R, in]
-           //                    dW = G^T x  [out, R] @ [R, in]   -> [out, in]
-           //                    db = sum_R G                      -> [out]
-           // dW sums over every row of every batch item: ONE product with K = R.
-           Tensor dx, dw, db;
-           if (need_x) dx = batched_product(1, G, describe(w_, 0), x_.shape(), g.dtype());
-           if (need_w)
-             dw = batched_product(1, transposed(G), describe(x_, 0), w_.shape(), g.dtype());
-           if (need_b) {
-             std::vector<int64_t> rows(static_cast<size_t>(g.dim() - 1));
-             for (size_t d = 0; d < rows.size(); ++d) rows[d] = static_cast<int64_t>(d);
-             db = rows.empty() ? g : sum(g, rows);
-           }
-           return grads{dx, dw, db};
-         });
+  if (needs_grad(x, weight, bias))
+
+    record(y, "LinearBackward", {x, weight, bias},
+           [x_ = x.detach(), w_ = weight.detach(), need_x = x.requires_grad(),
+            need_w = weight.requires_grad(),
+            need_b = bias.defined() && bias.requires_grad()](const Tensor& g) {
+             const Operand G = describe(g, 0);  // [R, out]
+             // y = x W^T + b  =>  dx = G W    [R, out] @ [out, in] -> [R, in]
+             //                    dW = G^T x  [out, R] @ [R, in]   -> [out, in]
+             //                    db = sum_R G                      -> [out]
+             // dW sums over every row of every batch item: ONE product with K = R.
+             Tensor dx, dw, db;
+             if (need_x) dx = batched_product(1, G, describe(w_, 0), x_.shape(), g.dtype());
+             if (need_w)
+               dw = batched_product(1, transposed(G), describe(x_, 0), w_.shape(), g.dtype());
+             if (need_b) {
+               std::vector<int64_t> rows(static_cast<size_t>(g.dim() - 1));
+               for (size_t d = 0; d < rows.size(); ++d) rows[d] = static_cast<int64_t>(d);
+               db = rows.empty() ? g : sum(g, rows);
+             }
+             return grads{dx, dw, db};
+           });
   return y;
 }
 

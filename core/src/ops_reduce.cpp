@@ -35,9 +35,10 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   const std::vector<bool> reduce = dims_mask(x, dims, "sum");
   Tensor y = detail::sum_dims(x, reduce, detail::reduced_shape(x.shape(), reduce, keepdim));
   const Shape kept_shape = detail::reduced_shape(x.shape(), reduce, /*keepdim=*/true);
-  record(y, "SumBackward", {x}, [in_shape = x.shape(), kept_shape](const Tensor& g) {
-    return grads{expand(reshape(g, kept_shape), in_shape)};
-  });
+  if (needs_grad(x))
+    record(y, "SumBackward", {x}, [in_shape = x.shape(), kept_shape](const Tensor& g) {
+      return grads{expand(reshape(g, kept_shape), in_shape)};
+    });
   return y;
 }
 
@@ -146,25 +147,27 @@ MaxResult max_with_indices(const Tensor& x, int64_t dim, bool keepdim) {
                           : keepdim    ? r.values.shape()
                                        : drop_dim(x.shape(), d);
   Tensor y = reshape(r.values, out_shape);
-  record(y, "MaxBackward", {x},
-         [in_shape = x.shape(), kept = r.values.shape(), indices = r.indices, d](const Tensor& g) {
-           // Scatter g into a zero tensor of x's shape at the recorded indices.
-           const Tensor gc = reshape(g, kept).contiguous();
-           Tensor gx = zeros(in_shape.empty() ? Shape{1} : in_shape, g.dtype());
-           const int64_t n = in_shape.empty() ? 1 : in_shape[static_cast<size_t>(d)];
-           const int64_t inner = shape_numel(Shape(kept.begin() + d + 1, kept.end()));
-           const int64_t outer = shape_numel(kept) / std::max<int64_t>(inner, 1);
-           dispatch_floating(g.dtype(), "max", [&](auto tag) {
-             using T = decltype(tag);
-             const T* src = gc.data_ptr<T>();
-             const int64_t* idx = indices.data_ptr<int64_t>();
-             T* dst = gx.data_ptr<T>();
-             for (int64_t o = 0; o < outer; ++o)
-               for (int64_t i = 0; i < inner; ++i)
-                 dst[o * n * inner + idx[o * inner + i] * inner + i] = src[o * inner + i];
-           });
-           return grads{reshape(gx, in_shape)};
-         });
+  if (needs_grad(x))
+    record(
+        y, "MaxBackward", {x},
+        [in_shape = x.shape(), kept = r.values.shape(), indices = r.indices, d](const Tensor& g) {
+          // Scatter g into a zero tensor of x's shape at the recorded indices.
+          const Tensor gc = reshape(g, kept).contiguous();
+          Tensor gx = zeros(in_shape.empty() ? Shape{1} : in_shape, g.dtype());
+          const int64_t n = in_shape.empty() ? 1 : in_shape[static_cast<size_t>(d)];
+          const int64_t inner = shape_numel(Shape(kept.begin() + d + 1, kept.end()));
+          const int64_t outer = shape_numel(kept) / std::max<int64_t>(inner, 1);
+          dispatch_floating(g.dtype(), "max", [&](auto tag) {
+            using T = decltype(tag);
+            const T* src = gc.data_ptr<T>();
+            const int64_t* idx = indices.data_ptr<int64_t>();
+            T* dst = gx.data_ptr<T>();
+            for (int64_t o = 0; o < outer; ++o)
+              for (int64_t i = 0; i < inner; ++i)
+                dst[o * n * inner + idx[o * inner + i] * inner + i] = src[o * inner + i];
+          });
+          return grads{reshape(gx, in_shape)};
+        });
   return {y, reshape(r.indices, out_shape)};
 }
 

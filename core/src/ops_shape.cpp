@@ -54,8 +54,9 @@ Tensor view_op(const Tensor& x, Shape shape, const char* op) {
   AG_CHECK(x.is_contiguous(), op,
            "input of shape " + shape_str(x.shape()) + " is not contiguous; use reshape");
   Tensor y = make_view(x, shape, contiguous_strides(shape), x.impl()->offset);
-  record(y, "ViewBackward", {x},
-         [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
+  if (needs_grad(x))
+    record(y, "ViewBackward", {x},
+           [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
   return y;
 }
 
@@ -96,8 +97,9 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   std::swap(shape[d0], shape[d1]);
   std::swap(strides[d0], strides[d1]);
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "TransposeBackward", {x},
-         [dim0, dim1](const Tensor& g) { return grads{transpose(g, dim0, dim1)}; });
+  if (needs_grad(x))
+    record(y, "TransposeBackward", {x},
+           [dim0, dim1](const Tensor& g) { return grads{transpose(g, dim0, dim1)}; });
   return y;
 }
 
@@ -118,8 +120,9 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
     strides[i] = x.strides()[static_cast<size_t>(d)];
   }
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "PermuteBackward", {x},
-         [inverse](const Tensor& g) { return grads{permute(g, inverse)}; });
+  if (needs_grad(x))
+    record(y, "PermuteBackward", {x},
+           [inverse](const Tensor& g) { return grads{permute(g, inverse)}; });
   return y;
 }
 
@@ -136,8 +139,9 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   shape.insert(shape.begin() + static_cast<long>(d), 1);
   strides.insert(strides.begin() + static_cast<long>(d), stride);
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "UnsqueezeBackward", {x},
-         [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
+  if (needs_grad(x))
+    record(y, "UnsqueezeBackward", {x},
+           [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
   return y;
 }
 
@@ -152,8 +156,9 @@ Tensor drop_dims(const Tensor& x, Keep keep) {
     strides.push_back(x.strides()[d]);
   }
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "SqueezeBackward", {x},
-         [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
+  if (needs_grad(x))
+    record(y, "SqueezeBackward", {x},
+           [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
   return y;
 }
 }  // namespace
@@ -193,7 +198,7 @@ Tensor expand(const Tensor& x, Shape shape) {
   }
   shape_numel(shape, "expand");
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
-  record(y, "ExpandBackward", {x}, [](const Tensor& g) { return grads{g}; });
+  if (needs_grad(x)) record(y, "ExpandBackward", {x}, [](const Tensor& g) { return grads{g}; });
   return y;
 }
 

@@ -116,8 +116,8 @@ void forward_block(const T* x, T* y, int64_t n, int64_t inner, std::vector<T>& m
 template <bool Log>
 Tensor forward(const Tensor& x, const Layout& l, const char* op) {
   const Tensor xc = x.contiguous();
-  Tensor y = empty(x.shape(), x.dtype());
-  if (l.n == 0) return y;  // empty rows: nothing to normalise
+  Tensor y = detail::empty_uninit(x.shape(), x.dtype());  // every row is written below
+  if (l.n == 0) return y;                                 // empty rows: nothing to normalise
   dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* px = xc.data_ptr<T>();
@@ -174,7 +174,7 @@ void backward_block(const T* y, const T* g, T* dx, int64_t n, int64_t inner,
 template <bool Log>
 Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* op) {
   const Tensor gc = g.contiguous();
-  Tensor dx = empty(y.shape(), y.dtype());
+  Tensor dx = detail::empty_uninit(y.shape(), y.dtype());  // every row is written below
   dispatch_floating(y.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* py = y.data_ptr<T>();
@@ -202,8 +202,10 @@ Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node
                dtype_name(x.dtype()) + " " + shape_str(x.shape()));
   const Layout l = layout_of(x.shape(), normalize_dim(dim, x.shape(), op));
   Tensor y = forward<Log>(x, l, op);
-  record(y, node, {x},
-         [y_ = y.detach(), l, op](const Tensor& g) { return grads{backward<Log>(y_, g, l, op)}; });
+  if (needs_grad(x))
+    record(y, node, {x}, [y_ = y.detach(), l, op](const Tensor& g) {
+      return grads{backward<Log>(y_, g, l, op)};
+    });
   return y;
 }
 
@@ -273,7 +275,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
                "); use a large negative number such as -1e6");
   const Tensor xc = x.detach().contiguous();
   const int64_t n = x.size(-1);
-  Tensor y = empty(x.shape(), x.dtype());
+  Tensor y = detail::empty_uninit(x.shape(), x.dtype());  // masked_forward_row writes every row
   const KeepRows rows = keep_rows(keep, x.shape());
   dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -293,23 +295,24 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
         },
         std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)));
   });
-  record(y, "MaskedSoftmaxBackward", {x},
-         // rows.data points into keep's storage: keep_ holds it alive.
-         [y_ = y.detach(), keep_ = keep.detach(), rows, zero_masked](const Tensor& g) {
-           const Tensor gc = g.contiguous();
-           const int64_t n = y_.size(-1);
-           Tensor dx = empty(y_.shape(), y_.dtype());
-           dispatch_floating(y_.dtype(), "masked_softmax", [&](auto tag) {
-             using T = decltype(tag);
-             for (size_t r = 0; r < rows.offset.size(); ++r) {
-               const int64_t at = static_cast<int64_t>(r) * n;
-               masked_backward_row<T>(y_.data_ptr<T>() + at, gc.data_ptr<T>() + at,
-                                      rows.data + rows.offset[r], rows.stride,
-                                      dx.data_ptr<T>() + at, n, zero_masked);
-             }
+  if (needs_grad(x))
+    record(y, "MaskedSoftmaxBackward", {x},
+           // rows.data points into keep's storage: keep_ holds it alive.
+           [y_ = y.detach(), keep_ = keep.detach(), rows, zero_masked](const Tensor& g) {
+             const Tensor gc = g.contiguous();
+             const int64_t n = y_.size(-1);
+             Tensor dx = empty(y_.shape(), y_.dtype());
+             dispatch_floating(y_.dtype(), "masked_softmax", [&](auto tag) {
+               using T = decltype(tag);
+               for (size_t r = 0; r < rows.offset.size(); ++r) {
+                 const int64_t at = static_cast<int64_t>(r) * n;
+                 masked_backward_row<T>(y_.data_ptr<T>() + at, gc.data_ptr<T>() + at,
+                                        rows.data + rows.offset[r], rows.stride,
+                                        dx.data_ptr<T>() + at, n, zero_masked);
+               }
+             });
+             return grads{dx};
            });
-           return grads{dx};
-         });
   return y;
 }
 

@@ -45,7 +45,7 @@ Tensor float_map_fast(const Tensor& x, const char* op,
                       void (*f32_kernel)(const float*, float*, int64_t), Fn fn) {
   if (!x.defined() || x.dtype() != kFloat32) return float_map(x, op, fn);
   const Tensor in = x.detach().contiguous();
-  Tensor y = empty(in.shape(), kFloat32);
+  Tensor y = detail::empty_uninit(in.shape(), kFloat32);
   f32_kernel(in.data_ptr<float>(), y.data_ptr<float>(), in.numel());
   return y;
 }
@@ -55,39 +55,43 @@ Tensor float_map_fast(const Tensor& x, const char* op,
 // y = -x  =>  dL/dx = -g
 Tensor neg(const Tensor& x) {
   Tensor y = signed_map(x, "neg", [](auto v) { return detail::wrapping_neg(v); });
-  record(y, "NegBackward", {x}, [](const Tensor& g) { return grads{neg(g)}; });
+  if (needs_grad(x)) record(y, "NegBackward", {x}, [](const Tensor& g) { return grads{neg(g)}; });
   return y;
 }
 
 // y = |x|  =>  dL/dx = g sign(x)   (0 at x = 0, as PyTorch; |INT64_MIN| wraps to itself)
 Tensor abs(const Tensor& x) {
   Tensor y = signed_map(x, "abs", [](auto v) { return v < 0 ? detail::wrapping_neg(v) : v; });
-  record(y, "AbsBackward", {x}, [x_ = x.detach()](const Tensor& g) {
-    const Tensor sign = float_map(x_, "abs", [](auto v) { return (v > 0) - (v < 0); });
-    return grads{mul(g, sign)};
-  });
+  if (needs_grad(x))
+    record(y, "AbsBackward", {x}, [x_ = x.detach()](const Tensor& g) {
+      const Tensor sign = float_map(x_, "abs", [](auto v) { return (v > 0) - (v < 0); });
+      return grads{mul(g, sign)};
+    });
   return y;
 }
 
 // y = e^x  =>  dL/dx = g y
 Tensor exp(const Tensor& x) {
   Tensor y = float_map_fast(x, "exp", detail::exp_f32, [](auto v) { return std::exp(v); });
-  record(y, "ExpBackward", {x}, [y_ = y.detach()](const Tensor& g) { return grads{mul(g, y_)}; });
+  if (needs_grad(x))
+    record(y, "ExpBackward", {x}, [y_ = y.detach()](const Tensor& g) { return grads{mul(g, y_)}; });
   return y;
 }
 
 // y = ln x  =>  dL/dx = g / x
 Tensor log(const Tensor& x) {
   Tensor y = float_map(x, "log", [](auto v) { return std::log(v); });
-  record(y, "LogBackward", {x}, [x_ = x.detach()](const Tensor& g) { return grads{div(g, x_)}; });
+  if (needs_grad(x))
+    record(y, "LogBackward", {x}, [x_ = x.detach()](const Tensor& g) { return grads{div(g, x_)}; });
   return y;
 }
 
 // y = tanh x  =>  dL/dx = g (1 - y^2)
 Tensor tanh(const Tensor& x) {
   Tensor y = float_map_fast(x, "tanh", detail::tanh_f32, [](auto v) { return std::tanh(v); });
-  record(y, "TanhBackward", {x},
-         [y_ = y.detach()](const Tensor& g) { return grads{mul(g, 1.0 - mul(y_, y_))}; });
+  if (needs_grad(x))
+    record(y, "TanhBackward", {x},
+           [y_ = y.detach()](const Tensor& g) { return grads{mul(g, 1.0 - mul(y_, y_))}; });
   return y;
 }
 
@@ -100,8 +104,9 @@ Tensor sigmoid(const Tensor& x) {
     const T e = std::exp(v);
     return e / (T(1) + e);
   });
-  record(y, "SigmoidBackward", {x},
-         [y_ = y.detach()](const Tensor& g) { return grads{mul(g, mul(y_, 1.0 - y_))}; });
+  if (needs_grad(x))
+    record(y, "SigmoidBackward", {x},
+           [y_ = y.detach()](const Tensor& g) { return grads{mul(g, mul(y_, 1.0 - y_))}; });
   return y;
 }
 
@@ -109,17 +114,19 @@ Tensor sigmoid(const Tensor& x) {
 Tensor relu(const Tensor& x) {
   // Written "v < 0 ? 0 : v" so NaN stays NaN, as in PyTorch.
   Tensor y = float_map(x, "relu", [](auto v) { return v < 0 ? decltype(v)(0) : v; });
-  record(y, "ReluBackward", {x}, [y_ = y.detach()](const Tensor& g) {
-    return grads{where(gt(y_, zeros_like(y_)), g, 0.0)};
-  });
+  if (needs_grad(x))
+    record(y, "ReluBackward", {x}, [y_ = y.detach()](const Tensor& g) {
+      return grads{where(gt(y_, zeros_like(y_)), g, 0.0)};
+    });
   return y;
 }
 
 // y = sqrt x  =>  dL/dx = g / (2 y)
 Tensor sqrt(const Tensor& x) {
   Tensor y = float_map(x, "sqrt", [](auto v) { return std::sqrt(v); });
-  record(y, "SqrtBackward", {x},
-         [y_ = y.detach()](const Tensor& g) { return grads{div(g, 2.0 * y_)}; });
+  if (needs_grad(x))
+    record(y, "SqrtBackward", {x},
+           [y_ = y.detach()](const Tensor& g) { return grads{div(g, 2.0 * y_)}; });
   return y;
 }
 

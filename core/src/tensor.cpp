@@ -108,18 +108,11 @@ bool broadcasts_to(const Shape& shape, const Shape& target) {
 
 // ---- storage ----------------------------------------------------------------
 
-Storage::Storage(size_t nbytes, const char* op) : nbytes_(nbytes) {
-  // calloc, not new + memset: large blocks come from the OS already zeroed,
-  // so a big fresh tensor costs no extra pass over memory. 64 spare bytes let
-  // us align the start for the SIMD kernels.
-  allocation_ = std::calloc(nbytes + 64, 1);
-  AG_CHECK(allocation_, op, "out of memory allocating " + std::to_string(nbytes) + " bytes");
-  const auto address = reinterpret_cast<uintptr_t>(allocation_);
-  data_ = reinterpret_cast<std::byte*>((address + 63) / 64 * 64);
-}
+Storage::Storage(size_t nbytes, const char* op, Init init)
+    : block_(detail::allocate(nbytes, init, op)), nbytes_(nbytes) {}
 
 Storage::~Storage() {
-  std::free(allocation_);
+  detail::deallocate(block_);
 }
 
 // ---- Tensor -------------------------------------------------------------------
@@ -269,11 +262,12 @@ const std::string& Tensor::name() const {
 // function the user called.
 namespace {
 
-Tensor make_tensor(Shape shape, DType dtype, const char* op) {
+// Init::None when the caller writes every element.
+Tensor make_tensor(Shape shape, DType dtype, const char* op, Init init = Init::Zero) {
   // Bytes fit in size_t: at most 2^60 elements of at most 8 bytes.
   const size_t nbytes = static_cast<size_t>(shape_numel(shape, op)) * dtype_size(dtype);
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(nbytes, op);
+  impl->storage = std::make_shared<Storage>(nbytes, op, init);
   impl->strides = contiguous_strides(shape);
   impl->shape = std::move(shape);
   impl->dtype = dtype;
@@ -283,7 +277,7 @@ Tensor make_tensor(Shape shape, DType dtype, const char* op) {
 // A tensor whose element i is convert(value_at(i)), written in place.
 template <typename ValueAt>
 Tensor make_filled(Shape shape, DType dtype, const char* op, ValueAt value_at) {
-  Tensor t = make_tensor(std::move(shape), dtype, op);
+  Tensor t = make_tensor(std::move(shape), dtype, op, Init::None);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data_ptr<T>();
@@ -294,7 +288,7 @@ Tensor make_filled(Shape shape, DType dtype, const char* op, ValueAt value_at) {
 }
 
 Tensor make_full(Shape shape, double value, DType dtype, const char* op) {
-  const Tensor t = make_tensor(std::move(shape), dtype, op);
+  const Tensor t = make_tensor(std::move(shape), dtype, op, Init::None);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     std::fill_n(t.data_ptr<T>(), t.numel(), detail::convert<T>(value, op));
@@ -306,6 +300,10 @@ Tensor make_full(Shape shape, double value, DType dtype, const char* op) {
 
 Tensor empty(Shape shape, DType dtype) {
   return make_tensor(std::move(shape), dtype, "empty");
+}
+
+Tensor detail::empty_uninit(Shape shape, DType dtype) {
+  return make_tensor(std::move(shape), dtype, "empty", Init::None);
 }
 
 Tensor full(Shape shape, double value, DType dtype) {

@@ -72,7 +72,7 @@ TEST_F(GraphUi, NodeListIsTheEnginesOrder) {
   }
   EXPECT_EQ(op_boxes, scene.steps().size());
   for (const auto& [node, step] : step_of) {
-    for (const Tensor& input : node->inputs()) {
+    for (const NodeInput& input : node->inputs()) {
       if (input.defined() && input.grad_fn()) {
         EXPECT_GT(step_of.at(input.grad_fn().get()), step);
       }
@@ -83,9 +83,9 @@ TEST_F(GraphUi, NodeListIsTheEnginesOrder) {
   std::map<const TensorImpl*, Tensor> sent;
   for (const ObservedStep& step : scene.steps())
     for (size_t i = 0; i < step.grad_inputs.size(); ++i) {
-      const Tensor& input = step.node->inputs()[i];
+      const NodeInput& input = step.node->inputs()[i];
       if (!input.is_leaf() || !step.grad_inputs[i].defined()) continue;
-      Tensor& total = sent[input.impl().get()];
+      Tensor& total = sent[input.tensor().impl().get()];
       total = total.defined() ? total + step.grad_inputs[i] : step.grad_inputs[i];
     }
   for (const char* leaf : {"Q", "K", "V"}) {

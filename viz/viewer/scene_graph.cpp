@@ -49,6 +49,11 @@ std::string tensor_label(const Tensor& t) {
   }
   return t.grad_fn() ? t.grad_fn_name() + " output" : std::string("tensor");
 }
+// The same for a node's input: a leaf is at hand; an op's output by its name.
+std::string tensor_label(const NodeInput& input) {
+  if (input.is_leaf()) return tensor_label(input.tensor());
+  return input.name().empty() ? input.grad_fn_name() + " output" : input.name();
+}
 
 // Axis names of a map from its size: the call's sizes differ (Tq = 3 rows
 // of queries, Tk = 5 keys, d = 4 features, v = 3 value features as columns).
@@ -129,10 +134,10 @@ void GraphScene::build_graph() {
     const Node* node = boxes_[b].node;
     if (node == nullptr) continue;
     for (size_t i = 0; i < node->inputs().size(); ++i) {
-      const Tensor& input = node->inputs()[i];
+      const NodeInput& input = node->inputs()[i];
       if (!input.defined()) continue;
       const Node* child = input.grad_fn().get();
-      const void* key = child ? static_cast<const void*>(child) : input.impl().get();
+      const void* key = child ? static_cast<const void*>(child) : input.tensor().impl().get();
       auto [it, inserted] = box_of.try_emplace(key, boxes_.size());
       if (inserted) {
         Box box;
@@ -141,7 +146,7 @@ void GraphScene::build_graph() {
         if (child) {
           box.output = tensor_label(input);  // what the node made: the edge's tensor
         } else {
-          box.tensor = input;
+          box.tensor = input.tensor();
         }
         box.step = child ? step_of.at(child) : -1;
         boxes_.push_back(box);
@@ -278,7 +283,7 @@ void GraphScene::draw_graph(ImVec2 size) {
     // The label sits 40% down the edge, where converging edges are still
     // apart: left of a node's first input, right of the others (inputs are
     // laid out left to right).
-    const Tensor& input = to.node->inputs()[e.input];
+    const NodeInput& input = to.node->inputs()[e.input];
     std::string label = tensor_label(input);
     label.append(" ").append(shape_str(input.shape()));
     const ImVec2 at(a.x + (b.x - a.x) * 0.4f, a.y + (b.y - a.y) * 0.4f - line / 2);
@@ -361,7 +366,7 @@ void GraphScene::draw_step() {
   map("graph/grad_out", title.str(), step.grad_output);
 
   for (size_t i = 0; i < step.grad_inputs.size(); ++i) {
-    const Tensor& input = node.inputs()[i];
+    const NodeInput& input = node.inputs()[i];
     const Tensor& g = step.grad_inputs[i];
     std::ostringstream line;
     line.precision(3);

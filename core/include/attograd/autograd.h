@@ -1,12 +1,19 @@
 // The reverse-mode autograd engine.
 //
-// Every differentiable op computes its output and then calls record(), with
-// the backward written as a lambda right below the forward:
+// Every differentiable op computes its output and then, when some input
+// needs a gradient, calls record() with the backward written as a lambda
+// right below the forward:
 //
 //   Tensor out = ...forward...;                       // out = a * b
-//   record(out, "MulBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
-//     return grads{g * b_, g * a_};                   // dL/da = g b, dL/db = g a
-//   });
+//   if (needs_grad(a, b))
+//     record(out, "MulBackward", {a, b}, [a_ = a.detach(), b_ = b.detach()](const Tensor& g) {
+//       return grads{g * b_, g * a_};                 // dL/da = g b, dL/db = g a
+//     });
+//
+// needs_grad() first, always: under NoGradGuard, or when no input requires
+// grad, nothing of the graph is built (no input list, no lambda, no detached
+// copies), which is most of an op's cost on small tensors. record() checks
+// again, so a call without the guard is still correct, only slower.
 //
 // Rules for backward lambdas:
 //  * return one gradient per input, in order; an undefined Tensor means "none";
@@ -18,6 +25,13 @@
 //
 // backward() sorts the graph topologically with an explicit stack (no
 // recursion: a chain of 100,000 ops is fine), then sweeps it in reverse.
+//
+// What a node keeps of its inputs (NodeInput): where each one's gradient goes
+// (the node that made it, or the leaf itself), its shape and dtype, and its
+// storage version; not an op output's values. Nodes therefore do not keep
+// their inputs' buffers alive (AddBackward holds neither a's nor b's): a
+// lambda that needs values captures exactly those. Leaves (tensors no op
+// made: parameters, inputs, constants such as a mask) are held whole.
 //
 // Saved values and in-place writes: a node remembers the storage version
 // (Storage::version) of each input when it is recorded. If an input's storage
@@ -52,16 +66,53 @@ namespace ag {
 using grads = std::vector<Tensor>;
 using BackwardFn = std::function<grads(const Tensor& grad_output)>;
 
+// What a node keeps of one input: enough to route its gradient and to check
+// it, read with the same names as Tensor's accessors.
+class NodeInput {
+ public:
+  NodeInput() = default;  // an undefined input (the None of an optional argument)
+  explicit NodeInput(const Tensor& input);
+
+  bool defined() const { return defined_; }
+  bool requires_grad() const { return requires_grad_; }
+  bool is_leaf() const { return defined_ && !grad_fn_; }
+  const std::shared_ptr<Node>& grad_fn() const { return grad_fn_; }  // null for a leaf
+  std::string grad_fn_name() const;                                  // "" for a leaf
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  const std::string& name() const { return name_; }
+  // The input itself when it is a leaf (shares storage and grad with it);
+  // undefined for an op's output, whose values the node does not keep.
+  Tensor tensor() const { return leaf_ ? Tensor(leaf_) : Tensor(); }
+  // The storage version now (the recorded one if the storage is gone: then
+  // nothing can have written it) and when the node was recorded.
+  uint64_t version() const;
+  uint64_t recorded_version() const { return recorded_version_; }
+
+ private:
+  friend class Node;  // ~Node takes grad_fn_ to free a long chain iteratively
+  bool defined_ = false;
+  bool requires_grad_ = false;
+  std::shared_ptr<Node> grad_fn_;     // the op that made it: where its gradient goes
+  std::shared_ptr<TensorImpl> leaf_;  // a leaf: whose grad() receives it
+  Shape shape_;
+  DType dtype_ = kFloat32;
+  std::string name_;
+  std::weak_ptr<Storage> storage_;  // weak: the node must not keep the buffer alive
+  uint64_t recorded_version_ = 0;
+};
+
 // One recorded op: what it consumed and how to send a gradient back.
 class Node {
  public:
-  Node(std::string name, std::vector<Tensor> inputs, BackwardFn backward, Shape output_shape);
+  Node(std::string name, const std::vector<Tensor>& inputs, BackwardFn backward,
+       Shape output_shape);
   ~Node();  // iterative: dropping a 100,000-op chain must not recurse
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
   const std::string& name() const { return name_; }
-  const std::vector<Tensor>& inputs() const { return inputs_; }
+  const std::vector<NodeInput>& inputs() const { return inputs_; }
   // The shape of the tensor this node made (viewers label the node with it).
   const Shape& output_shape() const { return output_shape_; }
 
@@ -73,8 +124,7 @@ class Node {
 
  private:
   std::string name_;
-  std::vector<Tensor> inputs_;
-  std::vector<uint64_t> input_versions_;  // each input's storage version when recorded
+  std::vector<NodeInput> inputs_;
   BackwardFn backward_;
   Shape output_shape_;
   bool released_ = false;
@@ -121,9 +171,27 @@ class NoGradGuard {
 // True when grad mode is on and some input requires grad: the op must record.
 bool any_requires_grad(const std::vector<Tensor>& inputs);
 
+namespace detail {
+inline bool requires_grad(const Tensor& t) {
+  return t.defined() && t.requires_grad();
+}
+inline bool requires_grad(const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts)
+    if (requires_grad(t)) return true;
+  return false;
+}
+}  // namespace detail
+
+// needs_grad(a, b, ...): the check before record() (see the top of this
+// file). Takes tensors (undefined ones allowed) and vectors of tensors.
+template <typename... Inputs>
+bool needs_grad(const Inputs&... inputs) {
+  return grad_mode_enabled() && (... || detail::requires_grad(inputs));
+}
+
 // Attaches a Node named `name` to `out` when any_requires_grad(inputs);
 // otherwise does nothing (and the lambda is dropped).
-void record(Tensor& out, const char* name, std::vector<Tensor> inputs, BackwardFn backward);
+void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward);
 
 // The one place a gradient meets its tensor: checks that `grad` has `shape`
 // or a shape `shape` broadcasts to, and sums the broadcast dims away.

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "attograd/allocator.h"
 #include "attograd/dtype.h"
 #include "attograd/error.h"
 #include "attograd/threads.h"  // set_num_threads, reachable from here as before
@@ -28,18 +29,19 @@ using Shape = std::vector<int64_t>;
 
 class Node;
 
-// Raw, 64-byte aligned bytes (aligned for the SIMD kernels).
+// Raw, 64-byte aligned bytes (aligned for the SIMD kernels), from the caching
+// allocator (allocator.h).
 class Storage {
  public:
-  // Zero-filled. The one place attograd allocates tensor memory: running out
-  // of it throws ag::Error ("op: out of memory allocating N bytes"), never
-  // std::bad_alloc.
-  explicit Storage(size_t nbytes, const char* op = "tensor");
+  // Zero-filled, unless Init::None (for ops whose kernels write every byte).
+  // The one place attograd allocates tensor memory: running out of it throws
+  // ag::Error ("op: out of memory allocating N bytes"), never std::bad_alloc.
+  explicit Storage(size_t nbytes, const char* op = "tensor", Init init = Init::Zero);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
-  std::byte* data() { return data_; }
-  const std::byte* data() const { return data_; }
+  std::byte* data() { return block_.data; }
+  const std::byte* data() const { return block_.data; }
   size_t nbytes() const { return nbytes_; }
 
   // The version counter (PyTorch's _version): every in-place write of these
@@ -49,8 +51,7 @@ class Storage {
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
-  void* allocation_;  // what calloc returned
-  std::byte* data_;   // allocation_ rounded up to 64 bytes
+  detail::Block block_;
   size_t nbytes_;
   std::atomic<uint64_t> version_{0};
 };
