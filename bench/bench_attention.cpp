@@ -1,5 +1,13 @@
-// Attention per call, forward and forward+backward, float32, one thread:
-// nn::DotProductAttention and nn::AdditiveAttention (attention.h) on
+// Attention per call, forward and forward+backward, float32, one thread
+// unless the name ends in /2threads:
+//   dot       nn::DotProductAttention, d2l's default (weights kept)
+//   dot_noweights  the same with need_weights = false (streamed, no T x T)
+//   additive  nn::AdditiveAttention
+//   sdpa      nn::functional::scaled_dot_product_attention (no weights asked:
+//             the streaming ag::flash_attention)
+//   sdpa_materialised  scaled_dot_product_attention_with_weights(...).output,
+//             the composed reference (scores and weights stored)
+// on the shapes
 //   toy      d2l's example: queries [2, 1, 20] (additive) or [2, 1, 2] (dot),
 //            keys [2, 10, 2], values [2, 10, 4], valid_lens [2, 6]
 //            (additive: key_size 2, query_size 20, num_hiddens 8)
@@ -11,13 +19,17 @@
 //
 // scripts/bench_attention_torch.py times the same cases with d2l's PyTorch
 // modules; scripts/bench_attention_compare.sh runs both and prints ratios.
+// Peak memory is measured apart, one call per process:
+// bench/bench_attention_memory.cpp and scripts/bench_attention_memory.sh.
 #include <benchmark/benchmark.h>
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attograd/attograd.h"
+#include "attograd/kernels/gemm.h"
 
 namespace {
 
@@ -28,7 +40,8 @@ struct Case {
   Tensor queries, keys, values, valid_lens;
   // One attention call on (queries, keys, values, valid_lens).
   std::function<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&)> attend;
-  std::shared_ptr<ag::nn::Module> module;  // keeps the module alive
+  std::shared_ptr<ag::nn::Module> module;  // keeps the module alive (when there is one)
+  int threads = 1;                         // ag::set_num_threads while it runs
 };
 
 Case make_case(const std::string& kind, const std::string& shape) {
@@ -55,18 +68,35 @@ Case make_case(const std::string& kind, const std::string& shape) {
       return (*m)(q, k, v, lens);
     };
     c.module = m;
-  } else {
+  } else if (kind == "dot" || kind == "dot_noweights") {
     auto m = std::make_shared<ag::nn::DotProductAttention>(0.1);
     m->eval();
+    m->need_weights = kind == "dot";
     c.attend = [m](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& lens) {
       return (*m)(q, k, v, lens);
     };
     c.module = m;
+  } else if (kind == "sdpa") {
+    c.attend = [](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
+      return ag::nn::functional::scaled_dot_product_attention(q, k, v);
+    };
+  } else {  // sdpa_materialised
+    c.attend = [](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
+      return ag::nn::functional::scaled_dot_product_attention_with_weights(q, k, v).output;
+    };
   }
   return c;
 }
 
+// Runs with c.threads threads, then puts the count back.
+struct Threads {
+  explicit Threads(int n) : previous(ag::get_num_threads()) { ag::set_num_threads(n); }
+  ~Threads() { ag::set_num_threads(previous); }
+  int previous;
+};
+
 void forward(benchmark::State& state, const Case& c) {
+  const Threads threads(c.threads);
   ag::NoGradGuard no_grad;
   for (auto _ : state) {
     Tensor out = c.attend(c.queries, c.keys, c.values, c.valid_lens);
@@ -75,11 +105,12 @@ void forward(benchmark::State& state, const Case& c) {
 }
 
 void forward_backward(benchmark::State& state, const Case& c) {
+  const Threads threads(c.threads);
   Tensor q = c.queries.clone().requires_grad_();
   Tensor k = c.keys.clone().requires_grad_();
   Tensor v = c.values.clone().requires_grad_();
   for (auto _ : state) {
-    c.module->zero_grad();
+    if (c.module) c.module->zero_grad();
     q.zero_grad();
     k.zero_grad();
     v.zero_grad();
@@ -95,12 +126,24 @@ int main(int argc, char** argv) {
   static std::vector<Case> cases;
   for (const char* kind : {"dot", "additive"})
     for (const char* shape : {"toy", "b8_t128", "b8_t512"}) cases.push_back(make_case(kind, shape));
-  for (const Case& c : cases) {
-    benchmark::RegisterBenchmark((c.name + "/forward").c_str(), forward, c)
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark((c.name + "/forward_backward").c_str(), forward_backward, c)
-        ->Unit(benchmark::kMicrosecond);
+  for (const char* kind : {"dot_noweights", "sdpa", "sdpa_materialised"})
+    cases.push_back(make_case(kind, "b8_t512"));
+  for (const char* kind : {"sdpa", "sdpa_materialised", "additive"}) {
+    cases.push_back(make_case(kind, "b8_t512"));
+    cases.back().threads = 2;
   }
+  for (const Case& c : cases) {
+    std::string suffix;  // "" or "/2threads" (appended: GCC 12 -Wrestrict on "a" + string)
+    if (c.threads != 1) suffix.append("/").append(std::to_string(c.threads)).append("threads");
+    benchmark::RegisterBenchmark((c.name + "/forward" + suffix).c_str(), forward, c)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((c.name + "/forward_backward" + suffix).c_str(), forward_backward,
+                                 c)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  benchmark::AddCustomContext("gemm_path", ag::kernels::gemm_path_name());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

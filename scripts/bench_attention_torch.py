@@ -1,16 +1,33 @@
 #!/usr/bin/python3
-"""PyTorch CPU timings of bench/bench_attention.cpp's cases, with d2l's
-modules (scripts/d2l_torch.py), float32, one thread (torch.set_num_threads(1)):
+"""PyTorch CPU timings of bench/bench_attention.cpp's cases, float32, one
+thread (torch.set_num_threads(1)) unless the name ends in /2threads:
 per-call microseconds of forward (under torch.no_grad()) and forward+backward
 (sum(out).backward() with q, k, v requiring grad).
+  dot, additive      d2l's modules (scripts/d2l_torch.py)
+  dot_noweights      the same as dot (PyTorch's d2l module always keeps them)
+  sdpa               the best scaled dot-product attention this torch has:
+                     torch.nn.functional.scaled_dot_product_attention (2.x),
+                     else the private _scaled_dot_product_attention (1.13),
+                     else softmax(q k^T * scale) v composed; the header says which
+  sdpa_materialised  the same as sdpa (the baseline of both attograd paths)
 
-Prints one line per case, "<kind>/<shape>/<forward|forward_backward> <us>",
-after a "# configuration" header. Run with /usr/bin/python3 (it has torch);
-ATEN_CPU_CAPABILITY=avx512 is set when the CPU has avx512f and the variable
-is not already set, and so is OPENBLAS_CORETYPE=SkylakeX: Debian's torch
-does its matrix products through the system BLAS (OpenBLAS 0.3.21), which
-misdetects AVX-512 CPUs and would otherwise run its generic kernel.
+Prints one line per case, "<kind>/<shape>/<forward|forward_backward>[/2threads] <us>",
+after "# ..." configuration lines. Run with /usr/bin/python3 (it has torch).
+
+The baseline runs at its best for this CPU whatever the environment says:
+on a CPU with avx512f, ATEN_CPU_CAPABILITY=avx512 and OPENBLAS_CORETYPE=SkylakeX
+are forced (not merely defaulted: a shell that exports OPENBLAS_CORETYPE=Haswell
+would otherwise slow PyTorch down), because Debian's torch does its matrix
+products through the system BLAS (OpenBLAS 0.3.21), which misdetects AVX-512
+CPUs and would otherwise run its generic kernel. ATTOGRAD_TORCH_KEEP_ENV=1
+keeps the environment's values instead (to measure a deliberately weaker baseline).
+
+  scripts/bench_attention_torch.py [REGEX]           timings
+  scripts/bench_attention_torch.py --memory MODE T   peak memory of one call
+      (MODE forward or forward_backward, B 8, d 64): prints "peak_mib <MiB>",
+      the growth of VmHWM (/proc/self/status) over the call
 """
+import math
 import os
 import re
 import sys
@@ -25,14 +42,39 @@ def has_avx512f():
         return False
 
 
-if has_avx512f():  # both must be set before torch (and its BLAS) load
-    os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
-    os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
+# Both must be set before torch (and its BLAS) load.
+if has_avx512f() and os.environ.get("ATTOGRAD_TORCH_KEEP_ENV") != "1":
+    os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
+    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
 
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import d2l_torch  # noqa: E402
+
+
+def best_sdpa():
+    """(name, fn(q, k, v) -> output): the fastest attention this torch offers."""
+    F = torch.nn.functional
+    if hasattr(F, "scaled_dot_product_attention"):
+        return "F.scaled_dot_product_attention", F.scaled_dot_product_attention
+    if hasattr(F, "_scaled_dot_product_attention"):
+        def private(q, k, v):
+            return F._scaled_dot_product_attention(q, k, v)[0]
+        return "F._scaled_dot_product_attention", private
+
+    def composed(q, k, v):
+        scale = 1.0 / math.sqrt(q.shape[-1])
+        return torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1) @ v
+    return "composed softmax(q k^T * scale) v", composed
+
+
+SDPA_NAME, SDPA = best_sdpa()
+
+
+class Sdpa(torch.nn.Module):
+    def forward(self, queries, keys, values, valid_lens=None):
+        return SDPA(queries, keys, values)
 
 
 def make_case(kind, shape):
@@ -50,10 +92,19 @@ def make_case(kind, shape):
     if additive:
         module = (d2l_torch.AdditiveAttention(2, 20, 8, 0.1) if shape == "toy"
                   else d2l_torch.AdditiveAttention(64, 64, 64, 0.1))
+    elif kind.startswith("sdpa"):
+        module = Sdpa()
     else:
         module = d2l_torch.DotProductAttention(0.1)
     module.eval()
     return module, queries, keys, values, valid_lens
+
+
+# (kind, shape, threads), in bench_attention.cpp's order
+CASES = ([(kind, shape, 1) for kind in ("dot", "additive")
+          for shape in ("toy", "b8_t128", "b8_t512")]
+         + [(kind, "b8_t512", 1) for kind in ("dot_noweights", "sdpa", "sdpa_materialised")]
+         + [(kind, "b8_t512", 2) for kind in ("sdpa", "sdpa_materialised", "additive")])
 
 
 def per_call_us(fn, min_block_seconds=0.2, blocks=5):
@@ -74,36 +125,59 @@ def per_call_us(fn, min_block_seconds=0.2, blocks=5):
     return times[len(times) // 2] * 1e6
 
 
+def peak_memory(mode, T):
+    """VmHWM growth (MiB) over one SDPA call on [8, T, 64] inputs."""
+    def hwm_kib():
+        with open("/proc/self/status") as f:
+            return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(8, T, 64, requires_grad=mode == "forward_backward")
+               for _ in range(3))
+    before = hwm_kib()
+    if mode == "forward":
+        with torch.no_grad():
+            out = SDPA(q, k, v)
+    else:
+        SDPA(q, k, v).sum().backward()
+    print(f"# torch {torch.__version__}, {SDPA_NAME}, {mode}, B 8, T {T}, d 64")
+    print(f"peak_mib {(hwm_kib() - before) / 1024:.1f}")
+
+
 def main():
-    torch.set_num_threads(1)
+    if len(sys.argv) == 4 and sys.argv[1] == "--memory":
+        torch.set_num_threads(1)
+        peak_memory(sys.argv[2], int(sys.argv[3]))
+        return
     capability = re.search(r"CPU capability usage: (\S+)", torch.__config__.show())
     blas = re.search(r"BLAS_INFO=([^,]+)", torch.__config__.show())
-    print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}, "
+    print(f"# torch {torch.__version__}, "
           f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', '(unset)')}, "
           f"CPU capability {capability.group(1) if capability else '?'}, "
           f"BLAS {blas.group(1) if blas else '?'}, "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    print(f"# sdpa = {SDPA_NAME}")
     only = sys.argv[1] if len(sys.argv) > 1 else ""
-    for kind in ("dot", "additive"):
-        for shape in ("toy", "b8_t128", "b8_t512"):
-            name = f"{kind}/{shape}"
-            if only and not re.search(only, name):
-                continue
-            module, q, k, v, lens = make_case(kind, shape)
+    for kind, shape, threads in CASES:
+        suffix = "" if threads == 1 else f"/{threads}threads"
+        name = f"{kind}/{shape}"
+        if only and not re.search(only, f"{name}/forward{suffix}"):
+            continue
+        torch.set_num_threads(threads)
+        module, q, k, v, lens = make_case(kind, shape)
 
-            def forward():
-                with torch.no_grad():
-                    module(q, k, v, lens)
+        def forward():
+            with torch.no_grad():
+                module(q, k, v, lens)
 
-            qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
 
-            def forward_backward():
-                module.zero_grad(set_to_none=True)
-                qg.grad = kg.grad = vg.grad = None
-                module(qg, kg, vg, lens).sum().backward()
+        def forward_backward():
+            module.zero_grad(set_to_none=True)
+            qg.grad = kg.grad = vg.grad = None
+            module(qg, kg, vg, lens).sum().backward()
 
-            print(f"{name}/forward {per_call_us(forward):.2f}", flush=True)
-            print(f"{name}/forward_backward {per_call_us(forward_backward):.2f}", flush=True)
+        print(f"{name}/forward{suffix} {per_call_us(forward):.2f}", flush=True)
+        print(f"{name}/forward_backward{suffix} {per_call_us(forward_backward):.2f}", flush=True)
 
 
 if __name__ == "__main__":

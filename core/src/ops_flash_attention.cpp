@@ -160,6 +160,35 @@ void mask_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64
   }
 }
 
+// Row max and row sum over 16 interleaved partial results: a plain loop
+// carries one dependency from element to element (the compiler may not
+// reorder float additions), 16 lanes are what SIMD registers hold, and GCC
+// vectorises this form on every target, WebAssembly's SIMD included.
+constexpr int64_t kLanes = 16;
+
+template <typename T>
+T row_max(const T* x, int64_t n) {
+  T lane[kLanes];
+  std::fill(lane, lane + kLanes, -std::numeric_limits<T>::infinity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] = std::max(lane[l], x[i + l]);
+  for (; i < n; ++i) lane[0] = std::max(lane[0], x[i]);
+  return *std::max_element(lane, lane + kLanes);
+}
+
+template <typename T>
+T row_sum(const T* x, int64_t n) {
+  T lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] += x[i + l];
+  for (; i < n; ++i) lane[0] += x[i];
+  T sum = 0;
+  for (const T part : lane) sum += part;
+  return sum;
+}
+
 // x[i] = exp(x[i] - shift) for i < n; exp(-inf) = 0.
 template <typename T>
 void exp_shifted(T* x, int64_t n, T shift) {
@@ -199,7 +228,7 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
     for (int64_t r = 0; r < rows; ++r) {
       T* row = s.data() + r * cols;
       // m' = max(m, rowmax S); a row with nothing seen yet stays at -inf, P = 0
-      const T m_new = std::max(m[r], *std::max_element(row, row + cols));
+      const T m_new = std::max(m[r], row_max(row, cols));
       if (m_new == -kInf) {
         std::fill(row, row + cols, T(0));
         continue;
@@ -207,9 +236,7 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
       // P = exp(S - m'); l = l e^(m - m') + rowsum P; O_i row *= e^(m - m')
       exp_shifted(row, cols, m_new);
       const T alpha = std::exp(m[r] - m_new);
-      T sum = 0;
-      for (int64_t c = 0; c < cols; ++c) sum += row[c];
-      l[r] = l[r] * alpha + sum;
+      l[r] = l[r] * alpha + row_sum(row, cols);
       if (alpha != T(1))
         for (int64_t e = 0; e < p.Ev; ++e) o[r * p.Ev + e] *= alpha;
       m[r] = m_new;
