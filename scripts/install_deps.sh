@@ -2,13 +2,22 @@
 # Installs the Debian/Ubuntu packages attograd needs, only those missing.
 #   scripts/install_deps.sh tests    compiler, CMake, GoogleTest, Google Benchmark, zlib, OpenBLAS, stb
 #   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, Xvfb
+#   scripts/install_deps.sh web      the first plus Emscripten, Node.js, Chromium (the browser
+#                                    viewer, scripts/web.sh, and its headless test)
+# Several groups may be named at once: scripts/install_deps.sh viewer web.
 # Runs apt-get directly as root, through sudo otherwise.
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libgtest-dev libbenchmark-dev zlib1g-dev libopenblas-dev libstb-dev)
-if [[ "${1:-tests}" == "viewer" ]]; then
-  packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core)
-fi
+for group in "${@:-tests}"; do
+  case "$group" in
+    tests) ;;
+    viewer) packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core) ;;
+    # dpkg-dev unpacks the imgui and zlib source packages web.sh fetches.
+    web) packages+=(emscripten nodejs chromium dpkg-dev fonts-dejavu-core) ;;
+    *) echo "install_deps.sh: unknown group '$group' (tests, viewer, web)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,21 +7,29 @@
 // nested in a region, or from a second thread while a region runs — runs
 // serially on its own thread, so at most get_num_threads() pool threads plus
 // the callers' own threads ever compute at once.
-#include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
+//
+// Without threads (ATTOGRAD_HAS_THREADS == 0, WebAssembly) there is no pool:
+// parallel_for runs the whole loop on the caller, and set_num_threads only
+// checks its argument.
 #include <string>
-#include <system_error>
-#include <thread>
-#include <vector>
 
 #include "attograd/error.h"
 #include "attograd/threads.h"
 #include "parallel.h"
 
+#if ATTOGRAD_HAS_THREADS
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+#endif
+
 namespace ag {
+#if ATTOGRAD_HAS_THREADS
 namespace {
 
 using LoopBody = std::function<void(int64_t, int64_t)>;
@@ -146,6 +154,7 @@ ThreadPool& pool() {
 }
 
 }  // namespace
+#endif  // ATTOGRAD_HAS_THREADS
 
 void set_num_threads(int n) {
   AG_CHECK(n >= 1, "set_num_threads", "expected at least 1 thread, got " + std::to_string(n));
@@ -154,8 +163,26 @@ void set_num_threads(int n) {
   AG_CHECK(
       n <= kMaxThreads, "set_num_threads",
       "expected at most " + std::to_string(kMaxThreads) + " threads, got " + std::to_string(n));
+#if ATTOGRAD_HAS_THREADS
   g_num_threads.store(n);
+#endif
 }
+
+#if !ATTOGRAD_HAS_THREADS
+
+int get_num_threads() {
+  return 1;
+}
+
+namespace detail {
+
+void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t) {
+  if (n > 0) fn(0, n);
+}
+
+}  // namespace detail
+
+#else
 
 int get_num_threads() {
   const int n = g_num_threads.load();
@@ -188,4 +215,6 @@ void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, in
 }
 
 }  // namespace detail
+
+#endif  // ATTOGRAD_HAS_THREADS
 }  // namespace ag

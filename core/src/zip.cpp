@@ -53,6 +53,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <set>
 
@@ -60,7 +61,9 @@
 
 namespace ag::zip {
 
-static_assert(sizeof(size_t) >= sizeof(uint64_t), "the zip reader assumes 64-bit sizes");
+// Offsets and sizes are read as 64-bit numbers and checked against the
+// archive's size (a size_t) before use; only an entry's inflated size can
+// exceed it, which read_directory checks where size_t is narrower (wasm32).
 
 namespace {
 
@@ -338,6 +341,11 @@ std::vector<Entry> read_directory(const uint8_t* data, size_t size, const std::s
       fail(entry_where, "stored entry with different compressed (" +
                             std::to_string(e.compressed_size) + ") and uncompressed (" +
                             std::to_string(e.size) + ") sizes");
+    if constexpr (sizeof(size_t) < sizeof(uint64_t)) {
+      if (e.size > std::numeric_limits<size_t>::max())
+        fail(entry_where, "inflates to " + std::to_string(e.size) +
+                              " bytes, more than a 32-bit build can address");
+    }
     if (e.method == kDeflated && e.size / kMaxDeflateRatio > e.compressed_size)
       fail(entry_where, "declares " + std::to_string(e.size) + " bytes inflated from " +
                             std::to_string(e.compressed_size) + ", more than deflate can produce");
@@ -364,7 +372,7 @@ std::span<const uint8_t> extract(const uint8_t* data, const Entry& entry,
   const std::string entry_where = where + ": " + entry_label(entry.name);
   std::span<const uint8_t> bytes;
   if (entry.method == kStored) {
-    bytes = {data + entry.data_offset, entry.size};
+    bytes = {data + entry.data_offset, static_cast<size_t>(entry.size)};
   } else {
     inflate_exact(data + entry.data_offset, entry.compressed_size, entry.size, inflated,
                   entry_where);

@@ -88,7 +88,10 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
   }
   // Copy in place, which cannot fail: optimizers holding these parameters see
   // the new values, and graphs recorded before see the version change.
-  for (const auto& [target, source] : copies) {
+  // (Named references, not structured bindings: lambdas may capture those
+  // only since clang 16, and the WebAssembly build uses clang 14.)
+  for (const auto& copy : copies) {
+    const Tensor &target = copy.first, &source = copy.second;
     dispatch_floating(target.dtype(), op.c_str(), [&](auto tag) {
       using T = decltype(tag);
       std::copy_n(source.data_ptr<T>(), source.numel(), target.data_ptr<T>());

@@ -53,6 +53,45 @@ std::string rgb_str(viz::Rgb c) {
   return out.str();
 }
 
+// The command that runs the viewer on `scene` and leaves screen.png,
+// layout.txt and inputs.npz in `dir`. test_web_viewer (ATTOGRAD_WEB_SITE
+// defined) runs the browser build instead: the same options as URL parameters
+// (options.h), in headless Chromium, through tests/web/drive.js.
+std::string viewer_command(const std::string& scene, int frames,
+                           const std::vector<std::string>& extra,
+                           const std::filesystem::path& dir) {
+  const std::string layout = (dir / "layout.txt").string(),
+                    inputs = (dir / "inputs.npz").string();
+  std::ostringstream line;
+#ifdef ATTOGRAD_WEB_SITE
+  std::ostringstream query;
+  query << "scene=" << scene << "&frames=" << frames
+        << "&layout=/tmp/layout.txt&dump-inputs=/tmp/inputs.npz";
+  line << "node " << quote(ATTOGRAD_WEB_DRIVER) << " --site " << quote(ATTOGRAD_WEB_SITE)
+       << " --out " << quote(dir.string()) << " --fetch " << quote("/tmp/layout.txt=" + layout)
+       << " --fetch " << quote("/tmp/inputs.npz=" + inputs);
+  for (size_t i = 0; i < extra.size(); ++i) {
+    const std::string key = extra[i].substr(2);  // "--size" -> "size"
+    const bool has_value = i + 1 < extra.size() && extra[i + 1].rfind("--", 0) != 0;
+    if (key == "open" || key == "size") {
+      // The page fetches the file from drive.js's server; the browser's
+      // window takes the size.
+      line << (key == "open" ? " --upload " : " --size ") << quote(extra[++i]);
+    } else {
+      query << "&" << key;
+      if (has_value) query << "=" << extra[++i];
+    }
+  }
+  line << " --query " << quote(query.str());
+#else
+  line << quote(ATTOGRAD_VIEWER_PATH) << " --scene " << quote(scene) << " --frames " << frames
+       << " --screenshot " << quote((dir / "screen.png").string()) << " --layout " << quote(layout) << " --dump-inputs "
+       << quote(inputs);
+  for (const std::string& arg : extra) line << " " << quote(arg);
+#endif
+  return line.str();
+}
+
 }  // namespace
 
 SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::string>& extra) {
@@ -62,13 +101,8 @@ SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::
   std::filesystem::create_directories(dir);
   const std::string png = (dir / "screen.png").string(), layout = (dir / "layout.txt").string(),
                     inputs = (dir / "inputs.npz").string(), log = (dir / "output.txt").string();
-  std::ostringstream line;
-  line << quote(ATTOGRAD_VIEWER_PATH) << " --scene " << quote(scene) << " --frames " << frames
-       << " --screenshot " << quote(png) << " --layout " << quote(layout) << " --dump-inputs "
-       << quote(inputs);
-  for (const std::string& arg : extra) line << " " << quote(arg);
-  line << " >" << quote(log) << " 2>&1";
-  const std::string command = line.str();
+  std::string command = viewer_command(scene, frames, extra, dir);
+  command.append(" >").append(quote(log)).append(" 2>&1");
   SceneRun run;
   const int status = std::system(command.c_str());
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -14,6 +14,8 @@ const CpuFeatures& cpu_features() {
 #elif defined(__aarch64__)
     f.neon = true;
 #endif
+    // Anywhere else (WebAssembly included) no flag is set: the scalar kernel
+    // runs, vectorised by the compiler where the target has SIMD (-msimd128).
     return f;
   }();
   return features;

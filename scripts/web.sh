@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The viewer in a web page: attograd and attograd-viewer compiled to
+# WebAssembly with Emscripten, served on 127.0.0.1.
+#   scripts/web.sh                 build into build-web/, then serve it (Ctrl-C stops)
+#   scripts/web.sh --build-only    build only (the test, tests/web/run.sh, uses this)
+#   options: --build-dir DIR (default build-web), --port N (default 8000)
+# Installs missing Debian packages first (install_deps.sh web). Dear ImGui's
+# and zlib's sources come from Debian's source packages (apt-get source, into
+# DIR/deps; a deb-src entry is added to apt's sources if there is none).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build-web
+port=8000
+serve=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-only) serve=0 ;;
+    --build-dir) build="$2"; shift ;;
+    --port) port="$2"; shift ;;
+    *) echo "usage: scripts/web.sh [--build-only] [--build-dir DIR] [--port N]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+scripts/install_deps.sh web
+# Debian's Emscripten runs its JavaScript tools with Debian's node modules.
+export NODE_PATH=/usr/share/nodejs
+
+# ---- sources of Dear ImGui and zlib (Debian ships them compiled for the host only)
+deps="$build/deps"
+mkdir -p "$deps"
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+if ! ls "$deps"/imgui-*/imgui.cpp "$deps"/zlib-*/inflate.c >/dev/null 2>&1; then
+  if ! apt-cache showsrc imgui 2>/dev/null | grep -q '^Package: imgui'; then
+    # shellcheck source=/dev/null
+    . /etc/os-release
+    case "$ID" in
+      debian) uri=http://deb.debian.org/debian; components=main ;;
+      ubuntu) uri=http://archive.ubuntu.com/ubuntu; components="main universe" ;;
+      *) echo "web.sh: add a deb-src line for $ID to apt's sources (for apt-get source imgui)" >&2; exit 1 ;;
+    esac
+    echo "attograd: adding deb-src $uri $VERSION_CODENAME $components (for apt-get source)"
+    printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: %s\nSigned-By: /usr/share/keyrings/%s-archive-keyring.gpg\n' \
+      "$uri" "$VERSION_CODENAME" "$components" "$ID" | $sudo tee /etc/apt/sources.list.d/attograd-deb-src.sources >/dev/null
+    $sudo apt-get update -qq
+  fi
+  (cd "$deps" && apt-get source -qq imgui zlib 2>&1 | grep -v "unsandboxed as root" || true)
+fi
+imgui_dir=$(ls -d "$PWD/$deps"/imgui-*/ | head -1)
+zlib_dir=$(ls -d "$PWD/$deps"/zlib-*/ | head -1)
+[[ -f "$imgui_dir/imgui.cpp" && -f "$zlib_dir/inflate.c" ]] || { echo "web.sh: apt-get source imgui zlib failed" >&2; exit 1; }
+
+# ---- the WebAssembly build: the libraries and the viewer, nothing else
+emcmake cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DATTOGRAD_BUILD_TESTS=OFF -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF \
+  -DATTOGRAD_BUILD_TUTORIALS=OFF -DIMGUI_SOURCE_DIR="$imgui_dir" -DZLIB_SOURCE_DIR="$zlib_dir" >/dev/null
+cmake --build "$build" --target attograd-viewer -j "$(nproc)"
+echo "attograd: built $build/index.html, attograd-viewer.js ($(stat -c %s "$build/attograd-viewer.js") bytes)," \
+     "attograd-viewer.wasm ($(stat -c %s "$build/attograd-viewer.wasm") bytes)"
+
+[[ $serve -eq 1 ]] && exec node web/serve.js "$build" "$port"
+exit 0
