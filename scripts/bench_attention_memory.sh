@@ -17,7 +17,7 @@ build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTOGRAD_BUILD_VIEWER=OFF >/dev/null
 cmake --build "$build" --target bench_attention_memory >/dev/null
 peak() { "$@" | awk '/^peak_mib/ { print $2 }'; }
-/usr/bin/python3 scripts/bench_attention_torch.py --memory forward 64 | head -1
+/usr/bin/python3 scripts/bench_attention_torch.py --memory forward 64 | sed -n 1p
 printf '%-24s %14s %16s %12s %14s  %s\n' case "streamed MiB" "materialised MiB" "torch MiB" "streamed/torch" target
 for spec in "forward 4096 0.1" "forward_backward 1024 0.5"; do
   set -- $spec
