@@ -60,6 +60,7 @@ struct Avx2Kernel {
   using V = typename Vec<T>::V;
   static constexpr int kVecs = 2;
   static constexpr int kNR = kVecs * Vec<T>::kLanes;
+  static constexpr int kColumnStep = kNR;  // reads all kNR columns of a sliver
 
   AG_AVX2 static void micro_kernel(const MicroTile<T>& t) {
     const T* row[kMR];  // rows past m repeat the last real row (read, never stored)

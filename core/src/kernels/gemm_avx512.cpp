@@ -14,7 +14,20 @@
 // or 6 FMAs, so the loads never become the bottleneck. That leaves 8 registers
 // for the 4 B vectors and a broadcast.
 //
-// Only this function is compiled for AVX-512 (a target attribute, not a
+// The edges of C (the last rows when M is not a multiple of 6, the last
+// columns when N is not a multiple of 64) get the same loop with fewer rows
+// and vectors, chosen from a table of R x Vs instantiations, and masked
+// loads and stores for the last, partial vector of a row: an edge tile costs
+// what its size says and is written straight into C.
+//
+// Why gemm_avx2.cpp and gemm_neon.cpp do not share this body: AVX2 has no
+// mask registers and NEON no masked stores, so they keep one full-size tile
+// and store edge tiles through a buffer. What the three have in common is
+// the k loop, and sharing it safely under per-target attributes would mean a
+// header template instantiated in each file's anonymous namespace under a
+// different attribute macro: more machinery than the twenty lines it saves.
+//
+// Only these functions are compiled for AVX-512 (a target attribute, not a
 // per-file flag): the driver and any inline library code it pulls in stay
 // baseline x86-64, so nothing AVX-512 can leak into code a non-AVX-512 CPU
 // runs. gemm.cpp calls it only when the CPU reports avx512f.
@@ -37,10 +50,15 @@ struct Vec;
 template <>
 struct Vec<float> {
   using V = __m512;
+  using Mask = __mmask16;
   static constexpr int kLanes = 16;
   AG_AVX512_INLINE static V zero() { return _mm512_setzero_ps(); }
   AG_AVX512_INLINE static V load(const float* p) { return _mm512_loadu_ps(p); }
   AG_AVX512_INLINE static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // The first n lanes (1 <= n <= kLanes); loads leave the others 0, stores skip them.
+  AG_AVX512_INLINE static Mask first(int n) { return static_cast<Mask>((1u << n) - 1); }
+  AG_AVX512_INLINE static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  AG_AVX512_INLINE static void store(float* p, Mask m, V v) { _mm512_mask_storeu_ps(p, m, v); }
   AG_AVX512_INLINE static V broadcast(float x) { return _mm512_set1_ps(x); }
   AG_AVX512_INLINE static V add(V x, V y) { return _mm512_add_ps(x, y); }
   AG_AVX512_INLINE static V fma(V x, V y, V acc) { return _mm512_fmadd_ps(x, y, acc); }
@@ -49,10 +67,14 @@ struct Vec<float> {
 template <>
 struct Vec<double> {
   using V = __m512d;
+  using Mask = __mmask8;
   static constexpr int kLanes = 8;
   AG_AVX512_INLINE static V zero() { return _mm512_setzero_pd(); }
   AG_AVX512_INLINE static V load(const double* p) { return _mm512_loadu_pd(p); }
   AG_AVX512_INLINE static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
+  AG_AVX512_INLINE static Mask first(int n) { return static_cast<Mask>((1u << n) - 1); }
+  AG_AVX512_INLINE static V load(const double* p, Mask m) { return _mm512_maskz_loadu_pd(m, p); }
+  AG_AVX512_INLINE static void store(double* p, Mask m, V v) { _mm512_mask_storeu_pd(p, m, v); }
   AG_AVX512_INLINE static V broadcast(double x) { return _mm512_set1_pd(x); }
   AG_AVX512_INLINE static V add(V x, V y) { return _mm512_add_pd(x, y); }
   AG_AVX512_INLINE static V fma(V x, V y, V acc) { return _mm512_fmadd_pd(x, y, acc); }
@@ -63,51 +85,69 @@ struct Avx512Kernel {
   using T = Scalar;
   using V = typename Vec<T>::V;
   static constexpr int kVecs = 4;
-  static constexpr int kNR = kVecs * Vec<T>::kLanes;
+  static constexpr int kLanes = Vec<T>::kLanes;
+  static constexpr int kNR = kVecs * kLanes;
+  static constexpr int kColumnStep = kLanes;  // narrow tiles read whole vectors of B
 
-  AG_AVX512 static void micro_kernel(const MicroTile<T>& t) {
-    const T* row[kMR];  // rows past m repeat the last real row (read, never stored)
+  // C[0:m, 0:n] (+)= the tile, for m == R and n in ((Vs - 1) * kLanes, Vs * kLanes].
+  template <int R, int Vs>
+  AG_AVX512 static void tile(const MicroTile<T>& t) {
+    const T* row[R];
 #pragma GCC unroll 6
-    for (int i = 0; i < kMR; ++i) row[i] = t.a + std::min(i, t.m - 1) * t.a_rs;
+    for (int i = 0; i < R; ++i) row[i] = t.a + i * t.a_rs;
 
-    V acc[kMR][kVecs];
+    V acc[R][Vs];
 #pragma GCC unroll 6
-    for (int i = 0; i < kMR; ++i) {
+    for (int i = 0; i < R; ++i) {
 #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) acc[i][v] = Vec<T>::zero();
+      for (int v = 0; v < Vs; ++v) acc[i][v] = Vec<T>::zero();
     }
 
     const T* b = t.b;
     for (int64_t k = 0, ak = 0; k < t.kc; ++k, ak += t.a_cs, b += t.b_ks) {
-      V bk[kVecs];
+      V bk[Vs];
 #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) bk[v] = Vec<T>::load(b + v * Vec<T>::kLanes);
+      for (int v = 0; v < Vs; ++v) bk[v] = Vec<T>::load(b + v * kLanes);
 #pragma GCC unroll 6
-      for (int i = 0; i < kMR; ++i) {
+      for (int i = 0; i < R; ++i) {
         const V a = Vec<T>::broadcast(row[i][ak]);
 #pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v) acc[i][v] = Vec<T>::fma(a, bk[v], acc[i][v]);
+        for (int v = 0; v < Vs; ++v) acc[i][v] = Vec<T>::fma(a, bk[v], acc[i][v]);
       }
     }
 
-    if (t.m == kMR && t.n == kNR) {  // a whole tile: straight to C
+    // The last vector of each row holds `last` columns of C (all kLanes but at the right edge).
+    const auto last = Vec<T>::first(t.n - (Vs - 1) * kLanes);
 #pragma GCC unroll 6
-      for (int i = 0; i < kMR; ++i) {
+    for (int i = 0; i < R; ++i) {
 #pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v) {
-          T* c = t.c + i * t.ldc + v * Vec<T>::kLanes;
-          Vec<T>::store(c, t.accumulate ? Vec<T>::add(acc[i][v], Vec<T>::load(c)) : acc[i][v]);
-        }
+      for (int v = 0; v + 1 < Vs; ++v) {
+        T* c = t.c + i * t.ldc + v * kLanes;
+        Vec<T>::store(c, t.accumulate ? Vec<T>::add(acc[i][v], Vec<T>::load(c)) : acc[i][v]);
       }
-    } else {  // an edge tile: through a buffer, keeping only m x n
-      alignas(64) T tile[kMR * kNR];
-#pragma GCC unroll 6
-      for (int i = 0; i < kMR; ++i) {
-#pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v)
-          Vec<T>::store(tile + i * kNR + v * Vec<T>::kLanes, acc[i][v]);
-      }
-      store_partial_tile(tile, kNR, t);
+      T* c = t.c + i * t.ldc + (Vs - 1) * kLanes;
+      const V sum =
+          t.accumulate ? Vec<T>::add(acc[i][Vs - 1], Vec<T>::load(c, last)) : acc[i][Vs - 1];
+      Vec<T>::store(c, last, sum);
+    }
+  }
+
+  using TileFn = void (*)(const MicroTile<T>&);
+  // kTiles[rows - 1][vectors - 1]
+  static constexpr TileFn kTiles[kMR][kVecs] = {
+      {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>},
+      {tile<2, 1>, tile<2, 2>, tile<2, 3>, tile<2, 4>},
+      {tile<3, 1>, tile<3, 2>, tile<3, 3>, tile<3, 4>},
+      {tile<4, 1>, tile<4, 2>, tile<4, 3>, tile<4, 4>},
+      {tile<5, 1>, tile<5, 2>, tile<5, 3>, tile<5, 4>},
+      {tile<6, 1>, tile<6, 2>, tile<6, 3>, tile<6, 4>},
+  };
+
+  static void micro_kernel(const MicroTile<T>& t) {
+    if (t.m == kMR && t.n == kNR) {  // a whole tile: the common case, called directly
+      tile<kMR, kVecs>(t);
+    } else {
+      kTiles[t.m - 1][(t.n + kLanes - 1) / kLanes - 1](t);
     }
   }
 };

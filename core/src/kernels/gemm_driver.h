@@ -62,7 +62,7 @@ template <typename T>
 inline constexpr int64_t kKC = 1536 / sizeof(T);
 inline constexpr int64_t kNC = 512;
 inline constexpr int64_t kMC = 48;  // rows of a transposed A packed at a time
-inline constexpr int64_t kDirectBBytes = 256 * 1024;
+inline constexpr int64_t kDirectBBytes = 32 * 1024;
 
 // One micro-kernel call: the m x n tile of C at c (m <= kMR, n <= NR) gets
 // the product of a kc-long slice of an A sliver and of a B sliver.
@@ -71,7 +71,7 @@ struct MicroTile {
   int64_t kc;
   const T* a;  // op(A)(i, k) = a[i * a_rs + k * a_cs]; only rows i < m may be read
   int64_t a_rs, a_cs;
-  const T* b;  // op(B)(k, j) = b[k * b_ks + j]; all NR columns are readable
+  const T* b;  // op(B)(k, j) = b[k * b_ks + j]; columns up to n rounded up to kColumnStep readable
   int64_t b_ks;
   T* c;  // C(i, j) = c[i * ldc + j], i < m, j < n
   int64_t ldc;
@@ -116,44 +116,57 @@ inline std::pair<int64_t, int64_t> part_range(int64_t extent, int64_t unit, int6
 
 // ---- packing -----------------------------------------------------------------------------------
 
+// The row stride of a packed sliver starting `cols_left` columns before the
+// end of the panel: NR, but for a last sliver narrower than NR only as many
+// columns as the micro-kernel reads (ColumnStep is its kColumnStep).
+template <int NR, int ColumnStep>
+constexpr int64_t sliver_width(int64_t cols_left) {
+  return std::min<int64_t>(NR, (cols_left + ColumnStep - 1) / ColumnStep * ColumnStep);
+}
+
 // Copies op(B)[pc:pc+kc, j0:j0+ncols] into NR-column slivers, one after the
 // other, each kc rows of NR values (row k of sliver q is op(B)[pc+k, j0+q*NR :
 // j0+q*NR+NR]), padding past ncols with zeros. The packed sliver is exactly
-// what the micro-kernel's inner loop walks: one contiguous NR-row per k.
+// what the micro-kernel's inner loop walks: one contiguous NR-row per k. The
+// last sliver's rows are sliver_width() long, so a narrow N (a 6-key
+// attention, the ragged end of a panel) is not padded to NR, neither in the
+// copy nor in the arithmetic.
 //
 // Both loops read B along its rows, where the hardware prefetcher follows:
 // an untransposed B a whole row (all slivers) per k; a transposed B kTile
 // values of k (one cache line) from each of its rows in turn. Walking the
 // other way, one k across NR rows a row stride apart, each read is a cache
 // (and often TLB) miss the prefetcher cannot see coming.
-template <int NR, typename T>
+template <int NR, int ColumnStep, typename T>
 void pack_b(const GemmShape& s, const T* B, int64_t pc, int64_t kc, int64_t j0, int64_t ncols,
             T* dst) {
   const int64_t slivers = (ncols + NR - 1) / NR;
   const int tail = static_cast<int>(ncols - (slivers - 1) * NR);  // columns in the last sliver
+  const int64_t tail_width = sliver_width<NR, ColumnStep>(tail);
+  // The padding: the last sliver zeroed in one go, then its columns copied over it.
+  if (tail < tail_width) std::fill_n(dst + (slivers - 1) * kc * NR, kc * tail_width, T(0));
   if (!s.trans_b) {
     for (int64_t k = 0; k < kc; ++k) {
       const T* src = B + (pc + k) * s.ldb + j0;
       for (int64_t q = 0; q < slivers; ++q) {
-        T* row = dst + q * kc * NR + k * NR;
-        const int n = q + 1 < slivers ? NR : tail;
-        std::copy_n(src + q * NR, n, row);
-        std::fill(row + n, row + NR, T(0));
+        const bool last = q + 1 == slivers;
+        std::copy_n(src + q * NR, last ? tail : NR,
+                    dst + q * kc * NR + k * (last ? tail_width : NR));
       }
     }
   } else {
     constexpr int64_t kTile = 64 / static_cast<int64_t>(sizeof(T));
     for (int64_t q = 0; q < slivers; ++q) {
+      const bool last = q + 1 == slivers;
+      const int64_t width = last ? tail_width : NR;
       T* sliver = dst + q * kc * NR;
-      const int n = q + 1 < slivers ? NR : tail;
+      const int n = last ? tail : NR;
       for (int64_t k0 = 0; k0 < kc; k0 += kTile) {
         const int64_t k_end = std::min(kc, k0 + kTile);
         for (int c = 0; c < n; ++c) {
           const T* src = B + (j0 + q * NR + c) * s.ldb + pc;
-          for (int64_t k = k0; k < k_end; ++k) sliver[k * NR + c] = src[k];
+          for (int64_t k = k0; k < k_end; ++k) sliver[k * width + c] = src[k];
         }
-        for (int64_t k = k0; k < k_end; ++k)
-          std::fill(sliver + k * NR + n, sliver + (k + 1) * NR, T(0));
       }
     }
   }
@@ -174,11 +187,11 @@ void pack_a_transposed(const T* a, int64_t lda, int64_t mc, int64_t kc, T* dst) 
       for (int64_t i = 0; i < mc; i += 64 / sizeof(T)) __builtin_prefetch(src + 8 * lda + i);
       __builtin_prefetch(src + 8 * lda + mc - 1);
     }
-    for (int64_t i0 = 0; i0 < mc; i0 += kMR) {
-      T* group = dst + i0 * kc + k * kMR;  // sliver i0 / kMR, step k
-      const int m = static_cast<int>(std::min<int64_t>(kMR, mc - i0));
-      for (int i = 0; i < m; ++i) group[i] = src[i0 + i];
+    const int64_t whole = mc / kMR * kMR;
+    for (int64_t i0 = 0; i0 < whole; i0 += kMR) {  // a fixed-length copy: two vector moves
+      std::copy_n(src + i0, kMR, dst + i0 * kc + k * kMR);
     }
+    std::copy(src + whole, src + mc, dst + whole * kc + k * kMR);  // a ragged last sliver
   }
 }
 
@@ -206,7 +219,9 @@ void gemm_block(const GemmShape& s, const T* A, const T* B, T* C, int64_t m0, in
     const bool pack_a = s.trans_a && nc > NR;
     for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
       const int64_t kc = std::min(kKC<T>, s.K - pc);
-      pack_b<NR>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
+      if (in_place < nc) {
+        pack_b<NR, Kernel::kColumnStep>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
+      }
       for (int64_t ic = m0; ic < m1; ic += kMC) {
         const int64_t mc = std::min(kMC, m1 - ic);
         if (pack_a) pack_a_transposed(A + ic + pc * s.lda, s.lda, mc, kc, packed_a);
@@ -223,7 +238,7 @@ void gemm_block(const GemmShape& s, const T* A, const T* B, T* C, int64_t m0, in
               t.b_ks = s.ldb;
             } else {
               t.b = packed_b + (jr - in_place) * kc;
-              t.b_ks = NR;
+              t.b_ks = sliver_width<NR, Kernel::kColumnStep>(nc - jr);
             }
             t.c = C + i * s.ldc + jc + jr;
             t.ldc = s.ldc;
@@ -238,8 +253,9 @@ void gemm_block(const GemmShape& s, const T* A, const T* B, T* C, int64_t m0, in
 }
 
 // The whole gemm (every batch item), shared among threads. Kernel provides
-// T, kNR and static void micro_kernel(const MicroTile<T>&) computing a
-// kMR x kNR tile.
+// T, kNR, kColumnStep (it reads B's columns in groups of that many: kNR, or
+// one vector for a kernel with narrower variants) and static void
+// micro_kernel(const MicroTile<T>&) computing a kMR x kNR tile.
 template <class Kernel, typename T = typename Kernel::T>
 void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
   if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
@@ -252,6 +268,14 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
     return;
   }
   const GemmSplit split = plan_gemm_split(s, Kernel::kNR);
+  if (!split
+           .parallel) {  // every item whole, in order (no task arithmetic: tiny products notice it)
+    for (int64_t b = 0; b < s.batch; ++b) {
+      gemm_block<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, 0, s.M, 0,
+                         s.N);
+    }
+    return;
+  }
   const int64_t parts = split.row_parts * split.col_parts;
   const int64_t tasks = s.batch * parts;
   auto run_task = [&](int64_t task) {
@@ -261,10 +285,6 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
     gemm_block<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, m0, m1, n0,
                        n1);
   };
-  if (!split.parallel) {
-    for (int64_t task = 0; task < tasks; ++task) run_task(task);
-    return;
-  }
   // One loop per thread, each taking the next task until none are left.
   std::atomic<int64_t> next{0};
   ag::detail::parallel_for(split.threads, [&](int64_t, int64_t) {

@@ -54,6 +54,7 @@ struct NeonKernel {
   using V = typename Vec<T>::V;
   static constexpr int kVecs = 4;
   static constexpr int kNR = kVecs * Vec<T>::kLanes;
+  static constexpr int kColumnStep = kNR;  // reads all kNR columns of a sliver
 
   static void micro_kernel(const MicroTile<T>& t) {
     const T* row[kMR];  // rows past m repeat the last real row (read, never stored)

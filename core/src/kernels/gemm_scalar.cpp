@@ -13,6 +13,7 @@ template <typename Scalar>
 struct ScalarKernel {
   using T = Scalar;
   static constexpr int kNR = 32 / sizeof(T);
+  static constexpr int kColumnStep = kNR;  // reads all kNR columns of a sliver
 
   static void micro_kernel(const MicroTile<T>& t) {
     const T* row[kMR];  // rows past m repeat the last real row (read, never stored)
