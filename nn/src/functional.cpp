@@ -55,9 +55,11 @@ AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, c
                                                           std::optional<double> scale) {
   check_inputs(query, key, value, dropout_p);
   const double factor = scale_factor(query, scale);
-  // scores = q k^T * scale: [..., L, E] @ [..., E, S] -> [..., L, S]
+  // scores = q k^T * scale: [..., L, E] @ [..., E, S] -> [..., L, S], computed
+  // as (q * scale) k^T: the same product, but the multiplication touches the
+  // L x E queries instead of the L x S scores.
   // (backward: dL/dq = dL/dscores k * scale, dL/dk = dL/dscores^T q * scale)
-  Tensor scores = matmul(query, transpose(key, -2, -1)) * factor;
+  Tensor scores = matmul(query * factor, transpose(key, -2, -1));
   scores.set_name("scores");
   // weights = softmax over S of the masked scores (fully masked rows -> 0)
   Tensor weights = attention_softmax(scores, Tensor(), attn_mask, is_causal, MaskedRows::Zero,

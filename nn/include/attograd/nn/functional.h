@@ -33,12 +33,19 @@ struct AttentionResult {
 // with -1e9 everywhere is not "fully masked": it gets softmax(scores - 1e9),
 // which is uniform in float32 and close to the unmasked softmax in float64,
 // exactly as in PyTorch.
+// No weights are returned, so none are stored: the output comes from the
+// streaming ag::flash_attention (ops.h), which never makes the [..., L, S]
+// scores, forward or backward, and reads attn_mask in place. Dropout
+// (dropout_p > 0) and a float attn_mask that requires grad need the weights
+// and take the materialised path of _with_weights below.
 // Throws ag::Error("scaled_dot_product_attention: ...") naming the shapes.
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0,
                                     bool is_causal = false,
                                     std::optional<double> scale = std::nullopt);
-// The same, also returning the attention weights.
+// The same, also returning the attention weights: composed from matmul,
+// attention_softmax and matmul (the readable reference the streaming path is
+// tested against; the viewer draws its weights).
 AttentionResult scaled_dot_product_attention_with_weights(
     const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask = Tensor(),
     double dropout_p = 0.0, bool is_causal = false, std::optional<double> scale = std::nullopt);
