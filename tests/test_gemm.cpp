@@ -314,6 +314,65 @@ TEST_F(GemmTest, WorkSplitAcrossThreads) {
   }
 }
 
+// Every edge tile: 1 to 7 rows (a whole 6-row sliver plus each ragged one)
+// by widths on both sides of each vector boundary of every kernel (4, 8, 16
+// lanes; 16, 32, 64 columns), with k not a multiple of 16 so that the
+// transposing copy of B has a ragged end too.
+TEST_F(GemmTest, EdgeTiles) {
+  for (int64_t m = 1; m <= 7; ++m) {
+    for (int64_t n : {1, 3, 4, 5, 8, 9, 15, 16, 17, 31, 33, 47, 48, 49, 63, 64, 65}) {
+      for (int t = 0; t < 4; ++t) {
+        Case c;
+        c.M = m;
+        c.N = n;
+        c.K = 19;
+        c.pad = 5;  // a store past column n lands in the padding, which must stay untouched
+        c.trans_a = t & 1;
+        c.trans_b = t & 2;
+        check_both_types(c, {1});
+      }
+    }
+  }
+}
+
+// B read in place (at most 32 KB) and just over it, with a ragged last
+// sliver (packed either way). As floats, 62 x 130, 62 x 131 and 63 x 130
+// (32240, 32488, 32760 bytes) are read in place and 63 x 131 (33012) is
+// packed; as doubles all are packed.
+TEST_F(GemmTest, BInPlaceAndPacked) {
+  for (int64_t k : {62, 63}) {
+    for (int64_t n : {130, 131}) {
+      Case c;
+      c.M = 13;
+      c.N = n;
+      c.K = k;
+      check_both_types(c);
+    }
+  }
+}
+
+// The products attention runs (smaller batches): Q K^T and dO V^T, P V and
+// dS K, and the backward's P^T dO and dS^T Q; d2l's multi-head 4 queries
+// and 6 keys; batch items split among threads.
+TEST_F(GemmTest, AttentionShapes) {
+  struct Shape {
+    int64_t batch, M, N, K;
+    bool trans_a, trans_b;
+  };
+  for (const Shape& sh : {Shape{3, 128, 128, 64, false, true}, Shape{3, 128, 64, 128, false, false},
+                          Shape{3, 128, 64, 128, true, false}, Shape{10, 4, 6, 20, false, true},
+                          Shape{10, 4, 20, 6, false, false}, Shape{2, 20, 64, 8, false, false}}) {
+    Case c;
+    c.batch = sh.batch;
+    c.M = sh.M;
+    c.N = sh.N;
+    c.K = sh.K;
+    c.trans_a = sh.trans_a;
+    c.trans_b = sh.trans_b;
+    check_both_types(c, {1, 2});
+  }
+}
+
 TEST_F(GemmTest, ZeroSizeDimensions) {
   const std::vector<std::array<int64_t, 4>> shapes = {{1, 0, 5, 7}, {1, 5, 0, 7}, {1, 5, 7, 0},
                                                       {0, 5, 7, 3}, {3, 4, 6, 0}, {2, 0, 0, 0}};

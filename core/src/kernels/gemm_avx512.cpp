@@ -35,6 +35,8 @@
 
 #include <immintrin.h>
 
+#include <type_traits>
+
 #include "gemm_driver.h"
 
 namespace ag::kernels::detail {
@@ -131,6 +133,66 @@ struct Avx512Kernel {
       Vec<T>::store(c, last, sum);
     }
   }
+
+  // Packs one sliver of a transposed B for gemm_driver.h's pack_b: `n`
+  // (<= kNR) rows of the stored B, b[c * ldb + k] for k < kc, become the
+  // columns of sliver[k * width + c]; columns n..width are zeros. Done 16 x 16
+  // at a time, transposed in registers: 16 row loads, 64 shuffles and 16
+  // stores per 256 values, where a scalar copy takes a load and a store for
+  // each (a quarter of the time of attention's Q K^T went to that copy).
+  // Float only: float64's transposes are gradcheck-sized.
+  static constexpr bool kPacksBTransposed = std::is_same_v<T, float>;
+// GCC 12's avx512fintrin.h passes _mm512_undefined_ps() as the unused
+// merge source of these shuffles, which -Wmaybe-uninitialized then flags.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+  AG_AVX512 static void pack_b_transposed(const float* b, int64_t ldb, int64_t kc, int n,
+                                          int64_t width,
+                                          float* sliver) requires std::is_same_v<T, float> {
+    for (int c0 = 0; c0 < width; c0 += 16) {
+      for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+        const int ks = static_cast<int>(std::min<int64_t>(16, kc - k0));
+        const __mmask16 k_mask = Vec<float>::first(ks);
+        __m512 r[16];  // r[i] = stored row c0 + i, values k0 .. k0 + 15
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i) {
+          r[i] = c0 + i < n ? _mm512_maskz_loadu_ps(k_mask, b + (c0 + i) * ldb + k0)
+                            : _mm512_setzero_ps();
+        }
+        // Within each 128-bit lane: pairs of rows interleaved, then quads,
+        // so that u[4q + j] holds, in lane L, value 4L + j of rows 4q .. 4q + 3.
+        __m512 t[16], u[16];
+#pragma GCC unroll 8
+        for (int i = 0; i < 16; i += 2) {
+          t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+          t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < 16; q += 4) {
+          u[q] = _mm512_shuffle_ps(t[q], t[q + 2], 0x44);
+          u[q + 1] = _mm512_shuffle_ps(t[q], t[q + 2], 0xEE);
+          u[q + 2] = _mm512_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+          u[q + 3] = _mm512_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
+        }
+        // Then whole lanes: value 4L + j of all 16 rows is lane L of u[j],
+        // u[4 + j], u[8 + j], u[12 + j].
+        __m512 out[16];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          const __m512 v = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);  // lanes 0, 2 of each
+          const __m512 w = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);  // lanes 1, 3
+          const __m512 v2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+          const __m512 w2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+          out[j] = _mm512_shuffle_f32x4(v, v2, 0x88);
+          out[8 + j] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+          out[4 + j] = _mm512_shuffle_f32x4(w, w2, 0x88);
+          out[12 + j] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+        }
+        for (int k = 0; k < ks; ++k) _mm512_storeu_ps(sliver + (k0 + k) * width + c0, out[k]);
+      }
+    }
+  }
+#pragma GCC diagnostic pop
 
   using TileFn = void (*)(const MicroTile<T>&);
   // kTiles[rows - 1][vectors - 1]

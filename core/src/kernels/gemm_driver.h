@@ -137,14 +137,21 @@ constexpr int64_t sliver_width(int64_t cols_left) {
 // values of k (one cache line) from each of its rows in turn. Walking the
 // other way, one k across NR rows a row stride apart, each read is a cache
 // (and often TLB) miss the prefetcher cannot see coming.
-template <int NR, int ColumnStep, typename T>
+template <class Kernel, typename T = typename Kernel::T>
 void pack_b(const GemmShape& s, const T* B, int64_t pc, int64_t kc, int64_t j0, int64_t ncols,
             T* dst) {
+  constexpr int NR = Kernel::kNR;
+  constexpr bool kKernelTransposes = requires {
+    requires Kernel::kPacksBTransposed;
+  };
   const int64_t slivers = (ncols + NR - 1) / NR;
   const int tail = static_cast<int>(ncols - (slivers - 1) * NR);  // columns in the last sliver
-  const int64_t tail_width = sliver_width<NR, ColumnStep>(tail);
-  // The padding: the last sliver zeroed in one go, then its columns copied over it.
-  if (tail < tail_width) std::fill_n(dst + (slivers - 1) * kc * NR, kc * tail_width, T(0));
+  const int64_t tail_width = sliver_width<NR, Kernel::kColumnStep>(tail);
+  // The padding: the last sliver zeroed in one go, then its columns copied
+  // over it (a kernel's own transposing copy writes the zeros itself).
+  if (tail < tail_width && !(s.trans_b && kKernelTransposes)) {
+    std::fill_n(dst + (slivers - 1) * kc * NR, kc * tail_width, T(0));
+  }
   if (!s.trans_b) {
     for (int64_t k = 0; k < kc; ++k) {
       const T* src = B + (pc + k) * s.ldb + j0;
@@ -161,11 +168,15 @@ void pack_b(const GemmShape& s, const T* B, int64_t pc, int64_t kc, int64_t j0, 
       const int64_t width = last ? tail_width : NR;
       T* sliver = dst + q * kc * NR;
       const int n = last ? tail : NR;
-      for (int64_t k0 = 0; k0 < kc; k0 += kTile) {
-        const int64_t k_end = std::min(kc, k0 + kTile);
-        for (int c = 0; c < n; ++c) {
-          const T* src = B + (j0 + q * NR + c) * s.ldb + pc;
-          for (int64_t k = k0; k < k_end; ++k) sliver[k * width + c] = src[k];
+      const T* rows = B + (j0 + q * NR) * s.ldb + pc;  // op(B)(k, q * NR + c) = rows[c * ldb + k]
+      if constexpr (kKernelTransposes) {
+        Kernel::pack_b_transposed(rows, s.ldb, kc, n, width, sliver);
+      } else {
+        for (int64_t k0 = 0; k0 < kc; k0 += kTile) {
+          const int64_t k_end = std::min(kc, k0 + kTile);
+          for (int c = 0; c < n; ++c) {
+            for (int64_t k = k0; k < k_end; ++k) sliver[k * width + c] = rows[c * s.ldb + k];
+          }
         }
       }
     }
@@ -188,10 +199,12 @@ void pack_a_transposed(const T* a, int64_t lda, int64_t mc, int64_t kc, T* dst) 
       __builtin_prefetch(src + 8 * lda + mc - 1);
     }
     const int64_t whole = mc / kMR * kMR;
-    for (int64_t i0 = 0; i0 < whole; i0 += kMR) {  // a fixed-length copy: two vector moves
-      std::copy_n(src + i0, kMR, dst + i0 * kc + k * kMR);
+    for (int64_t i0 = 0; i0 < whole; i0 += kMR) {
+      T* group = dst + i0 * kc + k * kMR;  // sliver i0 / kMR, step k
+#pragma GCC unroll 6
+      for (int i = 0; i < kMR; ++i) group[i] = src[i0 + i];  // fixed length: a few vector moves
     }
-    std::copy(src + whole, src + mc, dst + whole * kc + k * kMR);  // a ragged last sliver
+    for (int64_t i = whole; i < mc; ++i) dst[whole * kc + k * kMR + i - whole] = src[i];  // ragged
   }
 }
 
@@ -220,7 +233,7 @@ void gemm_block(const GemmShape& s, const T* A, const T* B, T* C, int64_t m0, in
     for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
       const int64_t kc = std::min(kKC<T>, s.K - pc);
       if (in_place < nc) {
-        pack_b<NR, Kernel::kColumnStep>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
+        pack_b<Kernel>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
       }
       for (int64_t ic = m0; ic < m1; ic += kMC) {
         const int64_t mc = std::min(kMC, m1 - ic);
