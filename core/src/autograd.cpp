@@ -5,9 +5,8 @@
 // kernels, not ops.h: the engine sits below the ops (scripts/check_layers.sh).
 #include "attograd/autograd.h"
 
+#include <atomic>
 #include <mutex>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "elementwise.h"
 #include "reduce.h"
@@ -23,7 +22,6 @@ NodeInput::NodeInput(const Tensor& input) {
   requires_grad_ = impl->requires_grad;
   grad_fn_ = impl->grad_fn;
   if (!grad_fn_) leaf_ = impl;
-  shape_ = impl->shape;
   dtype_ = impl->dtype;
   name_ = impl->name;
   storage_ = impl->storage;
@@ -34,16 +32,19 @@ std::string NodeInput::grad_fn_name() const {
   return grad_fn_ ? grad_fn_->name() : std::string();
 }
 
+const Shape& NodeInput::shape() const {
+  static const Shape none;  // an undefined input's
+  if (grad_fn_) return grad_fn_->output_shape();
+  return leaf_ ? leaf_->shape : none;
+}
+
 uint64_t NodeInput::version() const {
   const std::shared_ptr<Storage> storage = storage_.lock();
   return storage ? storage->version() : recorded_version_;
 }
 
-Node::Node(std::string name, const std::vector<Tensor>& inputs, BackwardFn backward,
-           Shape output_shape)
-    : name_(std::move(name)),
-      backward_(std::move(backward)),
-      output_shape_(std::move(output_shape)) {
+Node::Node(const char* name, std::span<const Tensor> inputs, Shape output_shape)
+    : name_(name), output_shape_(std::move(output_shape)) {
   inputs_.reserve(inputs.size());
   for (const Tensor& input : inputs) inputs_.emplace_back(input);
 }
@@ -63,7 +64,7 @@ Node::~Node() {
     if (node.use_count() != 1) continue;  // someone else still holds it
     for (NodeInput& input : node->inputs_)
       if (input.grad_fn_) worklist.push_back(std::move(input.grad_fn_));
-    node->backward_ = nullptr;
+    node->free_backward();
   }
 }
 
@@ -85,7 +86,7 @@ grads Node::apply(const Tensor& grad_output) {
                 "): its gradient would use the new values. Run the forward again after "
                 "optimizer.step() or load_state_dict()");
   }
-  grads result = backward_(grad_output);
+  grads result = run_backward(grad_output);
   if (result.size() != inputs_.size())
     throw Error("autograd: " + name_ + " returned " + std::to_string(result.size()) +
                 " gradients for " + std::to_string(inputs_.size()) + " inputs");
@@ -94,7 +95,7 @@ grads Node::apply(const Tensor& grad_output) {
 
 void Node::release() {
   released_ = true;
-  backward_ = nullptr;
+  free_backward();
   // Keep the inputs: the graph's structure stays walkable, so a second
   // backward reaches this node and reports the freed graph clearly.
 }
@@ -115,18 +116,11 @@ NoGradGuard::~NoGradGuard() {
   grad_mode = previous_;
 }
 
-bool any_requires_grad(const std::vector<Tensor>& inputs) {
+bool any_requires_grad(std::span<const Tensor> inputs) {
   if (!grad_mode) return false;
   for (const Tensor& t : inputs)
-    if (t.defined() && t.requires_grad()) return true;
+    if (detail::requires_grad(t)) return true;
   return false;
-}
-
-void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward) {
-  if (!any_requires_grad(inputs)) return;
-  TensorImpl& impl = *out.impl();
-  impl.requires_grad = true;
-  impl.grad_fn = std::make_shared<Node>(name, inputs, std::move(backward), out.shape());
 }
 
 // ---- accumulation ---------------------------------------------------------------
@@ -188,27 +182,22 @@ void accumulate_into_leaf(TensorImpl& leaf, Tensor grad) {
   }
 }
 
-// Nodes reachable from `root`, ordered so that every node comes before the
-// nodes of its inputs (reverse post-order of an iterative DFS).
-std::vector<Node*> topological_order(Node* root) {
-  std::vector<Node*> post_order;
-  std::unordered_set<Node*> visited{root};
-  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};  // (node, next input to visit)
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->inputs().size()) {
-      const NodeInput& input = node->inputs()[next++];
-      Node* child = input.defined() ? input.grad_fn().get() : nullptr;
-      if (child && visited.insert(child).second) stack.emplace_back(child, 0);
-    } else {
-      post_order.push_back(node);
-      stack.pop_back();
-    }
-  }
-  return {post_order.rbegin(), post_order.rend()};
-}
-
 }  // namespace
+
+namespace detail {
+// backward()'s walk over the graph. A friend of Node: it keeps its
+// bookkeeping in the nodes themselves (Node::visited_in_sweep_, Node::grad_).
+class Sweep {
+ public:
+  static void run(Node* root, Tensor seed, bool retain_graph, const BackwardObserver& observer);
+
+ private:
+  // Nodes reachable from `root`, ordered so that every node comes before the
+  // nodes of its inputs (reverse post-order of an iterative DFS), each marked
+  // with `sweep` and holding no gradient yet.
+  static std::vector<Node*> topological_order(Node* root, uint64_t sweep);
+};
+}  // namespace detail
 
 std::string Tensor::grad_fn_name() const {
   const std::shared_ptr<Node>& node = grad_fn();
@@ -243,46 +232,84 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph,
     accumulate_into_leaf(*root.impl(), std::move(seed));
     return;
   }
-  const std::vector<Node*> order = topological_order(root.grad_fn().get());
-  std::unordered_map<Node*, Tensor> pending{{root.grad_fn().get(), seed}};
-  size_t step = 0;
-  for (Node* node : order) {
-    auto it = pending.find(node);
-    if (it == pending.end()) continue;  // no gradient flowed here
-    Tensor grad_out = std::move(it->second);
-    pending.erase(it);
-    grads input_grads = node->apply(grad_out);
-    // Each gradient summed to its input's shape (and checked) first, so that
-    // an observer sees them all before any is accumulated.
-    for (size_t i = 0; i < input_grads.size(); ++i) {
-      const NodeInput& input = node->inputs()[i];
-      if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) {
-        input_grads[i] = Tensor();
-        continue;
+  detail::Sweep::run(root.grad_fn().get(), std::move(seed), retain_graph, observer);
+}
+
+namespace detail {
+
+// A sweep numbers itself; a node whose mark is this number has been reached.
+// (Numbers only grow, so a mark left by an earlier sweep never matches.)
+std::vector<Node*> Sweep::topological_order(Node* root, uint64_t sweep) {
+  std::vector<Node*> post_order;
+  const auto reach = [&](Node* node) {
+    node->visited_in_sweep_ = sweep;
+    node->grad_ = Tensor();  // nothing has flowed here yet in this sweep
+  };
+  reach(root);
+  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};  // (node, next input to visit)
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs_.size()) {
+      Node* child = node->inputs_[next++].grad_fn().get();
+      if (child && child->visited_in_sweep_ != sweep) {
+        reach(child);
+        stack.emplace_back(child, 0);
       }
-      input_grads[i] = sum_to_shape(input_grads[i], input.shape(), node->name(), i);
-      if (input_grads[i].dtype() != input.dtype())
-        throw Error("autograd: " + node->name() + " produced a " +
-                    dtype_name(input_grads[i].dtype()) + " gradient for " +
-                    dtype_name(input.dtype()) + " input " + std::to_string(i));
+    } else {
+      post_order.push_back(node);
+      stack.pop_back();
     }
-    if (observer) observer(BackwardStep{step, *node, grad_out, input_grads});
-    ++step;
-    grad_out = Tensor();  // so a gradient passed through (g itself) has one handle less
-    for (size_t i = 0; i < input_grads.size(); ++i) {
-      if (!input_grads[i].defined()) continue;
-      Tensor g = std::move(input_grads[i]);  // the engine's only handle, unless observed
-      const NodeInput& input = node->inputs()[i];
-      if (input.is_leaf()) {
-        accumulate_into_leaf(*input.tensor().impl(), std::move(g));
-        continue;
+  }
+  return {post_order.rbegin(), post_order.rend()};
+}
+
+void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserver& observer) {
+  static std::atomic<uint64_t> sweeps{0};
+  const std::vector<Node*> order = topological_order(root, ++sweeps);
+  root->grad_ = std::move(seed);
+  try {
+    size_t step = 0;
+    for (Node* node : order) {
+      if (!node->grad_.defined()) continue;  // no gradient flowed here
+      Tensor grad_out = std::move(node->grad_);
+      grads input_grads = node->apply(grad_out);
+      // Each gradient summed to its input's shape (and checked) first, so that
+      // an observer sees them all before any is accumulated.
+      for (size_t i = 0; i < input_grads.size(); ++i) {
+        const NodeInput& input = node->inputs_[i];
+        if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) {
+          input_grads[i] = Tensor();
+          continue;
+        }
+        input_grads[i] = sum_to_shape(input_grads[i], input.shape(), node->name_, i);
+        if (input_grads[i].dtype() != input.dtype())
+          throw Error("autograd: " + node->name_ + " produced a " +
+                      dtype_name(input_grads[i].dtype()) + " gradient for " +
+                      dtype_name(input.dtype()) + " input " + std::to_string(i));
       }
-      Node* parent = input.grad_fn().get();
-      auto [slot, inserted] = pending.try_emplace(parent, std::move(g));
-      if (!inserted) slot->second = add_grads(slot->second, g);
+      if (observer) observer(BackwardStep{step, *node, grad_out, input_grads});
+      ++step;
+      grad_out = Tensor();  // so a gradient passed through (g itself) has one handle less
+      for (size_t i = 0; i < input_grads.size(); ++i) {
+        if (!input_grads[i].defined()) continue;
+        Tensor g = std::move(input_grads[i]);  // the engine's only handle, unless observed
+        const NodeInput& input = node->inputs_[i];
+        if (input.is_leaf()) {
+          accumulate_into_leaf(*input.tensor().impl(), std::move(g));
+          continue;
+        }
+        Tensor& pending = input.grad_fn()->grad_;  // the first gradient is kept as is
+        pending = pending.defined() ? add_grads(pending, g) : std::move(g);
+      }
+      if (!retain_graph) node->release();
     }
-    if (!retain_graph) node->release();
+  } catch (...) {
+    // Gradients waiting in nodes the sweep did not reach are dropped with it.
+    for (Node* node : order) node->grad_ = Tensor();
+    throw;
   }
 }
+
+}  // namespace detail
 
 }  // namespace ag

@@ -21,6 +21,8 @@
 // copied with contiguous(). The backward passes reuse the same descriptions
 // with flipped trans flags: for C = A B,  dA = G B^T  and  dB = A^T G.
 #include <algorithm>
+#include <functional>
+#include <numeric>
 #include <optional>
 
 #include "attograd/autograd.h"
@@ -68,8 +70,9 @@ struct Operand {
 // matmul, every leading dim for linear).
 Operand describe(const Tensor& t, size_t batch_dims) {
   const size_t nd = t.shape().size();
-  const int64_t rows =
-      shape_numel(Shape(t.shape().begin() + static_cast<long>(batch_dims), t.shape().end() - 1));
+  // (the product of a checked shape's dims fits: no shape_numel, no temporary Shape)
+  const int64_t rows = std::accumulate(t.shape().begin() + static_cast<long>(batch_dims),
+                                       t.shape().end() - 1, int64_t{1}, std::multiplies<>());
   const int64_t cols = t.shape().back();
   const std::optional<int64_t> batch_stride = merged_stride(t, 0, batch_dims);
   const std::optional<int64_t> row_stride = merged_stride(t, batch_dims, nd - 1);
@@ -205,7 +208,12 @@ Shape leading(const Tensor& t, size_t drop) {
 
 // t ([..., rows, cols], at least 2-D) broadcast to batch_shape (a stride-0 view) and described.
 Operand describe_batched(const Tensor& t, const Shape& batch_shape) {
-  return describe(expand(t, with_matrix(batch_shape, t.size(-2), t.size(-1))), batch_shape.size());
+  const size_t batch_dims = batch_shape.size();
+  // Already [batch..., rows, cols] (every bmm): described as it lies, no view needed.
+  if (t.shape().size() == batch_dims + 2 &&
+      std::equal(batch_shape.begin(), batch_shape.end(), t.shape().begin()))
+    return describe(t, batch_dims);
+  return describe(expand(t, with_matrix(batch_shape, t.size(-2), t.size(-1))), batch_dims);
 }
 
 // The gradient of one matmul operand x (promoted to at least 2-D, as x2) from
@@ -227,8 +235,12 @@ Tensor operand_grad(const Shape& x_shape, const Tensor& x2, const Shape& batch_s
 Tensor product(const Tensor& a, const Tensor& b, const char* node) {
   // torch.matmul promotes a 1-D a to a row [1, K] and a 1-D b to a column
   // [K, 1], and drops that dim from the result again.
-  const Tensor a2 = a.dim() == 1 ? unsqueeze(a.detach(), 0) : a.detach();  // [..., M, K]
-  const Tensor b2 = b.dim() == 1 ? unsqueeze(b.detach(), 1) : b.detach();  // [..., K, N]
+  // Detached when the backward will capture them (a lambda must not hold the
+  // graph, autograd.h); without a backward there is nothing to detach from.
+  const bool record_grad = needs_grad(a, b);
+  const Tensor a0 = record_grad ? a.detach() : a, b0 = record_grad ? b.detach() : b;
+  const Tensor a2 = a.dim() == 1 ? unsqueeze(a0, 0) : a0;  // [..., M, K]
+  const Tensor b2 = b.dim() == 1 ? unsqueeze(b0, 1) : b0;  // [..., K, N]
   const int64_t M = a2.size(-2), N = b2.size(-1);
   const Shape batch_shape = broadcast_shapes(leading(a2, 2), leading(b2, 2), "matmul");
   Shape out_shape = batch_shape;
@@ -238,7 +250,7 @@ Tensor product(const Tensor& a, const Tensor& b, const char* node) {
   // out[b] = A[b] @ B[b]  [B, M, N]
   Tensor out = batched_product(shape_numel(batch_shape), describe_batched(a2, batch_shape),
                                describe_batched(b2, batch_shape), out_shape, a.dtype());
-  if (needs_grad(a, b))
+  if (record_grad)
     record(out, node, {a, b},
            [a2, b2, batch_shape, a_shape = a.shape(), b_shape = b.shape(),
             need_a = a.requires_grad(), need_b = b.requires_grad(), M, N](const Tensor& g) {

@@ -53,7 +53,8 @@ Tensor view_op(const Tensor& x, Shape shape, const char* op) {
   shape = infer_shape(std::move(shape), x.numel(), x.shape(), op);
   AG_CHECK(x.is_contiguous(), op,
            "input of shape " + shape_str(x.shape()) + " is not contiguous; use reshape");
-  Tensor y = make_view(x, shape, contiguous_strides(shape), x.impl()->offset);
+  Shape strides = contiguous_strides(shape);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
   if (needs_grad(x))
     record(y, "ViewBackward", {x},
            [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
@@ -96,7 +97,7 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   Shape shape = x.shape(), strides = x.strides();
   std::swap(shape[d0], shape[d1]);
   std::swap(strides[d0], strides[d1]);
-  Tensor y = make_view(x, shape, strides, x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
   if (needs_grad(x))
     record(y, "TransposeBackward", {x},
            [dim0, dim1](const Tensor& g) { return grads{transpose(g, dim0, dim1)}; });
@@ -119,7 +120,7 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
     shape[i] = x.shape()[static_cast<size_t>(d)];
     strides[i] = x.strides()[static_cast<size_t>(d)];
   }
-  Tensor y = make_view(x, shape, strides, x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
   if (needs_grad(x))
     record(y, "PermuteBackward", {x},
            [inverse](const Tensor& g) { return grads{permute(g, inverse)}; });
@@ -138,7 +139,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   const int64_t stride = d < shape.size() ? shape[d] * strides[d] : 1;
   shape.insert(shape.begin() + static_cast<long>(d), 1);
   strides.insert(strides.begin() + static_cast<long>(d), stride);
-  Tensor y = make_view(x, shape, strides, x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
   if (needs_grad(x))
     record(y, "UnsqueezeBackward", {x},
            [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
@@ -155,7 +156,7 @@ Tensor drop_dims(const Tensor& x, Keep keep) {
     shape.push_back(x.shape()[d]);
     strides.push_back(x.strides()[d]);
   }
-  Tensor y = make_view(x, shape, strides, x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
   if (needs_grad(x))
     record(y, "SqueezeBackward", {x},
            [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
@@ -197,7 +198,7 @@ Tensor expand(const Tensor& x, Shape shape) {
     strides[d] = size == 1 && shape[d] != 1 ? 0 : x.strides()[d - lead];
   }
   shape_numel(shape, "expand");
-  Tensor y = make_view(x, shape, strides, x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
   if (needs_grad(x)) record(y, "ExpandBackward", {x}, [](const Tensor& g) { return grads{g}; });
   return y;
 }

@@ -55,7 +55,10 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,7 +67,10 @@
 namespace ag {
 
 using grads = std::vector<Tensor>;
-using BackwardFn = std::function<grads(const Tensor& grad_output)>;
+
+namespace detail {
+class Sweep;
+}
 
 // What a node keeps of one input: enough to route its gradient and to check
 // it, read with the same names as Tensor's accessors.
@@ -78,7 +84,9 @@ class NodeInput {
   bool is_leaf() const { return defined_ && !grad_fn_; }
   const std::shared_ptr<Node>& grad_fn() const { return grad_fn_; }  // null for a leaf
   std::string grad_fn_name() const;                                  // "" for a leaf
-  const Shape& shape() const { return shape_; }
+  // Read from where it already lives (the making node's output shape, or the
+  // leaf), not copied: shapes never change once a tensor exists.
+  const Shape& shape() const;
   DType dtype() const { return dtype_; }
   const std::string& name() const { return name_; }
   // The input itself when it is a leaf (shares storage and grad with it);
@@ -95,19 +103,18 @@ class NodeInput {
   bool requires_grad_ = false;
   std::shared_ptr<Node> grad_fn_;     // the op that made it: where its gradient goes
   std::shared_ptr<TensorImpl> leaf_;  // a leaf: whose grad() receives it
-  Shape shape_;
   DType dtype_ = kFloat32;
   std::string name_;
   std::weak_ptr<Storage> storage_;  // weak: the node must not keep the buffer alive
   uint64_t recorded_version_ = 0;
 };
 
-// One recorded op: what it consumed and how to send a gradient back.
+// One recorded op: what it consumed and how to send a gradient back. The
+// backward itself lives in the derived LambdaNode (below).
 class Node {
  public:
-  Node(std::string name, const std::vector<Tensor>& inputs, BackwardFn backward,
-       Shape output_shape);
-  ~Node();  // iterative: dropping a 100,000-op chain must not recurse
+  Node(const char* name, std::span<const Tensor> inputs, Shape output_shape);
+  virtual ~Node();  // iterative: dropping a 100,000-op chain must not recurse
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
@@ -123,12 +130,38 @@ class Node {
   void release();
 
  private:
+  virtual grads run_backward(const Tensor& grad_output) = 0;
+  virtual void free_backward() = 0;  // drops the lambda and what it captured
+
+  friend class detail::Sweep;
   std::string name_;
   std::vector<NodeInput> inputs_;
-  BackwardFn backward_;
   Shape output_shape_;
   bool released_ = false;
+  // backward()'s bookkeeping, valid during one sweep only (a sweep numbers
+  // itself, so no per-sweep hash set or map is needed to mark and collect):
+  uint64_t visited_in_sweep_ = 0;  // the number of the last sweep that reached it
+  Tensor grad_;                    // dL/doutput summed so far in that sweep
 };
+
+namespace detail {
+// A Node holding its backward lambda by value: make_shared puts the control
+// block, the node and the lambda in ONE allocation, where a std::function
+// would allocate again for any lambda capturing more than two pointers (two
+// Tensors already do). On tiny tensors such allocations are most of an op's cost.
+template <typename Backward>
+class LambdaNode final : public Node {
+ public:
+  LambdaNode(const char* name, std::span<const Tensor> inputs, Backward&& backward,
+             Shape output_shape)
+      : Node(name, inputs, std::move(output_shape)), backward_(std::move(backward)) {}
+
+ private:
+  grads run_backward(const Tensor& grad_output) override { return (*backward_)(grad_output); }
+  void free_backward() override { backward_.reset(); }
+  std::optional<Backward> backward_;  // empty once freed
+};
+}  // namespace detail
 
 // What the sweep does at one node, as seen by a BackwardObserver. The
 // references live only during the call: copy what you keep (Tensor copies
@@ -169,7 +202,7 @@ class NoGradGuard {
 };
 
 // True when grad mode is on and some input requires grad: the op must record.
-bool any_requires_grad(const std::vector<Tensor>& inputs);
+bool any_requires_grad(std::span<const Tensor> inputs);
 
 namespace detail {
 inline bool requires_grad(const Tensor& t) {
@@ -190,8 +223,26 @@ bool needs_grad(const Inputs&... inputs) {
 }
 
 // Attaches a Node named `name` to `out` when any_requires_grad(inputs);
-// otherwise does nothing (and the lambda is dropped).
-void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward);
+// otherwise does nothing (and the lambda is dropped). `backward` is any
+// callable grads(const Tensor& grad_output), usually a lambda.
+template <typename Backward>
+void record(Tensor& out, const char* name, std::span<const Tensor> inputs, Backward backward) {
+  if (!any_requires_grad(inputs)) return;
+  TensorImpl& impl = *out.impl();
+  impl.requires_grad = true;
+  impl.grad_fn =
+      std::make_shared<detail::LambdaNode<Backward>>(name, inputs, std::move(backward), impl.shape);
+}
+// record(out, "MulBackward", {a, b}, ...): the list lives on the stack, no vector is built.
+template <typename Backward>
+void record(Tensor& out, const char* name, std::initializer_list<Tensor> inputs,
+            Backward backward) {
+  record(out, name, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(backward));
+}
+template <typename Backward>
+void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, Backward backward) {
+  record(out, name, std::span<const Tensor>(inputs), std::move(backward));
+}
 
 // The one place a gradient meets its tensor: checks that `grad` has `shape`
 // or a shape `shape` broadcasts to, and sums the broadcast dims away.
