@@ -21,21 +21,25 @@
 // An untransposed A is read in place, not packed: the sliver's six rows are
 // six streams the prefetcher follows, and the sliver (6 x KC, at most 9 KB)
 // stays in L1 while the jr loop sweeps the whole B panel past it, so packing
-// would only add a copy. A transposed A is packed, MC rows at a time (see
-// pack_a_transposed). B is packed: a sliver of op(B) must be KC rows of NR
-// contiguous values for the vector loads, which a transposed B is not, and a
-// plain B with a large power-of-two row stride maps its rows onto a few cache
-// sets. A small untransposed B (at most kDirectBBytes) is read in place
-// instead: it stays in L2 whatever its stride, and small products are the
-// ones for which the copy would cost the most.
+// would only add a copy. A transposed A is packed, MC rows at a time, when
+// its slivers are reused (see pack_a_transposed). B is packed: a sliver of op(B) must be KC rows of
+// NR contiguous values for the vector loads, which a transposed B is not, and a plain B with a
+// large power-of-two row stride maps its rows onto a few cache sets. A small untransposed B (at
+// most kDirectBBytes) is read in place instead: it fits in L1 and stays there while every A sliver
+// sweeps past it, and small products are the ones for which the copy would cost the most. (A larger
+// B comes from L2 for every A sliver anyway, and there its rows a stride apart are slower to read
+// than the packed copy.)
 //
-// Blocking, chosen for a 32 KB L1 and a 1 MB L2 per core (AMD Zen 4 here;
-// Intel's are similar) and the same for every path:
+// Blocking, chosen for a 32 KB L1 and a 1 MB L2 per core (AMD Zen 4; the
+// Intel Xeon of issue 14 has 48 KB and 2 MB) and the same for every path:
 //   KC = 1536 bytes of k (384 floats, 192 doubles): the A sliver is 9 KB, and
 //        each C tile is loaded and stored once per 384 multiply-adds into it;
 //   NC = 512 columns: the packed B panel is KC x NC = 768 KB, inside L2.
-// Measured on the benchmark shapes, KC from 192 to 512 and NC from 256 to
-// 1024 are all within a few percent of this.
+// Measured on the benchmark shapes on Zen 4, KC from 192 to 512 and NC from
+// 256 to 1024 are all within a few percent of this. On the Xeon, KC = 256 or
+// 512 measured within noise of it, NC = 1024 about 10% slower, and swapping
+// the jr and i loops (a B sliver kept in L1 rather than an A sliver, with KC
+// from 128 to 384) no faster.
 //
 // Threads: the C of each batch item is cut into row_parts x col_parts blocks
 // (plan_gemm_split), and the threads of ag::detail::parallel_for take (batch
@@ -61,8 +65,8 @@ inline constexpr int kMR = 6;  // every micro-kernel computes 6 rows of C
 template <typename T>
 inline constexpr int64_t kKC = 1536 / sizeof(T);
 inline constexpr int64_t kNC = 512;
-inline constexpr int64_t kMC = 48;  // rows of a transposed A packed at a time
-inline constexpr int64_t kDirectBBytes = 32 * 1024;
+inline constexpr int64_t kMC = 48;                   // rows of a transposed A packed at a time
+inline constexpr int64_t kDirectBBytes = 32 * 1024;  // an L1
 
 // One micro-kernel call: the m x n tile of C at c (m <= kMR, n <= NR) gets
 // the product of a kc-long slice of an A sliver and of a B sliver.
@@ -281,8 +285,8 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
     return;
   }
   const GemmSplit split = plan_gemm_split(s, Kernel::kNR);
-  if (!split
-           .parallel) {  // every item whole, in order (no task arithmetic: tiny products notice it)
+  if (!split.parallel) {
+    // Every item whole, in order: no task arithmetic, which tiny products notice.
     for (int64_t b = 0; b < s.batch; ++b) {
       gemm_block<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, 0, s.M, 0,
                          s.N);
