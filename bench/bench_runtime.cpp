@@ -15,8 +15,18 @@
 //   build-x/bench_runtime                        (one thread, as bench_attention)
 //   build-x/bench_runtime --benchmark_repetitions=5 --benchmark_report_aggregates_only
 // Compare the rows of one run (ratios), not absolute times across machines.
+//
+// Instruction counts, which other processes on the machine do not disturb:
+//   build-x/bench_runtime --toy_calls=forward|forward_backward N
+// runs the toy call N times without Google Benchmark, for valgrind's
+// callgrind; scripts/bench_runtime_instructions.sh turns two such runs into
+// instructions per call.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "attograd/allocator.h"
 #include "attograd/attograd.h"
@@ -70,33 +80,57 @@ struct Toy {
   Toy() { attention.eval(); }
 };
 
-void toy_forward(benchmark::State& state, bool cache) {
-  Toy toy;
+// One no-grad forward call of the toy.
+float toy_forward_call(Toy& toy) {
   ag::NoGradGuard no_grad;
-  run(state, cache ? ag::allocator_stats().cache_limit : 0, [&] {
-    Tensor out = toy.attention(toy.queries, toy.keys, toy.values, toy.valid_lens);
-    benchmark::DoNotOptimize(out.data_ptr<float>());
-  });
+  Tensor out = toy.attention(toy.queries, toy.keys, toy.values, toy.valid_lens);
+  return out.data_ptr<float>()[0];
 }
 
-void toy_forward_backward(benchmark::State& state, bool cache) {
-  Toy toy;
-  Tensor q = toy.queries.clone().requires_grad_();
-  Tensor k = toy.keys.clone().requires_grad_();
-  Tensor v = toy.values.clone().requires_grad_();
-  run(state, cache ? ag::allocator_stats().cache_limit : 0, [&] {
+// The toy with q, k and v requiring grad: sum(attention(q, k, v)).backward().
+struct ToyWithGrad : Toy {
+  Tensor q = queries.clone().requires_grad_();
+  Tensor k = keys.clone().requires_grad_();
+  Tensor v = values.clone().requires_grad_();
+  float call() {
     q.zero_grad();
     k.zero_grad();
     v.zero_grad();
-    ag::sum(toy.attention(q, k, v, toy.valid_lens)).backward();
-    benchmark::DoNotOptimize(q.grad().data_ptr<float>());
-  });
+    ag::sum(attention(q, k, v, valid_lens)).backward();
+    return q.grad().data_ptr<float>()[0];
+  }
+};
+
+void toy_forward(benchmark::State& state, bool cache) {
+  Toy toy;
+  run(state, cache ? ag::allocator_stats().cache_limit : 0,
+      [&] { benchmark::DoNotOptimize(toy_forward_call(toy)); });
+}
+
+void toy_forward_backward(benchmark::State& state, bool cache) {
+  ToyWithGrad toy;
+  run(state, cache ? ag::allocator_stats().cache_limit : 0,
+      [&] { benchmark::DoNotOptimize(toy.call()); });
+}
+
+// --toy_calls=forward|forward_backward N: N calls, nothing else (see the top).
+int toy_calls(const std::string& which, long calls) {
+  Toy toy;
+  ToyWithGrad toy_grad;
+  float sink = 0;
+  for (long i = 0; i < calls; ++i)
+    sink += which == "forward" ? toy_forward_call(toy) : toy_grad.call();
+  std::printf("%s x %ld (checksum %g)\n", which.c_str(), calls, static_cast<double>(sink));
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   ag::set_num_threads(1);
+  const std::string calls_flag = "--toy_calls=";
+  if (argc == 3 && std::string(argv[1]).starts_with(calls_flag))
+    return toy_calls(std::string(argv[1]).substr(calls_flag.size()), std::atol(argv[2]));
   for (bool cache : {true, false}) {
     const std::string suffix = cache ? "" : "/no_cache";
     benchmark::RegisterBenchmark(("sdpa/b8_t512/no_grad" + suffix).c_str(), sdpa, cache)

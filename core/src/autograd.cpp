@@ -5,6 +5,7 @@
 // kernels, not ops.h: the engine sits below the ops (scripts/check_layers.sh).
 #include "attograd/autograd.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 
@@ -241,12 +242,16 @@ namespace detail {
 // (Numbers only grow, so a mark left by an earlier sweep never matches.)
 std::vector<Node*> Sweep::topological_order(Node* root, uint64_t sweep) {
   std::vector<Node*> post_order;
+  std::vector<std::pair<Node*, size_t>> stack;  // (node, next input to visit)
+  // Most graphs are small: one allocation each instead of a series of regrowths.
+  post_order.reserve(64);
+  stack.reserve(64);
   const auto reach = [&](Node* node) {
     node->visited_in_sweep_ = sweep;
     node->grad_ = Tensor();  // nothing has flowed here yet in this sweep
   };
   reach(root);
-  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};  // (node, next input to visit)
+  stack.emplace_back(root, 0);
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->inputs_.size()) {
@@ -260,7 +265,8 @@ std::vector<Node*> Sweep::topological_order(Node* root, uint64_t sweep) {
       stack.pop_back();
     }
   }
-  return {post_order.rbegin(), post_order.rend()};
+  std::reverse(post_order.begin(), post_order.end());
+  return post_order;
 }
 
 void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserver& observer) {

@@ -73,7 +73,10 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = arithmetic(a, b, "mul", [](auto x, auto y) { return detail::wrapping_mul(x, y); });
   if (needs_grad(a, b))
     record(out, "MulBackward", {a, b},
-           [a_ = a.detach(), b_ = b.detach(), need = which_need_grad(a, b)](const Tensor& g) {
+           // Only what a wanted gradient reads is saved (dL/da reads b, dL/db reads a):
+           // no detached copy made, no buffer kept alive for nothing.
+           [need = which_need_grad(a, b), a_ = b.requires_grad() ? a.detach() : Tensor(),
+            b_ = a.requires_grad() ? b.detach() : Tensor()](const Tensor& g) {
              return grads{need.a ? mul(g, b_) : Tensor(), need.b ? mul(g, a_) : Tensor()};
            });
   return out;
@@ -96,7 +99,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
   });
   if (needs_grad(a, b))
     record(out, "DivBackward", {a, b},
-           [a_ = a.detach(), b_ = b.detach(), need = which_need_grad(a, b)](const Tensor& g) {
+           // a is read only by dL/db (as in mul)
+           [need = which_need_grad(a, b), a_ = b.requires_grad() ? a.detach() : Tensor(),
+            b_ = b.detach()](const Tensor& g) {
              return grads{need.a ? div(g, b_) : Tensor(),
                           need.b ? neg(div(mul(g, a_), mul(b_, b_))) : Tensor()};
            });

@@ -245,7 +245,7 @@ Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t
   Shape shape = x.shape();
   shape[d] = total;
   shape_numel(shape, "repeat_interleave");
-  Tensor out = empty(shape, x.dtype());
+  Tensor out = detail::empty_uninit(shape, x.dtype());  // every output slice is copied below
   const Tensor src = x.detach().contiguous();
   int64_t next = 0;  // output slice being written, counted over all outer blocks
   for (int64_t o = 0; o < b.outer; ++o)

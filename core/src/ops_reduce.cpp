@@ -34,11 +34,11 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   AG_CHECK(x.defined(), "sum", "undefined tensor");
   const std::vector<bool> reduce = dims_mask(x, dims, "sum");
   Tensor y = detail::sum_dims(x, reduce, detail::reduced_shape(x.shape(), reduce, keepdim));
-  const Shape kept_shape = detail::reduced_shape(x.shape(), reduce, /*keepdim=*/true);
   if (needs_grad(x))
-    record(y, "SumBackward", {x}, [in_shape = x.shape(), kept_shape](const Tensor& g) {
-      return grads{expand(reshape(g, kept_shape), in_shape)};
-    });
+    record(y, "SumBackward", {x},
+           [in_shape = x.shape(),
+            kept_shape = detail::reduced_shape(x.shape(), reduce, /*keepdim=*/true)](
+               const Tensor& g) { return grads{expand(reshape(g, kept_shape), in_shape)}; });
   return y;
 }
 
@@ -110,7 +110,8 @@ ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
   const int64_t inner = shape_numel(Shape(shape.begin() + static_cast<long>(d) + 1, shape.end()));
   Shape kept = shape;
   kept[d] = 1;
-  ArgMax r{empty(kept, x.dtype()), empty(kept, kInt64)};
+  // Every kept position gets its value and index below.
+  ArgMax r{detail::empty_uninit(kept, x.dtype()), detail::empty_uninit(kept, kInt64)};
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = c.data_ptr<T>();

@@ -301,7 +301,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
            [y_ = y.detach(), keep_ = keep.detach(), rows, zero_masked](const Tensor& g) {
              const Tensor gc = g.contiguous();
              const int64_t n = y_.size(-1);
-             Tensor dx = empty(y_.shape(), y_.dtype());
+             Tensor dx = detail::empty_uninit(y_.shape(), y_.dtype());  // every row written
              dispatch_floating(y_.dtype(), "masked_softmax", [&](auto tag) {
                using T = decltype(tag);
                for (size_t r = 0; r < rows.offset.size(); ++r) {
