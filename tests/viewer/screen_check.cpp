@@ -60,8 +60,7 @@ std::string rgb_str(viz::Rgb c) {
 std::string viewer_command(const std::string& scene, int frames,
                            const std::vector<std::string>& extra,
                            const std::filesystem::path& dir) {
-  const std::string layout = (dir / "layout.txt").string(),
-                    inputs = (dir / "inputs.npz").string();
+  const std::string layout = (dir / "layout.txt").string(), inputs = (dir / "inputs.npz").string();
   std::ostringstream line;
 #ifdef ATTOGRAD_WEB_SITE
   std::ostringstream query;
@@ -85,8 +84,8 @@ std::string viewer_command(const std::string& scene, int frames,
   line << " --query " << quote(query.str());
 #else
   line << quote(ATTOGRAD_VIEWER_PATH) << " --scene " << quote(scene) << " --frames " << frames
-       << " --screenshot " << quote((dir / "screen.png").string()) << " --layout " << quote(layout) << " --dump-inputs "
-       << quote(inputs);
+       << " --screenshot " << quote((dir / "screen.png").string()) << " --layout " << quote(layout)
+       << " --dump-inputs " << quote(inputs);
   for (const std::string& arg : extra) line << " " << quote(arg);
 #endif
   return line.str();

@@ -70,7 +70,7 @@ class Devtools {
 
 function chromiumFlags(width, height, profile) {
   const flags = [
-    "--headless", "--remote-debugging-pipe", `--user-data-dir=${profile}`,
+    "--headless", "--remote-debugging-pipe", `--user-data-dir=${profile}`, "--log-level=3",
     `--window-size=${width},${height}`, "--force-device-scale-factor=1", "--hide-scrollbars",
     // WebGL 2 on SwiftShader, Chromium's software renderer: no GPU, no display.
     "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
@@ -101,17 +101,28 @@ async function main() {
   const url = `http://127.0.0.1:${server.address().port}/index.html?${query}`;
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "attograd-chromium-"));
   const chromium = process.env.CHROMIUM || "chromium";
+  // Its own process group, so that its renderer and GPU processes can be
+  // stopped with it.
   const browser = childProcess.spawn(chromium, chromiumFlags(width, height, profile),
-                                     {stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"]});
+                                     {stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+                                      detached: true});
   let browserLog = "";
   browser.stderr.on("data", (chunk) => { browserLog += chunk; });
   const exited = new Promise((resolve) => browser.once("exit", resolve));
-  // Chromium writes its profile until it exits: remove the folder after.
+  const devtools = new Devtools(browser.stdio[3], browser.stdio[4]);
+  // Chromium writes its profile until all its processes are gone: close it
+  // (Browser.close, or kill the group after 5 s), then remove the folder.
   const finish = async (code) => {
     server.close();
-    browser.kill();
+    devtools.send("Browser.close").catch(() => {});
+    const killer = setTimeout(() => process.kill(-browser.pid, "SIGKILL"), 5000);
     await exited;
-    fs.rmSync(profile, {recursive: true, force: true});
+    clearTimeout(killer);
+    try {
+      fs.rmSync(profile, {recursive: true, force: true, maxRetries: 10, retryDelay: 100});
+    } catch (error) {
+      console.error(`drive.js: left ${profile}: ${error.message}`);
+    }
     process.exit(code);
   };
   const deadline = setTimeout(() => {
@@ -121,7 +132,6 @@ async function main() {
   }, Number(args.timeout) * 1000);
 
   try {
-    const devtools = new Devtools(browser.stdio[3], browser.stdio[4]);
     const {targetId} = await devtools.send("Target.createTarget", {url: "about:blank"});
     const {sessionId} = await devtools.send("Target.attachToTarget", {targetId, flatten: true});
     const page = (method, params) => devtools.send(method, params, sessionId);

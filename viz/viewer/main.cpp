@@ -257,6 +257,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attograd_open_file(const char* path) {
 }
 #endif
 
+namespace {
+
 // Steps 1 to 4; returns the exit code (in the browser, 0 once the browser
 // runs the frame loop).
 int start_viewer(int argc, char** argv) {
@@ -360,6 +362,8 @@ int start_viewer(int argc, char** argv) {
   return 0;
 #endif
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const int code = start_viewer(argc, argv);
