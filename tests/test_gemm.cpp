@@ -278,6 +278,20 @@ TEST_F(GemmTest, SeveralCacheBlocks) {
   }
 }
 
+// A transposed A taller than one packed block (1020 rows), so B is packed
+// again for the second block, and wider than one micro-kernel so A is packed.
+TEST_F(GemmTest, TallTransposedA) {
+  for (int t = 0; t < 2; ++t) {
+    Case c;
+    c.M = 1031;
+    c.N = 70;
+    c.K = 21;
+    c.trans_a = true;
+    c.trans_b = t;
+    check_both_types(c);
+  }
+}
+
 TEST_F(GemmTest, StridedBatches) {
   for (int t = 0; t < 4; ++t) {
     for (int64_t batch : {2, 3, 4}) {

@@ -49,8 +49,8 @@ constexpr double kMinParallelFlops = 2e6;
 constexpr int64_t kTasksPerThread = 4;
 // The narrowest column block worth a task, in micro-kernel widths: each A
 // sliver is loaded once per block and reused across it. Row blocks are at
-// least twice as many 6-row slivers (48 rows: one block of a packed
-// transposed A).
+// least twice as many 6-row slivers (48 rows), so that a task's share of the
+// B panel (packed by each task) is reused by that many A slivers.
 constexpr int64_t kMinBlockSlivers = 4;
 
 GemmSplit plan_gemm_split(const GemmShape& s, int nr) {

@@ -5,10 +5,11 @@
 //
 // C (per batch item, per thread block) is computed as:
 //
-//   for jc in columns, step NC                 B panel: KC x NC, lives in L2
+//   for ic in rows, step MC                    (only a packed transposed A: else all rows)
 //     for pc in k, step KC
-//       pack op(B)[pc:pc+KC, jc:jc+NC] into NR-wide slivers
-//       for ic in rows, step MC                (a transposed A: pack MC rows)
+//       (a transposed A: pack op(A)[ic:ic+MC, pc:pc+KC], once for every panel)
+//       for jc in columns, step NC             B panel: KC x NC, lives in L2
+//         pack op(B)[pc:pc+KC, jc:jc+NC] into NR-wide slivers
 //         for i in the block, step MR          A sliver: MR x KC, lives in L1
 //           for jr in the panel, step NR
 //             micro-kernel: C[i:i+MR, jc+jr:jc+jr+NR] (+)= A sliver @ B sliver
@@ -65,7 +66,11 @@ inline constexpr int kMR = 6;  // every micro-kernel computes 6 rows of C
 template <typename T>
 inline constexpr int64_t kKC = 1536 / sizeof(T);
 inline constexpr int64_t kNC = 512;
-inline constexpr int64_t kMC = 48;                   // rows of a transposed A packed at a time
+// Rows of a transposed A packed at a time (KC x MC = 1.5 MB of floats): all
+// of them, up to 170 slivers, so that A is packed once per k block rather
+// than once per column panel too (4-5% faster on 1024^3 A^T B than packing
+// 48 rows per panel); a taller A packs B again for each block of rows.
+inline constexpr int64_t kMC = 170 * kMR;
 inline constexpr int64_t kDirectBBytes = 32 * 1024;  // an L1
 
 // One micro-kernel call: the m x n tile of C at c (m <= kMR, n <= NR) gets
@@ -222,26 +227,28 @@ void gemm_block(const GemmShape& s, const T* A, const T* B, T* C, int64_t m0, in
   const int64_t a_rs = s.trans_a ? 1 : s.lda;
   const int64_t a_cs = s.trans_a ? s.lda : 1;
   const bool direct_b = !s.trans_b && s.K * s.N * static_cast<int64_t>(sizeof(T)) <= kDirectBBytes;
+  // A transposed A is packed when its slivers are reused (see pack_a_transposed),
+  // kMC rows at a time, once for all the column panels.
+  const bool pack_a = s.trans_a && n1 - n0 > NR;
+  const int64_t row_block = pack_a ? kMC : m1 - m0;
   const int64_t kc_max = std::min(kKC<T>, s.K);
   const int64_t panel_width = direct_b ? NR : (std::min(kNC, n1 - n0) + NR - 1) / NR * NR;
-  T* packed_b = static_cast<T*>(gemm_scratch(sizeof(T) * (panel_width + kMC) * kc_max));
+  // Whole slivers: a ragged last one still takes kMR x kc.
+  const int64_t packed_rows = pack_a ? (std::min(kMC, m1 - m0) + kMR - 1) / kMR * kMR : 0;
+  T* packed_b = static_cast<T*>(gemm_scratch(sizeof(T) * (panel_width + packed_rows) * kc_max));
   T* packed_a = packed_b + panel_width * kc_max;
 
-  for (int64_t jc = n0; jc < n1; jc += kNC) {
-    const int64_t nc = std::min(kNC, n1 - jc);
-    // Columns [0, in_place) of the panel are read from B itself; the rest
-    // (all of them unless direct_b, else the ragged last sliver) are packed.
-    const int64_t in_place = direct_b ? nc / NR * NR : 0;
-    // A transposed A is packed when its slivers are reused (see pack_a_transposed).
-    const bool pack_a = s.trans_a && nc > NR;
+  for (int64_t ic = m0; ic < m1; ic += row_block) {
+    const int64_t mc = std::min(row_block, m1 - ic);
     for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
       const int64_t kc = std::min(kKC<T>, s.K - pc);
-      if (in_place < nc) {
-        pack_b<Kernel>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
-      }
-      for (int64_t ic = m0; ic < m1; ic += kMC) {
-        const int64_t mc = std::min(kMC, m1 - ic);
-        if (pack_a) pack_a_transposed(A + ic + pc * s.lda, s.lda, mc, kc, packed_a);
+      if (pack_a) pack_a_transposed(A + ic + pc * s.lda, s.lda, mc, kc, packed_a);
+      for (int64_t jc = n0; jc < n1; jc += kNC) {
+        const int64_t nc = std::min(kNC, n1 - jc);
+        // Columns [0, in_place) of the panel are read from B itself; the rest
+        // (all of them unless direct_b, else the ragged last sliver) are packed.
+        const int64_t in_place = direct_b ? nc / NR * NR : 0;
+        if (in_place < nc) pack_b<Kernel>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
         for (int64_t i = ic; i < ic + mc; i += kMR) {
           MicroTile<T> t;
           t.kc = kc;
