@@ -61,13 +61,22 @@ GemmSplit plan_gemm_split(const GemmShape& s, int nr) {
   if (split.threads <= 1 || flops < kMinParallelFlops) return split;
   // Whole batch items when there are enough of them; else each item's C is
   // cut into column blocks first (each task then packs only its own part of
-  // B), then into row blocks (each of which packs the same B again).
+  // B), then into row blocks (each of which packs the same B again). A
+  // transposed A is packed too, by every task for its rows: then rows come
+  // first, since its transposing copy costs more than B's (on 1024^3 A^T B
+  // with two threads, column blocks first packed each row of A four times).
   const int64_t wanted = (split.threads * kTasksPerThread + s.batch - 1) / s.batch;
-  const int64_t col_units = (s.N + nr - 1) / nr;
-  const int64_t row_units = (s.M + kMR - 1) / kMR;
-  split.col_parts = std::max<int64_t>(1, std::min(wanted, col_units / kMinBlockSlivers));
-  split.row_parts = std::max<int64_t>(1, std::min((wanted + split.col_parts - 1) / split.col_parts,
-                                                  row_units / (2 * kMinBlockSlivers)));
+  const int64_t max_col_parts = std::max<int64_t>(1, (s.N + nr - 1) / nr / kMinBlockSlivers);
+  const int64_t max_row_parts =
+      std::max<int64_t>(1, (s.M + kMR - 1) / kMR / (2 * kMinBlockSlivers));
+  auto rest = [wanted](int64_t parts) { return (wanted + parts - 1) / parts; };
+  if (s.trans_a) {
+    split.row_parts = std::min(wanted, max_row_parts);
+    split.col_parts = std::min(rest(split.row_parts), max_col_parts);
+  } else {
+    split.col_parts = std::min(wanted, max_col_parts);
+    split.row_parts = std::min(rest(split.col_parts), max_row_parts);
+  }
   split.parallel = s.batch * split.row_parts * split.col_parts > 1;
   return split;
 }
