@@ -292,6 +292,11 @@ void print_configuration() {
   if (was != nullptr) std::printf(" (set by bench_gemm; the environment said %s)", was);
   std::printf("; default threads %d (each benchmark sets the same count as attograd's)\n",
               openblas_get_num_threads());
+  const char* best = best_openblas_core();
+  if (best != nullptr && std::strcmp(openblas_get_corename(), best) != 0) {
+    std::printf("WARNING: OpenBLAS runs core %s, not %s, the best for this CPU\n",
+                openblas_get_corename(), best);
+  }
 #else
   std::printf("OpenBLAS: not found at build time; attograd only\n");
 #endif
