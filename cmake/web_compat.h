@@ -12,9 +12,8 @@ namespace std {
 // C++20 <bit>: the bits of `from` reinterpreted as a To (the compiler builtin
 // libc++ 15 wraps the same way).
 template <class To, class From>
-  requires(sizeof(To) == sizeof(From) && is_trivially_copyable_v<To> &&
-           is_trivially_copyable_v<From>)
-constexpr To bit_cast(const From& from) noexcept {
+requires(sizeof(To) == sizeof(From) && is_trivially_copyable_v<To> &&
+         is_trivially_copyable_v<From>) constexpr To bit_cast(const From& from) noexcept {
   return __builtin_bit_cast(To, from);
 }
 }  // namespace std

@@ -48,8 +48,9 @@ if ! ls "$deps"/imgui-*/imgui.cpp "$deps"/zlib-*/inflate.c >/dev/null 2>&1; then
   fi
   (cd "$deps" && apt-get source -qq imgui zlib 2>&1 | grep -v "unsandboxed as root" || true)
 fi
-imgui_dir=$(ls -d "$PWD/$deps"/imgui-*/ | head -1)
-zlib_dir=$(ls -d "$PWD/$deps"/zlib-*/ | head -1)
+deps=$(cd "$deps" && pwd)
+imgui_dir=$(ls -d "$deps"/imgui-*/ | head -1)
+zlib_dir=$(ls -d "$deps"/zlib-*/ | head -1)
 [[ -f "$imgui_dir/imgui.cpp" && -f "$zlib_dir/inflate.c" ]] || { echo "web.sh: apt-get source imgui zlib failed" >&2; exit 1; }
 
 # ---- the WebAssembly build: the libraries and the viewer, nothing else

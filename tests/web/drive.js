@@ -158,10 +158,7 @@ async function main() {
       fs.writeFileSync(to, Buffer.from(base64, "base64"));
     }
     const output = await evaluate("attograd.output.join('\\n')");
-    const firstFrame = await evaluate("attograd.firstFrameMs");
-    process.stdout.write(output + "\n");
-    process.stdout.write(`page: ${url}\nfirst_frame_ms ${firstFrame}\n` +
-                         `run_ms ${Date.now() - started}\n`);
+    process.stdout.write(`${output}\npage: ${url}\nrun_ms ${Date.now() - started}\n`);
     clearTimeout(deadline);
     await finish(exitCode);
   } catch (error) {
