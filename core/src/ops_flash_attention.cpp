@@ -10,10 +10,11 @@
 // thread holds one Br x Bc block of scores at a time (256 x 512 floats, 512 KiB,
 // in L2; the backward two such blocks), and the only thing kept per row is its log-sum-exp:
 //
-// forward, for each query block Q_i [Br, E] (rows independent: any thread):
+// With Q' = q * scale (one pass over the L x E queries instead of the L x S
+// scores), forward, for each query block Q'_i [Br, E] (rows independent: any thread):
 //   m = -inf, l = 0, O_i = 0                       running max, sum, output
 //   for each key block K_j [Bc, E], V_j [Bc, Ev]:
-//     S   = Q_i K_j^T * scale (+ mask)             [Br, Bc]   (gemm + one pass)
+//     S   = Q'_i K_j^T (+ mask)                    [Br, Bc]   (gemm)
 //     m'  = max(m, rowmax S)
 //     P   = exp(S - m')                            [Br, Bc]
 //     l   = l e^(m - m') + rowsum P                (old terms rescaled to m')
@@ -23,12 +24,13 @@
 // backward, from dO: the weights are P = exp(S - lse), recomputed per block.
 //   D   = rowsum(dO o O)                           [L]   (= sum_j P dP per row)
 //   for each key block j, for each query block i:
-//     S   = Q_i K_j^T * scale (+ mask);  P = exp(S - lse_i)
+//     S   = Q'_i K_j^T (+ mask);  P = exp(S - lse_i)
 //     dV_j += P^T dO_i                             [Bc, Ev]
 //     dP   = dO_i V_j^T                            [Br, Bc]
-//     dS   = P o (dP - D_i) * scale                (softmax backward, scale folded in)
-//     dK_j += dS^T Q_i                             [Bc, E]
+//     dS   = P o (dP - D_i)                        (softmax backward)
+//     dK_j += dS^T Q'_i                            [Bc, E]    (Q' carries dS/dK's scale)
 //     dQ_i += dS K_j                               [Br, E]
+//   dQ *= scale                                    (dS/dQ = scale K)
 // Five gemms per block pair against the materialised path's four (the
 // forward's Q K^T is done again), for memory that grows with L, not L x S.
 //
@@ -110,7 +112,7 @@ BroadcastView broadcast_view(const Shape& shape, const Shape& target) {
 template <typename T>
 struct Problem {
   int64_t N, L, S, E, Ev;
-  T scale;
+  T scale;  // q below is already q * scale; the backward scales dq
   const T *q, *k, *v;
   const bool* keep = nullptr;  // bool mask, or null
   BroadcastView keep_at{};
@@ -140,7 +142,8 @@ void raw_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64_
   kernels::gemm(g, p.q + (n * p.L + i0) * p.E, p.k + (n * p.S + j0) * p.E, s);
 }
 
-// s = s * scale + additive, and -inf where masked: the logits of the block.
+// s += additive, and -inf where masked: the logits of the block (q was
+// scaled already). Without masks nothing is touched.
 template <typename T>
 void mask_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
                  T* s) {
@@ -148,7 +151,6 @@ void mask_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64
   for (int64_t r = 0; r < rows; ++r) {
     T* row = s + r * cols;
     const int64_t i = i0 + r, seen = std::clamp<int64_t>(p.limit(n, i) - j0, 0, cols);
-    for (int64_t c = 0; c < seen; ++c) row[c] *= p.scale;
     if (p.additive) {
       const T* a =
           p.additive + p.additive_at.offset[static_cast<size_t>(n)] + i * p.additive_at.row;
@@ -163,44 +165,25 @@ void mask_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64
   }
 }
 
-// Row max and row sum over 16 interleaved partial results: a plain loop
-// carries one dependency from element to element (the compiler may not
-// reorder float additions), 16 lanes are what SIMD registers hold, and GCC
-// vectorises this form on every target, WebAssembly's SIMD included.
-constexpr int64_t kLanes = 16;
-
-template <typename T>
-T row_max(const T* x, int64_t n) {
-  T lane[kLanes];
-  std::fill(lane, lane + kLanes, -std::numeric_limits<T>::infinity());
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] = std::max(lane[l], x[i + l]);
-  for (; i < n; ++i) lane[0] = std::max(lane[0], x[i]);
-  return *std::max_element(lane, lane + kLanes);
+// The row kernels: max_k x[k], and x = e^(x - shift) returning sum_k x_k.
+// float32 runs vector_math's SIMD versions (16 partial results: a plain
+// `sum += x[k]` chain cannot be vectorised, since float additions may not
+// be reordered, and cost more than the block's two gemms); float64, the
+// gradcheck path, plain loops.
+float row_max(const float* x, int64_t n) {
+  return detail::max_f32(x, n);
+}
+double row_max(const double* x, int64_t n) {
+  return *std::max_element(x, x + n);
 }
 
-template <typename T>
-T row_sum(const T* x, int64_t n) {
-  T lane[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] += x[i + l];
-  for (; i < n; ++i) lane[0] += x[i];
-  T sum = 0;
-  for (const T part : lane) sum += part;
+float exp_shifted_sum(float* x, int64_t n, float shift) {
+  return static_cast<float>(detail::exp_shifted_sum_f32(x, x, n, shift));
+}
+double exp_shifted_sum(double* x, int64_t n, double shift) {
+  double sum = 0;
+  for (int64_t k = 0; k < n; ++k) sum += x[k] = std::exp(x[k] - shift);
   return sum;
-}
-
-// x[i] = exp(x[i] - shift) for i < n; exp(-inf) = 0.
-template <typename T>
-void exp_shifted(T* x, int64_t n, T shift) {
-  for (int64_t i = 0; i < n; ++i) x[i] -= shift;
-  if constexpr (std::is_same_v<T, float>) {
-    detail::exp_f32(x, x, n);
-  } else {
-    for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
-  }
 }
 
 // c [M, N] (+)= op(a) op(b) with row strides lda, ldb, ldc.
@@ -225,7 +208,7 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
   const int64_t keys = p.block_limit(n, i0, rows);
   for (int64_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
     const int64_t cols = std::min(kKeyBlock, keys - j0);
-    // S = Q_i K_j^T * scale (+ mask): [rows, E] @ [E, cols]
+    // S = Q'_i K_j^T (+ mask): [rows, E] @ [E, cols]
     raw_scores(p, n, i0, rows, j0, cols, s.data());
     mask_scores(p, n, i0, rows, j0, cols, s.data());
     for (int64_t r = 0; r < rows; ++r) {
@@ -237,9 +220,8 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
         continue;
       }
       // P = exp(S - m'); l = l e^(m - m') + rowsum P; O_i row *= e^(m - m')
-      exp_shifted(row, cols, m_new);
       const T alpha = std::exp(m[r] - m_new);
-      l[r] = l[r] * alpha + row_sum(row, cols);
+      l[r] = l[r] * alpha + exp_shifted_sum(row, cols, m_new);
       if (alpha != T(1))
         for (int64_t e = 0; e < p.Ev; ++e) o[r * p.Ev + e] *= alpha;
       m[r] = m_new;
@@ -312,10 +294,11 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
     for (int64_t i0 = 0; i0 < p.L; i0 += kQueryBlock) {
       const int64_t rows = std::min(kQueryBlock, p.L - i0);
       if (p.block_limit(n, i0, rows) <= j0) continue;  // every key of the block masked: P = 0
-      // S = Q_i K_j^T * scale (+ mask); P = exp(S - lse_i)   (the forward's weights)
+      // S = Q'_i K_j^T (+ mask); P = exp(S - lse_i)   (the forward's weights)
       raw_scores(p, n, i0, rows, j0, cols, P.data());
       mask_scores(p, n, i0, rows, j0, cols, P.data());
-      for (int64_t r = 0; r < rows; ++r) exp_shifted(P.data() + r * cols, cols, row_lse[i0 + r]);
+      for (int64_t r = 0; r < rows; ++r)
+        exp_shifted_sum(P.data() + r * cols, cols, row_lse[i0 + r]);
       // dV_j += P^T dO_i: [cols, rows] @ [rows, Ev]
       gemm_block(cols, p.Ev, rows, true, P.data(), cols, false, go + i0 * p.Ev, p.Ev,
                  dv + j0 * p.Ev, p.Ev, true);
@@ -323,20 +306,22 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
       if (p.Ev == 0) std::fill(dS.begin(), dS.end(), T(0));
       gemm_block(rows, cols, p.Ev, false, go + i0 * p.Ev, p.Ev, true, v + j0 * p.Ev, p.Ev,
                  dS.data(), cols, false);
-      // dS = P o (dP - D_i) * scale   (in place over dP)
+      // dS = P o (dP - D_i)   (in place over dP)
       for (int64_t r = 0; r < rows; ++r) {
         const T* pr = P.data() + r * cols;
         T* d = dS.data() + r * cols;
         const T Di = D[i0 + r];
-        for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - Di) * p.scale;
+        for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - Di);
       }
-      // dK_j += dS^T Q_i: [cols, rows] @ [rows, E];  dQ_i += dS K_j: [rows, cols] @ [cols, E]
+      // dK_j += dS^T Q'_i: [cols, rows] @ [rows, E];  dQ_i += dS K_j: [rows, cols] @ [cols, E]
       gemm_block(cols, p.E, rows, true, dS.data(), cols, false, q + i0 * p.E, p.E, dk + j0 * p.E,
                  p.E, true);
       gemm_block(rows, p.E, cols, false, dS.data(), cols, false, k + j0 * p.E, p.E, dq + i0 * p.E,
                  p.E, true);
     }
   }
+  // S = Q' K^T with Q' = Q * scale: dS/dQ = scale K (dK took the scale from Q').
+  for (int64_t x = 0; x < p.L * p.E; ++x) dq[x] *= p.scale;
   // Uniform fully masked rows were out = mean_j v[j]: dv[j] += dO_i / S, no dq, dk.
   if (p.uniform && p.S > 0)
     for (int64_t i = 0; i < p.L; ++i)
@@ -434,7 +419,8 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   const auto full = [&](const Tensor& t, int64_t rows, int64_t cols) {
     return t.detach().expand(with_last_two(batch, rows, cols)).contiguous();
   };
-  const Tensor qc = full(q, L, E), kc = full(k, S, E), vc = full(v, S, Ev);
+  // Q' = q * scale: the scale touches the L x E queries, not the L x S scores.
+  const Tensor qc = full(q, L, E) * scale, kc = full(k, S, E), vc = full(v, S, Ev);
   const Tensor keep = masks.keep.defined() ? masks.keep.contiguous() : Tensor();
   const Tensor additive =
       masks.additive.defined() ? masks.additive.detach().contiguous() : Tensor();

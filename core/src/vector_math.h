@@ -21,6 +21,12 @@ void softmax_row_f32(const float* x, float* y, int64_t n);
 // Its backward for one row: dx = y * (g - sum_k g_k y_k).
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 
+// The two row kernels of a streamed attention block (ops_flash_attention.cpp):
+// max_k x[k] (n > 0; -inf entries allowed), and y = e^(x - shift) returning
+// sum_k y_k (16 partial sums, added in double). y may be x.
+float max_f32(const float* x, int64_t n);
+double exp_shifted_sum_f32(const float* x, float* y, int64_t n, float shift);
+
 // One query row of additive_scores (ops_attention.cpp), vectorised over h:
 // q [h], k [tk, h], w [h] -> s [tk] with s[j] = sum_x w[x] tanh(q[x] + k[j, x]).
 // The sum over x uses 16 partial sums (SIMD lanes), added pairwise at the end.
