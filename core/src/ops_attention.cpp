@@ -18,9 +18,11 @@
 // How much faster the fused op is, and the command that measures it:
 // docs/speed.md.
 //
-// float32 rows run the SIMD kernels of vector_math.h (vectorised over h, the
-// contiguous innermost dim); the plain loops below are their reference and
-// the float64 (gradcheck) path.
+// Reading order: one query row's forward and backward, then the op (checks,
+// forward, record of the backward), then the loops that run the rows over
+// whole tensors. float32 rows run the SIMD twins of vector_math.h (vectorised
+// over h, the contiguous innermost dim); the plain row loops are their
+// reference and the float64 (gradcheck) path.
 //
 // Threads: the forward splits the B * Tq query rows, which are independent.
 // In the backward dq is per row too, but dk sums over the rows i of its batch
@@ -56,16 +58,13 @@ int64_t grain(int64_t work_per_item) {
 // q [h] (row i), k [Tk, h] (all keys of the item), w [h].
 
 // forward: s[j] = sum_x w[x] tanh(q[x] + k[j, x])  for j < Tk
+// float32 twin: detail::additive_scores_row_f32 in vector_math.cpp.
 template <typename T>
-void scores_row(const T* q, const T* k, const T* w, T* s, int64_t tk, int64_t h) {
-  if constexpr (std::is_same_v<T, float>) {
-    detail::additive_scores_row_f32(q, k, w, s, tk, h);
-  } else {
-    for (int64_t j = 0; j < tk; ++j) {
-      T sum = 0;
-      for (int64_t x = 0; x < h; ++x) sum += w[x] * std::tanh(q[x] + k[j * h + x]);
-      s[j] = sum;
-    }
+void forward_row(const T* q, const T* k, const T* w, T* s, int64_t tk, int64_t h) {
+  for (int64_t j = 0; j < tk; ++j) {
+    T sum = 0;
+    for (int64_t x = 0; x < h; ++x) sum += w[x] * std::tanh(q[x] + k[j * h + x]);
+    s[j] = sum;
   }
 }
 
@@ -75,105 +74,35 @@ void scores_row(const T* q, const T* k, const T* w, T* s, int64_t tk, int64_t h)
 //   dq[x]     = w[x] sum_j u      (q was shared by every key j: its gradients add up)
 //   dk[j, x] += w[x] u            (summed over the rows i by the caller)
 //   dw[x]    += sum_j g[j] t      (summed over every row by the caller)
+// float32 twin: detail::additive_scores_backward_row_f32 in vector_math.cpp.
 template <typename T>
 void backward_row(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* dw, int64_t tk,
                   int64_t h) {
-  if constexpr (std::is_same_v<T, float>) {
-    detail::additive_scores_backward_row_f32(q, k, w, g, dq, dk, dw, tk, h);
-  } else {
-    std::fill(dq, dq + h, T(0));
-    for (int64_t j = 0; j < tk; ++j) {
-      for (int64_t x = 0; x < h; ++x) {
-        const T t = std::tanh(q[x] + k[j * h + x]);
-        const T u = g[j] * (1 - t * t);
-        dq[x] += u;
-        dk[j * h + x] += w[x] * u;
-        dw[x] += g[j] * t;
-      }
+  std::fill(dq, dq + h, T(0));
+  for (int64_t j = 0; j < tk; ++j) {
+    for (int64_t x = 0; x < h; ++x) {
+      const T t = std::tanh(q[x] + k[j * h + x]);
+      const T u = g[j] * (1 - t * t);
+      dq[x] += u;
+      dk[j * h + x] += w[x] * u;
+      dw[x] += g[j] * t;
     }
-    for (int64_t x = 0; x < h; ++x) dq[x] *= w[x];
   }
+  for (int64_t x = 0; x < h; ++x) dq[x] *= w[x];
 }
-
-// ---- whole tensors -------------------------------------------------------------------------
 
 struct Sizes {
   int64_t B, tq, tk, h;
 };
 
-// scores [B, Tq, Tk] from contiguous q [B, Tq, h], k [B, Tk, h], w [h].
+// The rows above run over whole tensors (float32 through their twins, on the
+// threads); defined at the end of the file.
+// forward: scores [B, Tq, Tk] from contiguous q [B, Tq, h], k [B, Tk, h], w [h].
 template <typename T>
-void forward(const T* q, const T* k, const T* w, T* scores, const Sizes& n) {
-  detail::parallel_for(
-      n.B * n.tq,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {  // row = b * Tq + i
-          const int64_t b = row / n.tq;
-          scores_row(q + row * n.h, k + b * n.tk * n.h, w, scores + row * n.tk, n.tk, n.h);
-        }
-      },
-      grain(n.tk * n.h));
-}
-
-// The backward's blocks of query rows: each batch item's Tq rows are cut into
-// `per_item` blocks of `rows` rows (the last may be shorter): at most 8, and of
-// at least 32 rows unless Tq is smaller. Enough blocks to keep a few threads
-// busy even at B = 1, few enough that their dk buffers stay small (at most
-// 7 times dk).
-struct Blocks {
-  int64_t per_item, rows;
-};
-
-Blocks blocks_of(int64_t tq) {
-  const int64_t per_item = std::clamp<int64_t>(tq / 32, 1, 8);
-  return {per_item, (tq + per_item - 1) / per_item};
-}
-
-// dq [B, Tq, h], dk [B, Tk, h] and dw [h] (zero-filled) from g [B, Tq, Tk].
+void forward(const T* q, const T* k, const T* w, T* scores, const Sizes& n);
+// backward: dq [B, Tq, h], dk [B, Tk, h] and dw [h] (zero-filled) from g [B, Tq, Tk].
 template <typename T>
-void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* dw, const Sizes& n) {
-  const Blocks blocks = blocks_of(n.tq);
-  const int64_t per_item = blocks.per_item, key_block = n.tk * n.h;
-  // Block 0 of item b accumulates straight into dk[b]; blocks 1.. into
-  // dk_more [B, per_item - 1, Tk, h]. Every block has its own dw [h].
-  std::vector<T> dk_more(static_cast<size_t>(n.B * (per_item - 1) * key_block));
-  std::vector<T> dw_blocks(static_cast<size_t>(n.B * per_item * n.h));
-  const auto dk_of_block = [&](int64_t b, int64_t p) {
-    return p == 0 ? dk + b * key_block : dk_more.data() + (b * (per_item - 1) + p - 1) * key_block;
-  };
-  detail::parallel_for(
-      n.B * per_item,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t block = begin; block < end; ++block) {  // block = b * per_item + p
-          const int64_t b = block / per_item, p = block % per_item;
-          const int64_t first = std::min(p * blocks.rows, n.tq);
-          const int64_t last = std::min(first + blocks.rows, n.tq);
-          for (int64_t row = b * n.tq + first; row < b * n.tq + last; ++row)
-            backward_row(q + row * n.h, k + b * key_block, w, g + row * n.tk, dq + row * n.h,
-                         dk_of_block(b, p), dw_blocks.data() + block * n.h, n.tk, n.h);
-        }
-      },
-      grain(blocks.rows * key_block));
-  // dk[b] += blocks 1, 2, ... of item b, in that order (the B * Tk rows of dk
-  // are independent).
-  if (per_item > 1) {
-    detail::parallel_for(
-        n.B * n.tk,
-        [&](int64_t begin, int64_t end) {
-          for (int64_t row = begin; row < end; ++row) {  // row = b * Tk + j
-            const int64_t b = row / n.tk, j = row % n.tk;
-            for (int64_t p = 1; p < per_item; ++p) {
-              const T* part = dk_of_block(b, p) + j * n.h;
-              for (int64_t x = 0; x < n.h; ++x) dk[row * n.h + x] += part[x];
-            }
-          }
-        },
-        grain(per_item * n.h));
-  }
-  // dw = the blocks' dw added in block order.
-  for (int64_t block = 0; block < n.B * per_item; ++block)
-    for (int64_t x = 0; x < n.h; ++x) dw[x] += dw_blocks[static_cast<size_t>(block * n.h + x)];
-}
+void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* dw, const Sizes& n);
 
 }  // namespace
 
@@ -215,5 +144,96 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
   });
   return scores;
 }
+
+// ---- whole tensors: the rows on the threads ---------------------------------------------
+
+namespace {
+
+template <typename T>
+void forward(const T* q, const T* k, const T* w, T* scores, const Sizes& n) {
+  detail::parallel_for(
+      n.B * n.tq,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {  // row = b * Tq + i
+          const int64_t b = row / n.tq;
+          const T* qi = q + row * n.h;
+          const T* kb = k + b * n.tk * n.h;
+          if constexpr (std::is_same_v<T, float>)
+            detail::additive_scores_row_f32(qi, kb, w, scores + row * n.tk, n.tk, n.h);
+          else
+            forward_row(qi, kb, w, scores + row * n.tk, n.tk, n.h);
+        }
+      },
+      grain(n.tk * n.h));
+}
+
+// The backward's blocks of query rows: each batch item's Tq rows are cut into
+// `per_item` blocks of `rows` rows (the last may be shorter): at most 8, and of
+// at least 32 rows unless Tq is smaller. Enough blocks to keep a few threads
+// busy even at B = 1, few enough that their dk buffers stay small (at most
+// 7 times dk).
+struct Blocks {
+  int64_t per_item, rows;
+};
+
+Blocks blocks_of(int64_t tq) {
+  const int64_t per_item = std::clamp<int64_t>(tq / 32, 1, 8);
+  return {per_item, (tq + per_item - 1) / per_item};
+}
+
+template <typename T>
+void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* dw, const Sizes& n) {
+  const Blocks blocks = blocks_of(n.tq);
+  const int64_t per_item = blocks.per_item, key_block = n.tk * n.h;
+  // Block 0 of item b accumulates straight into dk[b]; blocks 1.. into
+  // dk_more [B, per_item - 1, Tk, h]. Every block has its own dw [h].
+  std::vector<T> dk_more(static_cast<size_t>(n.B * (per_item - 1) * key_block));
+  std::vector<T> dw_blocks(static_cast<size_t>(n.B * per_item * n.h));
+  const auto dk_of_block = [&](int64_t b, int64_t p) {
+    return p == 0 ? dk + b * key_block : dk_more.data() + (b * (per_item - 1) + p - 1) * key_block;
+  };
+  detail::parallel_for(
+      n.B * per_item,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t block = begin; block < end; ++block) {  // block = b * per_item + p
+          const int64_t b = block / per_item, p = block % per_item;
+          const int64_t first = std::min(p * blocks.rows, n.tq);
+          const int64_t last = std::min(first + blocks.rows, n.tq);
+          for (int64_t row = b * n.tq + first; row < b * n.tq + last; ++row) {
+            const T* kb = k + b * key_block;
+            T* dw_block = dw_blocks.data() + block * n.h;
+            if constexpr (std::is_same_v<T, float>)
+              detail::additive_scores_backward_row_f32(q + row * n.h, kb, w, g + row * n.tk,
+                                                       dq + row * n.h, dk_of_block(b, p), dw_block,
+                                                       n.tk, n.h);
+            else
+              backward_row(q + row * n.h, kb, w, g + row * n.tk, dq + row * n.h, dk_of_block(b, p),
+                           dw_block, n.tk, n.h);
+          }
+        }
+      },
+      grain(blocks.rows * key_block));
+  // dk[b] += blocks 1, 2, ... of item b, in that order (the B * Tk rows of dk
+  // are independent).
+  if (per_item > 1) {
+    detail::parallel_for(
+        n.B * n.tk,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t row = begin; row < end; ++row) {  // row = b * Tk + j
+            const int64_t b = row / n.tk, j = row % n.tk;
+            for (int64_t p = 1; p < per_item; ++p) {
+              const T* part = dk_of_block(b, p) + j * n.h;
+              for (int64_t x = 0; x < n.h; ++x) dk[row * n.h + x] += part[x];
+            }
+          }
+        },
+        grain(per_item * n.h));
+  }
+  // dw = the blocks' dw added in block order.
+  for (int64_t block = 0; block < n.B * per_item; ++block)
+    for (int64_t x = 0; x < n.h; ++x) dw[x] += dw_blocks[static_cast<size_t>(block * n.h + x)];
+}
+
+}  // namespace
 
 }  // namespace ag

@@ -59,16 +59,18 @@ Layout layout_of(const Shape& shape, int64_t dim) {
   return l;
 }
 
-// ---- forward: y = softmax(x) or log_softmax(x) ------------------------------------
+// ==== softmax and log_softmax =========================================================
+// A row is the n entries along `dim`; a row is contiguous when dim is the last
+// (inner = 1), and `inner` elements apart otherwise, where a block [n, inner]
+// holds `inner` rows side by side (as columns). Below: forward and backward of
+// a contiguous row, then the op (checks, forward, record of the backward);
+// after it the float32 dispatch, the same two for a block, and (at the end of
+// the file) the loops that run them over every row on the threads.
 
-// One contiguous row of n entries. float32 softmax rows take the SIMD kernel
-// of vector_math.h; the loop below is its reference (and the float64 path).
+// forward: y = e^(x - max) / sum_k e^(x - max)      (log_softmax: y = x - max - log sum)
+// float32 twin (softmax only): detail::softmax_row_f32 in vector_math.cpp.
 template <typename T, bool Log>
 void forward_row(const T* x, T* y, int64_t n) {
-  if constexpr (std::is_same_v<T, float> && !Log) {
-    detail::softmax_row_f32(x, y, n);
-    return;
-  }
   T max = x[0];
   for (int64_t k = 1; k < n; ++k) max = x[k] > max ? x[k] : max;
   double sum = 0;  // accumulated in double: long rows keep their precision
@@ -86,7 +88,72 @@ void forward_row(const T* x, T* y, int64_t n) {
   }
 }
 
-// A block [n, inner]: `inner` softmax rows side by side (as columns).
+// backward, from the saved y and g = dL/dy. In the forward this was
+//   y_k = e^x_k / sum_j e^x_j,  so dy_k/dx_i = y_k (delta_ki - y_i), and
+//   softmax:     dx = y * (g - s),      s = sum_k g_k y_k
+//   log_softmax: dx = g - e^y * s,      s = sum_k g_k      (e^y is the softmax)
+// float32 twin (softmax only): detail::softmax_backward_row_f32 in vector_math.cpp.
+template <typename T, bool Log>
+void backward_row(const T* y, const T* g, T* dx, int64_t n) {
+  double s = 0;
+  for (int64_t k = 0; k < n; ++k) s += Log ? g[k] : static_cast<double>(g[k]) * y[k];
+  const T sum = static_cast<T>(s);
+  for (int64_t k = 0; k < n; ++k) dx[k] = Log ? g[k] - std::exp(y[k]) * sum : y[k] * (g[k] - sum);
+}
+
+// Every row of x (forward) or of y and g (backward), split across threads by
+// outer block; defined at the end of the file.
+template <bool Log>
+Tensor forward(const Tensor& x, const Layout& l, const char* op);
+template <bool Log>
+Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* op);
+
+template <bool Log>
+Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node) {
+  AG_CHECK(x.defined(), op, "undefined tensor");
+  AG_CHECK(is_floating(x.dtype()), op,
+           std::string("expected a floating-point tensor (float32 or float64), got ") +
+               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
+  const Layout l = layout_of(x.shape(), normalize_dim(dim, x.shape(), op));
+  Tensor y = forward<Log>(x, l, op);
+  if (needs_grad(x))
+    record(y, node, {x}, [y_ = y.detach(), l, op](const Tensor& g) {
+      return grads{backward<Log>(y_, g, l, op)};
+    });
+  return y;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) {
+  return softmax_op<false>(x, dim, "softmax", "SoftmaxBackward");
+}
+
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  return softmax_op<true>(x, dim, "log_softmax", "LogSoftmaxBackward");
+}
+
+namespace {
+
+// The float32 softmax rows take the SIMD twins; everything else the loops above.
+template <typename T, bool Log>
+void forward_row_fast(const T* x, T* y, int64_t n) {
+  if constexpr (std::is_same_v<T, float> && !Log)
+    detail::softmax_row_f32(x, y, n);
+  else
+    forward_row<T, Log>(x, y, n);
+}
+
+template <typename T, bool Log>
+void backward_row_fast(const T* y, const T* g, T* dx, int64_t n) {
+  if constexpr (std::is_same_v<T, float> && !Log)
+    detail::softmax_backward_row_f32(y, g, dx, n);
+  else
+    backward_row<T, Log>(y, g, dx, n);
+}
+
+// The same two for a block [n, inner]: one running max/sum per column, so the
+// innermost loop stays over contiguous memory.
 template <typename T, bool Log>
 void forward_block(const T* x, T* y, int64_t n, int64_t inner, std::vector<T>& max,
                    std::vector<double>& sum) {
@@ -113,48 +180,9 @@ void forward_block(const T* x, T* y, int64_t n, int64_t inner, std::vector<T>& m
   }
 }
 
-template <bool Log>
-Tensor forward(const Tensor& x, const Layout& l, const char* op) {
-  const Tensor xc = x.contiguous();
-  Tensor y = detail::empty_uninit(x.shape(), x.dtype());  // every row is written below
-  if (l.n == 0) return y;                                 // empty rows: nothing to normalise
-  dispatch_floating(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    const T* px = xc.data_ptr<T>();
-    T* py = y.data_ptr<T>();
-    const int64_t block = l.n * l.inner;
-    detail::parallel_for(
-        l.outer,
-        [&](int64_t begin, int64_t end) {
-          if (l.inner == 1) {
-            for (int64_t o = begin; o < end; ++o)
-              forward_row<T, Log>(px + o * block, py + o * block, l.n);
-            return;
-          }
-          std::vector<T> max(static_cast<size_t>(l.inner));
-          std::vector<double> sum(static_cast<size_t>(l.inner));
-          for (int64_t o = begin; o < end; ++o)
-            forward_block<T, Log>(px + o * block, py + o * block, l.n, l.inner, max, sum);
-        },
-        grain(l));
-  });
-  return y;
-}
-
-// ---- backward: dL/dx from y and g ------------------------------------------------------
-// softmax:     dx = y * (g - s),       s = sum_k g_k y_k
-// log_softmax: dx = g - exp(y) * s,    s = sum_k g_k
-// Written for a block [n, inner]; with inner = 1 it is one contiguous row.
-
 template <typename T, bool Log>
 void backward_block(const T* y, const T* g, T* dx, int64_t n, int64_t inner,
                     std::vector<double>& s) {
-  if constexpr (std::is_same_v<T, float> && !Log) {
-    if (inner == 1) {
-      detail::softmax_backward_row_f32(y, g, dx, n);
-      return;
-    }
-  }
   std::fill(s.begin(), s.end(), 0.0);
   for (int64_t k = 0; k < n; ++k) {
     for (int64_t i = 0; i < inner; ++i) {
@@ -171,45 +199,7 @@ void backward_block(const T* y, const T* g, T* dx, int64_t n, int64_t inner,
   }
 }
 
-template <bool Log>
-Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* op) {
-  const Tensor gc = g.contiguous();
-  Tensor dx = detail::empty_uninit(y.shape(), y.dtype());  // every row is written below
-  dispatch_floating(y.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    const T* py = y.data_ptr<T>();
-    const T* pg = gc.data_ptr<T>();
-    T* pdx = dx.data_ptr<T>();
-    const int64_t block = l.n * l.inner;
-    detail::parallel_for(
-        l.outer,
-        [&](int64_t begin, int64_t end) {
-          std::vector<double> s(static_cast<size_t>(l.inner));
-          for (int64_t o = begin; o < end; ++o)
-            backward_block<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n, l.inner,
-                                   s);
-        },
-        grain(l));
-  });
-  return dx;
-}
-
-template <bool Log>
-Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node) {
-  AG_CHECK(x.defined(), op, "undefined tensor");
-  AG_CHECK(is_floating(x.dtype()), op,
-           std::string("expected a floating-point tensor (float32 or float64), got ") +
-               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
-  const Layout l = layout_of(x.shape(), normalize_dim(dim, x.shape(), op));
-  Tensor y = forward<Log>(x, l, op);
-  if (needs_grad(x))
-    record(y, node, {x}, [y_ = y.detach(), l, op](const Tensor& g) {
-      return grads{backward<Log>(y_, g, l, op)};
-    });
-  return y;
-}
-
-// ---- masked softmax over the last axis ----------------------------------------------
+// ==== masked softmax over the last axis ================================================
 // Rows are the last axis of x (contiguous, n entries); keep (broadcast to x)
 // may have any strides, so each row gets its own keep offset and the keep
 // row is walked with keep's last stride (0 when one flag covers the row).
@@ -232,20 +222,22 @@ KeepRows keep_rows(const Tensor& keep, const Shape& shape) {
   return rows;
 }
 
-// y = softmax(where(k, x, fill)), then y = 0 where !k if zero_masked.
+// forward: y = softmax(where(k, x, fill)), then y = 0 where !k if zero_masked.
+// float32 twin: the softmax of the filled row runs detail::softmax_row_f32.
 template <typename T>
 void masked_forward_row(const T* x, const bool* k, int64_t k_stride, T* y, int64_t n, T fill,
                         bool zero_masked) {
   if (n == 0) return;  // a row of no keys: nothing to normalise
   for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? x[j] : fill;
-  forward_row<T, false>(y, y, n);  // in place: each entry is read before it is written
+  forward_row_fast<T, false>(y, y, n);  // in place: each entry is read before it is written
   if (zero_masked)
     for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? y[j] : T(0);
 }
 
-// dx = k * y * (g~ - sum_j g~_j y_j), g~ = zero_masked ? k * g : g.
+// backward: dx = k * y * (g~ - sum_j g~_j y_j), g~ = zero_masked ? k * g : g.
 // (With zero_masked, y is 0 where k is false, so the output y stands in for
 // the unmasked softmax in the sum: every masked term has g~ = 0 anyway.)
+// No float32 twin: one loop for both dtypes.
 template <typename T>
 void masked_backward_row(const T* y, const T* g, const bool* k, int64_t k_stride, T* dx, int64_t n,
                          bool zero_masked) {
@@ -316,12 +308,65 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
   return y;
 }
 
-Tensor softmax(const Tensor& x, int64_t dim) {
-  return softmax_op<false>(x, dim, "softmax", "SoftmaxBackward");
+// ==== the row loops behind softmax and log_softmax ========================================
+namespace {
+
+template <bool Log>
+Tensor forward(const Tensor& x, const Layout& l, const char* op) {
+  const Tensor xc = x.contiguous();
+  Tensor y = detail::empty_uninit(x.shape(), x.dtype());  // every row is written below
+  if (l.n == 0) return y;                                 // empty rows: nothing to normalise
+  dispatch_floating(x.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = xc.data_ptr<T>();
+    T* py = y.data_ptr<T>();
+    const int64_t block = l.n * l.inner;
+    detail::parallel_for(
+        l.outer,
+        [&](int64_t begin, int64_t end) {
+          if (l.inner == 1) {
+            for (int64_t o = begin; o < end; ++o)
+              forward_row_fast<T, Log>(px + o * block, py + o * block, l.n);
+            return;
+          }
+          std::vector<T> max(static_cast<size_t>(l.inner));
+          std::vector<double> sum(static_cast<size_t>(l.inner));
+          for (int64_t o = begin; o < end; ++o)
+            forward_block<T, Log>(px + o * block, py + o * block, l.n, l.inner, max, sum);
+        },
+        grain(l));
+  });
+  return y;
 }
 
-Tensor log_softmax(const Tensor& x, int64_t dim) {
-  return softmax_op<true>(x, dim, "log_softmax", "LogSoftmaxBackward");
+template <bool Log>
+Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* op) {
+  const Tensor gc = g.contiguous();
+  Tensor dx = detail::empty_uninit(y.shape(), y.dtype());  // every row is written below
+  dispatch_floating(y.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* py = y.data_ptr<T>();
+    const T* pg = gc.data_ptr<T>();
+    T* pdx = dx.data_ptr<T>();
+    const int64_t block = l.n * l.inner;
+    detail::parallel_for(
+        l.outer,
+        [&](int64_t begin, int64_t end) {
+          if (l.inner == 1) {
+            for (int64_t o = begin; o < end; ++o)
+              backward_row_fast<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n);
+            return;
+          }
+          std::vector<double> s(static_cast<size_t>(l.inner));
+          for (int64_t o = begin; o < end; ++o)
+            backward_block<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n, l.inner,
+                                   s);
+        },
+        grain(l));
+  });
+  return dx;
 }
+
+}  // namespace
 
 }  // namespace ag

@@ -118,6 +118,11 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
   for (int64_t k = 0; k < n; ++k) y[k] *= scale;
 }
 
+AG_SIMD_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n) {
+  const float s = static_cast<float>(sum_of(g, y, n));
+  for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s);
+}
+
 AG_SIMD_CLONES float max_f32(const float* x, int64_t n) {
   return max_of(x, n);
 }
@@ -125,11 +130,6 @@ AG_SIMD_CLONES float max_f32(const float* x, int64_t n) {
 AG_SIMD_CLONES double exp_shifted_sum_f32(const float* x, float* y, int64_t n, float shift) {
   for (int64_t k = 0; k < n; ++k) y[k] = exp_one(x[k] - shift);
   return sum_of(y, nullptr, n);
-}
-
-AG_SIMD_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n) {
-  const float s = static_cast<float>(sum_of(g, y, n));
-  for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s);
 }
 
 AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, const float* w,

@@ -106,7 +106,9 @@ Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows 
   // and a row with every key masked is constant, so its softmax is 1/Tk.
   // Zero then sets masked weights to 0: partially masked rows are unchanged
   // (their masked weights are already 0), fully masked rows become all 0.
-  // One fused kernel does both; as composed ops it reads
+  // One fused kernel does both (forward and backward rows side by side in
+  // core/src/ops_softmax.cpp: masked_forward_row, masked_backward_row); as
+  // composed ops it reads
   //   w = softmax(where(keep_mask, scores, mask_value), -1);
   //   Zero: w = where(keep_mask, w, 0)
   // (tests/test_masks.cpp checks the kernel against exactly that).
