@@ -406,3 +406,48 @@ TEST(TensorConversionTest, NonFiniteOrHugeValuesDoNotBecomeInt64) {
 
 }  // namespace
 }  // namespace ag
+
+namespace ag {
+namespace {
+
+using testing::throws_error;
+
+// The two dtype checks are worded once (check_floating, check_same_dtype in
+// tensor.h); every op that runs them says the same thing.
+TEST(DtypeChecks, EveryOpWordsTheFloatingCheckAlike) {
+  const Tensor ints = zeros({2, 3}, kInt64);
+  EXPECT_TRUE(throws_error([&] { softmax(ints, -1); },
+                           {"softmax", "input must be float32 or float64, got int64 [2, 3]"}));
+  EXPECT_TRUE(throws_error([&] { exp(ints); },
+                           {"exp", "input must be float32 or float64, got int64 [2, 3]"}));
+  EXPECT_TRUE(throws_error([&] { mean(ints); },
+                           {"mean", "input must be float32 or float64, got int64 [2, 3]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        mm(ints, zeros({3, 2}, kInt64));
+      },
+      {"mm", "operands must be float32 or float64, got int64 [2, 3]"}));
+  EXPECT_TRUE(throws_error([] { randn({2}, kInt64); },
+                           {"randn", "dtype must be float32 or float64, got int64"}));
+  EXPECT_TRUE(
+      throws_error([&] { check_floating(Tensor(), "op", "scores"); }, {"op: undefined scores"}));
+}
+
+TEST(DtypeChecks, EveryOpWordsTheSameDtypeCheckAlike) {
+  const Tensor f = zeros({2}), d = zeros({2}, kFloat64);
+  EXPECT_TRUE(throws_error([&] { f + d; }, {"add: dtypes differ: float32 [2] vs float64 [2]"}));
+  EXPECT_TRUE(throws_error([&] { eq(f, d); }, {"eq: dtypes differ: float32 [2] vs float64 [2]"}));
+  EXPECT_TRUE(throws_error([&] { where(ones({2}, kBool), f, d); },
+                           {"where: dtypes differ: float32 [2] vs float64 [2]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        cat({f, f, d}, 0);
+      },
+      {"cat: dtypes differ: float32 [2] (tensor 0) vs float64 [2] (tensor 2)"}));
+  EXPECT_TRUE(
+      throws_error([&] { mse_loss(f, d); },
+                   {"mse_loss: dtypes differ: float32 [2] (input) vs float64 [2] (target)"}));
+}
+
+}  // namespace
+}  // namespace ag

@@ -48,12 +48,6 @@ namespace {
 
 constexpr const char* kOp = "additive_scores";
 
-// Items per parallel chunk: enough tanh evaluations (~32K) to outweigh
-// handing a chunk to a thread.
-int64_t grain(int64_t work_per_item) {
-  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(work_per_item, 1));
-}
-
 // ---- one query row i of one batch item -------------------------------------------------
 // q [h] (row i), k [Tk, h] (all keys of the item), w [h].
 
@@ -164,7 +158,7 @@ void forward(const T* q, const T* k, const T* w, T* scores, const Sizes& n) {
             forward_row(qi, kb, w, scores + row * n.tk, n.tk, n.h);
         }
       },
-      grain(n.tk * n.h));
+      detail::grain_for(n.tk * n.h));
 }
 
 // The backward's blocks of query rows: each batch item's Tq rows are cut into
@@ -212,7 +206,7 @@ void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* d
           }
         }
       },
-      grain(blocks.rows * key_block));
+      detail::grain_for(blocks.rows * key_block));
   // dk[b] += blocks 1, 2, ... of item b, in that order (the B * Tk rows of dk
   // are independent).
   if (per_item > 1) {
@@ -227,7 +221,7 @@ void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* d
             }
           }
         },
-        grain(per_item * n.h));
+        detail::grain_for(per_item * n.h));
   }
   // dw = the blocks' dw added in block order.
   for (int64_t block = 0; block < n.B * per_item; ++block)

@@ -14,9 +14,7 @@ namespace {
 // Both operands of arithmetic must share a numeric dtype: no silent promotion.
 void check_arithmetic(const Tensor& a, const Tensor& b, const char* op) {
   AG_CHECK(a.defined() && b.defined(), op, "undefined tensor operand");
-  AG_CHECK(a.dtype() == b.dtype(), op,
-           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  check_same_dtype(a, b, op);
   AG_CHECK(a.dtype() != kBool, op,
            "arithmetic on bool tensors is not supported (shapes " + shape_str(a.shape()) + " and " +
                shape_str(b.shape()) + "); use .to(...) first");
@@ -110,10 +108,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 
 // out = x^p  =>  dL/dx = g p x^(p-1)
 Tensor pow(const Tensor& base, double exponent) {
-  AG_CHECK(base.defined(), "pow", "undefined tensor operand");
-  AG_CHECK(is_floating(base.dtype()), "pow",
-           std::string("expected a floating-point base tensor, got ") + dtype_name(base.dtype()) +
-               " " + shape_str(base.shape()));
+  check_floating(base, "pow", "base");
   Tensor out = dispatch_floating(base.dtype(), "pow", [&](auto tag) {
     using T = decltype(tag);
     return detail::map_unary<T, T>(base, base.dtype(),
@@ -129,9 +124,7 @@ Tensor pow(const Tensor& base, double exponent) {
 // out = x^y  =>  dL/dx = g y x^(y-1), dL/dy = g out ln x (taken as 0 where x <= 0)
 Tensor pow(const Tensor& base, const Tensor& exponent) {
   check_arithmetic(base, exponent, "pow");
-  AG_CHECK(is_floating(base.dtype()), "pow",
-           std::string("expected floating-point tensors, got ") + dtype_name(base.dtype()) + " " +
-               shape_str(base.shape()) + " and " + shape_str(exponent.shape()));
+  check_floating(base, "pow", "base");
   Tensor out = arithmetic(base, exponent, "pow", [](auto x, auto y) { return std::pow(x, y); });
   if (needs_grad(base, exponent))
     record(out, "PowBackward", {base, exponent},
@@ -203,9 +196,7 @@ namespace {
 template <typename Fn>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
   AG_CHECK(a.defined() && b.defined(), op, "undefined tensor operand");
-  AG_CHECK(a.dtype() == b.dtype(), op,
-           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  check_same_dtype(a, b, op);
   return dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return detail::map_binary<T, bool>(a, b, op, kBool, fn);

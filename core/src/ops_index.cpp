@@ -5,6 +5,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "dim_layout.h"
 #include "elementwise.h"
 
 namespace ag {
@@ -15,9 +16,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   AG_CHECK(cond.dtype() == kBool, "where",
            std::string("condition must be bool, got ") + dtype_name(cond.dtype()) + " " +
                shape_str(cond.shape()));
-  AG_CHECK(a.dtype() == b.dtype(), "where",
-           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
+  check_same_dtype(a, b, "where");
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = detail::empty_uninit(shape, a.dtype());  // every element is written below
@@ -66,20 +65,14 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 
 // ---- joining, slicing, repeating, selecting ---------------------------------------
 // These ops move whole slices along one dim. Around that dim a contiguous
-// tensor is [outer, n, inner]: each of the `outer` blocks holds n slices of
-// `inner` contiguous elements, so the kernels copy `inner` elements at a time
-// (with memcpy, whatever the dtype) instead of computing an index per element.
+// tensor is [outer, n, inner] (dim_layout.h), so the kernels copy `inner`
+// elements at a time (with memcpy, whatever the dtype) instead of computing an
+// index per element.
 
 namespace {
 
-struct Blocks {
-  int64_t outer, n, inner;
-};
-
-Blocks blocks_around(const Shape& shape, size_t d) {
-  const auto at = shape.begin() + static_cast<long>(d);
-  return {shape_numel(Shape(shape.begin(), at)), shape[d], shape_numel(Shape(at + 1, shape.end()))};
-}
+using detail::DimLayout;
+using detail::layout_around;
 
 // The first element of t, as bytes.
 std::byte* bytes_of(const Tensor& t) {
@@ -113,6 +106,27 @@ std::vector<int64_t> int64_values(const Tensor& t) {
   return std::vector<int64_t>(p, p + c.numel());
 }
 
+// The backward of the ops that copy slices of x (of shape in_shape, seen as
+// `b`) to the output, the output's slice i of each outer block from x's slice
+// from[i]: dL/dx[slice j] = the sum of g's slices i with from[i] = j, added in
+// order of i.
+Tensor scatter_add_slices(const Tensor& g, const Shape& in_shape, const DimLayout& b,
+                          const std::vector<int64_t>& from, const char* op) {
+  const Tensor gc = g.contiguous();
+  Tensor gx = zeros(in_shape, g.dtype());
+  dispatch_floating(g.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = gc.data_ptr<T>();
+    T* dst = gx.data_ptr<T>();
+    for (int64_t o = 0; o < b.outer; ++o)
+      for (size_t i = 0; i < from.size(); ++i, src += b.inner) {
+        T* row = dst + (o * b.n + from[i]) * b.inner;
+        for (int64_t k = 0; k < b.inner; ++k) row[k] += src[k];
+      }
+  });
+  return gx;
+}
+
 // These ops need at least one dim to work along (as in PyTorch).
 void check_has_dims(const Tensor& x, const char* op) {
   AG_CHECK(x.defined(), op, "undefined tensor");
@@ -133,10 +147,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   shape[d] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
-    AG_CHECK(t.dtype() == first.dtype(), "cat",
-             std::string("dtypes differ: ") + dtype_name(first.dtype()) + " " +
-                 shape_str(first.shape()) + " (tensor 0) vs " + dtype_name(t.dtype()) + " " +
-                 shape_str(t.shape()) + " (tensor " + std::to_string(i) + ")");
+    if (t.dtype() != first.dtype())
+      detail::throw_dtypes_differ(first, t, "cat", "tensor 0", "tensor " + std::to_string(i));
     bool fits = t.dim() == first.dim();
     for (size_t k = 0; fits && k < shape.size(); ++k)
       fits = k == d || t.shape()[k] == first.shape()[k];
@@ -150,7 +162,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   }
   shape_numel(shape, "cat");
   Tensor out = detail::empty_uninit(shape, first.dtype());  // the inputs tile it
-  const Blocks b = blocks_around(shape, d);
+  const DimLayout b = layout_around(shape, d);
   std::vector<int64_t> starts;  // where each input begins along dim
   int64_t start = 0;
   for (const Tensor& t : tensors) {
@@ -219,7 +231,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   Shape shape = x.shape();
   shape[d] = length;
   Tensor out = detail::empty_uninit(shape, x.dtype());  // copy_slices fills it
-  const Blocks b = blocks_around(x.shape(), d);
+  const DimLayout b = layout_around(x.shape(), d);
   copy_slices(x.detach().contiguous(), n, start, out, length, 0, length, b.outer, b.inner);
   if (needs_grad(x))
     record(out, "NarrowBackward", {x}, [in_shape = x.shape(), b, start, length](const Tensor& g) {
@@ -235,7 +247,7 @@ namespace {
 // out = x with slice k along dim repeated counts[k] times (in order)
 //   =>  dL/dx[k] = sum of g over the counts[k] slices that copied x[k]
 Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t d) {
-  const Blocks b = blocks_around(x.shape(), d);
+  const DimLayout b = layout_around(x.shape(), d);
   int64_t total = 0;
   for (int64_t c : counts) {
     AG_CHECK(c <= std::numeric_limits<int64_t>::max() - total, "repeat_interleave",
@@ -252,24 +264,16 @@ Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t
     for (int64_t k = 0; k < b.n; ++k)
       for (int64_t r = 0; r < counts[static_cast<size_t>(k)]; ++r)
         copy_rows(src, o * b.n + k, out, next++, 1, b.inner);
-  if (needs_grad(x))
+  if (needs_grad(x)) {
+    // Output slice i of a block copied input slice from[i]: k, counts[k] times.
+    std::vector<int64_t> from;
+    from.reserve(static_cast<size_t>(total));
+    for (int64_t k = 0; k < b.n; ++k) from.insert(from.end(), counts[static_cast<size_t>(k)], k);
     record(out, "RepeatInterleaveBackward", {x},
-           [in_shape = x.shape(), b, counts](const Tensor& g) {
-             const Tensor gc = g.contiguous();
-             Tensor gx = zeros(in_shape, g.dtype());
-             dispatch_floating(g.dtype(), "repeat_interleave", [&](auto tag) {
-               using T = decltype(tag);
-               const T* src = gc.data_ptr<T>();
-               T* dst = gx.data_ptr<T>();
-               for (int64_t o = 0; o < b.outer; ++o)
-                 for (int64_t k = 0; k < b.n; ++k) {
-                   T* row = dst + (o * b.n + k) * b.inner;
-                   for (int64_t r = 0; r < counts[static_cast<size_t>(k)]; ++r, src += b.inner)
-                     for (int64_t i = 0; i < b.inner; ++i) row[i] += src[i];
-                 }
-             });
-             return grads{gx};
+           [in_shape = x.shape(), b, from = std::move(from)](const Tensor& g) {
+             return grads{scatter_add_slices(g, in_shape, b, from, "repeat_interleave")};
            });
+  }
   return out;
 }
 
@@ -315,7 +319,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   AG_CHECK(index.dtype() == kInt64 && index.dim() <= 1, "index_select",
            std::string("index must be a 0-d or 1-D int64 tensor, got ") +
                dtype_name(index.dtype()) + " " + shape_str(index.shape()));
-  const Blocks b = blocks_around(x.shape(), d);
+  const DimLayout b = layout_around(x.shape(), d);
   const std::vector<int64_t> idx = int64_values(index);
   for (int64_t i : idx) {
     AG_CHECK(i >= 0 && i < b.n, "index_select",
@@ -332,19 +336,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
       copy_rows(src, o * b.n + idx[static_cast<size_t>(i)], out, o * m + i, 1, b.inner);
   if (needs_grad(x))
     record(out, "IndexSelectBackward", {x}, [in_shape = x.shape(), b, idx](const Tensor& g) {
-      const Tensor gc = g.contiguous();
-      Tensor gx = zeros(in_shape, g.dtype());
-      dispatch_floating(g.dtype(), "index_select", [&](auto tag) {
-        using T = decltype(tag);
-        const T* src = gc.data_ptr<T>();
-        T* dst = gx.data_ptr<T>();
-        for (int64_t o = 0; o < b.outer; ++o)
-          for (size_t i = 0; i < idx.size(); ++i, src += b.inner) {
-            T* row = dst + (o * b.n + idx[i]) * b.inner;
-            for (int64_t k = 0; k < b.inner; ++k) row[k] += src[k];
-          }
-      });
-      return grads{gx};
+      return grads{scatter_add_slices(g, in_shape, b, idx, "index_select")};
     });
   return out;
 }

@@ -9,13 +9,6 @@ namespace ag {
 
 namespace {
 
-void check_floating(const Tensor& t, const char* op, const char* what) {
-  AG_CHECK(t.defined(), op, std::string("undefined ") + what);
-  AG_CHECK(is_floating(t.dtype()), op,
-           std::string(what) + " must be float32 or float64, got " + dtype_name(t.dtype()) + " " +
-               shape_str(t.shape()));
-}
-
 // SplitMix64's output function: a well-mixed 64-bit value for each counter.
 // Element i of a dropout mask is mix(seed + i * golden), so the mask depends
 // only on the seed (one draw of the global generator) and not on the order in
@@ -65,9 +58,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
   AG_CHECK(input.shape() == target.shape(), "mse_loss",
            "input " + shape_str(input.shape()) + " and target " + shape_str(target.shape()) +
                " must have the same shape");
-  AG_CHECK(input.dtype() == target.dtype(), "mse_loss",
-           std::string("dtypes differ: input ") + dtype_name(input.dtype()) + ", target " +
-               dtype_name(target.dtype()));
+  if (input.dtype() != target.dtype())
+    detail::throw_dtypes_differ(input, target, "mse_loss", "input", "target");
   AG_CHECK(input.numel() > 0, "mse_loss", "empty input of shape " + shape_str(input.shape()));
   const Tensor diff = input.detach() - target.detach();  // d = input - target
   Tensor loss = mean(diff * diff);                       // L = mean(d^2), 0-d

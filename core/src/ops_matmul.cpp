@@ -28,6 +28,7 @@
 #include "attograd/autograd.h"
 #include "attograd/kernels/gemm.h"
 #include "attograd/ops.h"
+#include "dim_layout.h"
 #include "elementwise.h"
 
 namespace ag {
@@ -185,21 +186,17 @@ Tensor summed_product(const Shape& batch_shape, const Operand& a, const Operand&
   }
   // Otherwise: every item's product, then the sum over the batch dims.
   const Shape full = with_matrix(batch_shape, a.rows, b.cols);
-  std::vector<int64_t> batch_dims(batch_shape.size());
-  for (size_t d = 0; d < batch_dims.size(); ++d) batch_dims[d] = static_cast<int64_t>(d);
-  return reshape(sum(batched_product(batch, a, b, full, dtype), batch_dims), shape);
+  return reshape(
+      sum(batched_product(batch, a, b, full, dtype), detail::first_dims(batch_shape.size())),
+      shape);
 }
 
 // ---- argument checks --------------------------------------------------------------
 
 void check_operands(const Tensor& a, const Tensor& b, const char* op) {
   AG_CHECK(a.defined() && b.defined(), op, "undefined tensor operand");
-  AG_CHECK(a.dtype() == b.dtype(), op,
-           std::string("dtypes differ: ") + dtype_name(a.dtype()) + " " + shape_str(a.shape()) +
-               " vs " + dtype_name(b.dtype()) + " " + shape_str(b.shape()));
-  AG_CHECK(is_floating(a.dtype()), op,
-           std::string("expected floating-point tensors (float32 or float64), got ") +
-               dtype_name(a.dtype()) + " " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  check_same_dtype(a, b, op);
+  check_floating(a, op, "operands");
 }
 
 Shape leading(const Tensor& t, size_t drop) {
@@ -370,9 +367,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
              if (need_w)
                dw = batched_product(1, transposed(G), describe(x_, 0), w_.shape(), g.dtype());
              if (need_b) {
-               std::vector<int64_t> rows(static_cast<size_t>(g.dim() - 1));
-               for (size_t d = 0; d < rows.size(); ++d) rows[d] = static_cast<int64_t>(d);
-               db = rows.empty() ? g : sum(g, rows);
+               // b was added to every row: db = g summed over all dims but the last
+               db = g.dim() == 1 ? g : sum(g, detail::first_dims(static_cast<size_t>(g.dim() - 1)));
              }
              return grads{dx, dw, db};
            });

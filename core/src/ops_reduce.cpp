@@ -6,6 +6,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "dim_layout.h"
 #include "elementwise.h"
 #include "reduce.h"
 
@@ -48,23 +49,12 @@ Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
 
 Tensor sum(const Tensor& x) {
   AG_CHECK(x.defined(), "sum", "undefined tensor");
-  std::vector<int64_t> all(x.shape().size());
-  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
-  return sum(x, all, /*keepdim=*/false);
+  return sum(x, detail::first_dims(x.shape().size()), /*keepdim=*/false);
 }
-
-namespace {
-void check_mean_dtype(const Tensor& x) {
-  AG_CHECK(x.defined(), "mean", "undefined tensor");
-  AG_CHECK(is_floating(x.dtype()), "mean",
-           std::string("expected a floating-point tensor, got ") + dtype_name(x.dtype()) + " " +
-               shape_str(x.shape()));
-}
-}  // namespace
 
 // mean = sum / count (composed: its backward comes from sum and div)
 Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
-  check_mean_dtype(x);
+  check_floating(x, "mean", "input");
   const int64_t d = normalize_dim(dim, x.shape(), "mean");
   const int64_t count = x.dim() == 0 ? 1 : x.shape()[static_cast<size_t>(d)];
   AG_CHECK(count > 0, "mean", "mean over an empty dim of shape " + shape_str(x.shape()));
@@ -72,7 +62,7 @@ Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  check_mean_dtype(x);
+  check_floating(x, "mean", "input");
   const std::vector<bool> reduce = dims_mask(x, dims, "mean");
   int64_t count = 1;
   for (size_t d = 0; d < reduce.size(); ++d)
@@ -84,13 +74,13 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x) {
-  check_mean_dtype(x);
+  check_floating(x, "mean", "input");
   AG_CHECK(x.numel() > 0, "mean", "mean of an empty tensor of shape " + shape_str(x.shape()));
   return sum(x) / static_cast<double>(x.numel());
 }
 
 // ---- max / argmax along one dim -------------------------------------------------
-// x is viewed as [outer, n, inner] around `dim`.
+// x is viewed as [outer, n, inner] around `dim` (dim_layout.h).
 
 namespace {
 
@@ -104,10 +94,9 @@ ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
   const Tensor c = x.contiguous();
   const Shape shape = c.dim() == 0 ? Shape{1} : c.shape();
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), op));  // 0 for a 0-d x
-  const int64_t n = shape[d];
+  const detail::DimLayout l = detail::layout_around(shape, d);
+  const int64_t outer = l.outer, n = l.n, inner = l.inner;
   AG_CHECK(n > 0, op, "reduction over an empty dim of shape " + shape_str(x.shape()));
-  const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + static_cast<long>(d)));
-  const int64_t inner = shape_numel(Shape(shape.begin() + static_cast<long>(d) + 1, shape.end()));
   Shape kept = shape;
   kept[d] = 1;
   // Every kept position gets its value and index below.
@@ -156,16 +145,16 @@ MaxResult max_with_indices(const Tensor& x, int64_t dim, bool keepdim) {
           const Tensor gc = reshape(g, kept).contiguous();
           Tensor gx = zeros(in_shape.empty() ? Shape{1} : in_shape, g.dtype());
           const int64_t n = in_shape.empty() ? 1 : in_shape[static_cast<size_t>(d)];
-          const int64_t inner = shape_numel(Shape(kept.begin() + d + 1, kept.end()));
-          const int64_t outer = shape_numel(kept) / std::max<int64_t>(inner, 1);
+          const detail::DimLayout l =
+              detail::layout_around(kept, static_cast<size_t>(d));  // l.n = 1
           dispatch_floating(g.dtype(), "max", [&](auto tag) {
             using T = decltype(tag);
             const T* src = gc.data_ptr<T>();
             const int64_t* idx = indices.data_ptr<int64_t>();
             T* dst = gx.data_ptr<T>();
-            for (int64_t o = 0; o < outer; ++o)
-              for (int64_t i = 0; i < inner; ++i)
-                dst[o * n * inner + idx[o * inner + i] * inner + i] = src[o * inner + i];
+            for (int64_t o = 0; o < l.outer; ++o)
+              for (int64_t i = 0; i < l.inner; ++i)
+                dst[o * n * l.inner + idx[o * l.inner + i] * l.inner + i] = src[o * l.inner + i];
           });
           return grads{reshape(gx, in_shape)};
         });

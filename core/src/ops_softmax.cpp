@@ -27,6 +27,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "dim_layout.h"
 #include "elementwise.h"
 #include "parallel.h"
 #include "vector_math.h"
@@ -35,29 +36,7 @@ namespace ag {
 
 namespace {
 
-struct Layout {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-// Outer blocks per parallel chunk: enough elements (~32K) to outweigh
-// handing a chunk to a thread.
-int64_t grain(const Layout& l) {
-  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(l.n * l.inner, 1));
-}
-
-Layout layout_of(const Shape& shape, int64_t dim) {
-  Layout l;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const int64_t i = static_cast<int64_t>(d);
-    if (i < dim)
-      l.outer *= shape[d];
-    else if (i == dim)
-      l.n = shape[d];
-    else
-      l.inner *= shape[d];
-  }
-  return l;
-}
+using detail::DimLayout;
 
 // ==== softmax and log_softmax =========================================================
 // A row is the n entries along `dim`; a row is contiguous when dim is the last
@@ -104,17 +83,15 @@ void backward_row(const T* y, const T* g, T* dx, int64_t n) {
 // Every row of x (forward) or of y and g (backward), split across threads by
 // outer block; defined at the end of the file.
 template <bool Log>
-Tensor forward(const Tensor& x, const Layout& l, const char* op);
+Tensor forward(const Tensor& x, const DimLayout& l, const char* op);
 template <bool Log>
-Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* op);
+Tensor backward(const Tensor& y, const Tensor& g, const DimLayout& l, const char* op);
 
 template <bool Log>
 Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node) {
-  AG_CHECK(x.defined(), op, "undefined tensor");
-  AG_CHECK(is_floating(x.dtype()), op,
-           std::string("expected a floating-point tensor (float32 or float64), got ") +
-               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
-  const Layout l = layout_of(x.shape(), normalize_dim(dim, x.shape(), op));
+  check_floating(x, op, "input");
+  const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), op));
+  const DimLayout l = x.dim() == 0 ? DimLayout{} : detail::layout_around(x.shape(), d);
   Tensor y = forward<Log>(x, l, op);
   if (needs_grad(x))
     record(y, node, {x}, [y_ = y.detach(), l, op](const Tensor& g) {
@@ -252,10 +229,9 @@ void masked_backward_row(const T* y, const T* g, const bool* k, int64_t k_stride
 
 Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, bool zero_masked) {
   const char* op = "masked_softmax";
-  AG_CHECK(x.defined() && keep.defined(), op, "undefined tensor");
-  AG_CHECK(is_floating(x.dtype()) && x.dim() >= 1, op,
-           std::string("expected floating-point scores of rank >= 1, got ") +
-               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
+  AG_CHECK(keep.defined(), op, "undefined keep mask");
+  check_floating(x, op, "scores");
+  AG_CHECK(x.dim() >= 1, op, "expected scores of rank >= 1, got shape " + shape_str(x.shape()));
   AG_CHECK(keep.dtype() == kBool, op,
            std::string("keep mask must be bool, got ") + dtype_name(keep.dtype()) + " " +
                shape_str(keep.shape()));
@@ -285,7 +261,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
             masked_forward_row<T>(px + r * n, rows.data + rows.offset[static_cast<size_t>(r)],
                                   rows.stride, py + r * n, n, finite_fill, zero_masked);
         },
-        std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)));
+        detail::grain_for(n));
   });
   if (needs_grad(x))
     record(y, "MaskedSoftmaxBackward", {x},
@@ -311,8 +287,35 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
 // ==== the row loops behind softmax and log_softmax ========================================
 namespace {
 
+// One thread's scratch for the block form: a running max and sum per column.
+template <typename T>
+struct Columns {
+  std::vector<T> max;
+  std::vector<double> sum;
+};
+
+// Calls row(at) for every outer block when its rows are contiguous (inner = 1)
+// and block(at, columns) otherwise, `at` being the block's first element; the
+// outer blocks are split across threads.
+template <typename T, typename Row, typename Block>
+void for_each_outer_block(const DimLayout& l, Row row, Block block) {
+  const int64_t size = l.n * l.inner;
+  detail::parallel_for(
+      l.outer,
+      [&](int64_t begin, int64_t end) {
+        if (l.inner == 1) {
+          for (int64_t o = begin; o < end; ++o) row(o * size);
+          return;
+        }
+        Columns<T> columns{std::vector<T>(static_cast<size_t>(l.inner)),
+                           std::vector<double>(static_cast<size_t>(l.inner))};
+        for (int64_t o = begin; o < end; ++o) block(o * size, columns);
+      },
+      detail::grain_for(size));
+}
+
 template <bool Log>
-Tensor forward(const Tensor& x, const Layout& l, const char* op) {
+Tensor forward(const Tensor& x, const DimLayout& l, const char* op) {
   const Tensor xc = x.contiguous();
   Tensor y = detail::empty_uninit(x.shape(), x.dtype());  // every row is written below
   if (l.n == 0) return y;                                 // empty rows: nothing to normalise
@@ -320,27 +323,17 @@ Tensor forward(const Tensor& x, const Layout& l, const char* op) {
     using T = decltype(tag);
     const T* px = xc.data_ptr<T>();
     T* py = y.data_ptr<T>();
-    const int64_t block = l.n * l.inner;
-    detail::parallel_for(
-        l.outer,
-        [&](int64_t begin, int64_t end) {
-          if (l.inner == 1) {
-            for (int64_t o = begin; o < end; ++o)
-              forward_row_fast<T, Log>(px + o * block, py + o * block, l.n);
-            return;
-          }
-          std::vector<T> max(static_cast<size_t>(l.inner));
-          std::vector<double> sum(static_cast<size_t>(l.inner));
-          for (int64_t o = begin; o < end; ++o)
-            forward_block<T, Log>(px + o * block, py + o * block, l.n, l.inner, max, sum);
-        },
-        grain(l));
+    for_each_outer_block<T>(
+        l, [&](int64_t at) { forward_row_fast<T, Log>(px + at, py + at, l.n); },
+        [&](int64_t at, Columns<T>& c) {
+          forward_block<T, Log>(px + at, py + at, l.n, l.inner, c.max, c.sum);
+        });
   });
   return y;
 }
 
 template <bool Log>
-Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* op) {
+Tensor backward(const Tensor& y, const Tensor& g, const DimLayout& l, const char* op) {
   const Tensor gc = g.contiguous();
   Tensor dx = detail::empty_uninit(y.shape(), y.dtype());  // every row is written below
   dispatch_floating(y.dtype(), op, [&](auto tag) {
@@ -348,21 +341,11 @@ Tensor backward(const Tensor& y, const Tensor& g, const Layout& l, const char* o
     const T* py = y.data_ptr<T>();
     const T* pg = gc.data_ptr<T>();
     T* pdx = dx.data_ptr<T>();
-    const int64_t block = l.n * l.inner;
-    detail::parallel_for(
-        l.outer,
-        [&](int64_t begin, int64_t end) {
-          if (l.inner == 1) {
-            for (int64_t o = begin; o < end; ++o)
-              backward_row_fast<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n);
-            return;
-          }
-          std::vector<double> s(static_cast<size_t>(l.inner));
-          for (int64_t o = begin; o < end; ++o)
-            backward_block<T, Log>(py + o * block, pg + o * block, pdx + o * block, l.n, l.inner,
-                                   s);
-        },
-        grain(l));
+    for_each_outer_block<T>(
+        l, [&](int64_t at) { backward_row_fast<T, Log>(py + at, pg + at, pdx + at, l.n); },
+        [&](int64_t at, Columns<T>& c) {
+          backward_block<T, Log>(py + at, pg + at, pdx + at, l.n, l.inner, c.sum);
+        });
   });
   return dx;
 }

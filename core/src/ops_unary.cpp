@@ -14,10 +14,7 @@ namespace {
 // y = fn(x) for float32/float64 x.
 template <typename Fn>
 Tensor float_map(const Tensor& x, const char* op, Fn fn) {
-  AG_CHECK(x.defined(), op, "undefined tensor");
-  AG_CHECK(is_floating(x.dtype()), op,
-           std::string("expected a floating-point tensor (float32 or float64), got ") +
-               dtype_name(x.dtype()) + " " + shape_str(x.shape()));
+  check_floating(x, op, "input");
   return dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     return detail::map_unary<T, T>(x, x.dtype(), [&](T v) { return static_cast<T>(fn(v)); });

@@ -8,6 +8,7 @@
 // calling thread instead of waiting for the pool.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -19,5 +20,12 @@ namespace ag::detail {
 // has finished.
 void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn,
                   int64_t grain = 1);
+
+// The grain for items of `work_per_item` elements (or inner-loop steps) each:
+// enough items that a chunk holds ~32K elements, which outweighs handing the
+// chunk to a thread.
+inline int64_t grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(work_per_item, 1));
+}
 
 }  // namespace ag::detail

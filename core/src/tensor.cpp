@@ -41,6 +41,37 @@ void detail::throw_error(std::string_view op, const std::string& message) {
   throw Error(std::string(op) + ": " + message);
 }
 
+void detail::throw_not_floating(DType dtype, const char* op, const char* what,
+                                const std::vector<int64_t>* shape) {
+  std::string message = what;
+  message += " must be float32 or float64, got ";
+  message += dtype_name(dtype);
+  if (shape) {
+    message += ' ';
+    message += shape_str(*shape);
+  }
+  throw_error(op, message);
+}
+
+void detail::throw_dtypes_differ(const Tensor& a, const Tensor& b, const char* op,
+                                 const std::string& label_a, const std::string& label_b) {
+  std::string message = "dtypes differ: ";
+  const auto describe = [&](const Tensor& t, const std::string& label) {
+    message += dtype_name(t.dtype());
+    message += ' ';
+    message += shape_str(t.shape());
+    if (!label.empty()) {
+      message += " (";
+      message += label;
+      message += ')';
+    }
+  };
+  describe(a, label_a);
+  message += " vs ";
+  describe(b, label_b);
+  throw_error(op, message);
+}
+
 std::string number_str(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%g", value);
@@ -371,8 +402,7 @@ uint64_t random_u64() {
 
 namespace {
 Tensor uniform_op(Shape shape, double low, double high, DType dtype, const char* op) {
-  AG_CHECK(is_floating(dtype), op,
-           std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
+  check_floating(dtype, op, "dtype");
   AG_CHECK(low <= high, op, "low must be <= high");
   // (make_filled allocates before the first draw: a bad shape draws nothing)
   std::lock_guard<std::mutex> lock(rng_mutex);
@@ -390,8 +420,7 @@ Tensor rand(Shape shape, DType dtype) {
 }
 
 Tensor randn(Shape shape, DType dtype) {
-  AG_CHECK(is_floating(dtype), "randn",
-           std::string("expected a floating-point dtype, got ") + dtype_name(dtype));
+  check_floating(dtype, "randn", "dtype");
   const int64_t n = shape_numel(shape, "randn");
   std::lock_guard<std::mutex> lock(rng_mutex);
   // Box-Muller: two uniforms -> two independent standard normals (the second

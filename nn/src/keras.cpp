@@ -36,8 +36,7 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
     const Tensor* t = entry.second;
     AG_CHECK(t->dim() == 3, op,
              std::string("expected 3-D ") + what + " [B, T, dim], got " + shape_str(t->shape()));
-    AG_CHECK(is_floating(t->dtype()), op,
-             std::string(what) + " must be float32 or float64, got " + dtype_name(t->dtype()));
+    check_floating(*t, op.c_str(), what);
     AG_CHECK(t->dtype() == query.dtype(), op,
              std::string(what) + " is " + dtype_name(t->dtype()) + " but query is " +
                  dtype_name(query.dtype()));

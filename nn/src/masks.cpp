@@ -24,11 +24,6 @@ std::string leading(const Shape& scores_shape) {
   return shape_str(Shape(scores_shape.begin(), scores_shape.end() - 1));
 }
 
-void check_floating(DType dtype, const std::string& op, const char* what) {
-  AG_CHECK(is_floating(dtype), op.c_str(),
-           std::string(what) + " must be float32 or float64, got " + dtype_name(dtype));
-}
-
 void check_bool(const Tensor& mask, const std::string& op, const char* what) {
   AG_CHECK(mask.defined(), op.c_str(), std::string(what) + " is undefined");
   AG_CHECK(mask.dtype() == kBool, op.c_str(),

@@ -111,8 +111,7 @@ void Module::zero_grad() {
 }
 
 Module& Module::to(DType dtype) {
-  AG_CHECK(is_floating(dtype), (type_name_ + ".to").c_str(),
-           std::string("parameters must be float32 or float64, got ") + dtype_name(dtype));
+  check_floating(dtype, (type_name_ + ".to").c_str(), "parameters");
   for (const auto& [name, slot] : all_parameter_slots())
     *slot = slot->detach().to(dtype).contiguous().requires_grad_();
   return *this;

@@ -23,9 +23,7 @@ Optimizer::Optimizer(std::string name, std::vector<Tensor> params, double lr)
     const Tensor& p = params_[i];
     const std::string which = "parameter " + std::to_string(i);
     AG_CHECK(p.defined(), name_.c_str(), which + " is undefined");
-    AG_CHECK(is_floating(p.dtype()), name_.c_str(),
-             which + " of shape " + shape_str(p.shape()) + " is " + dtype_name(p.dtype()) +
-                 "; only float32 and float64 parameters can be optimized");
+    check_floating(p, name_.c_str(), which.c_str());
     AG_CHECK(p.is_leaf(), name_.c_str(),
              which + " of shape " + shape_str(p.shape()) + " is not a leaf (made by " +
                  p.grad_fn_name() + ")");

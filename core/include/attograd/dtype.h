@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attograd/error.h"
 
@@ -22,6 +23,20 @@ const char* dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
 inline bool is_floating(DType dtype) {
   return dtype == kFloat32 || dtype == kFloat64;
+}
+
+namespace detail {
+// Throws "op: <what> must be float32 or float64, got int64 [2, 3]": the one
+// wording of that check (the shape only when one is given).
+[[noreturn]] void throw_not_floating(DType dtype, const char* op, const char* what,
+                                     const std::vector<int64_t>* shape = nullptr);
+}  // namespace detail
+
+// Throws as above unless dtype is float32 or float64; `what` names the
+// argument ("scores", "dtype"). check_floating(const Tensor&, ...) in tensor.h
+// also names the tensor's shape.
+inline void check_floating(DType dtype, const char* op, const char* what) {
+  if (!is_floating(dtype)) detail::throw_not_floating(dtype, op, what);
 }
 
 // The C++ type stored for each dtype. bool is stored as one byte holding 0 or 1.
@@ -62,7 +77,7 @@ decltype(auto) dispatch_all(DType dtype, Fn&& fn) {
 }
 
 // As dispatch_all, but only for float32/float64; anything else throws
-// "op: expected a floating-point tensor, got int64".
+// "op: input must be float32 or float64, got int64".
 template <typename Fn>
 decltype(auto) dispatch_floating(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
@@ -73,8 +88,7 @@ decltype(auto) dispatch_floating(DType dtype, const char* op, Fn&& fn) {
     default:
       break;
   }
-  throw Error(std::string(op) + ": expected a floating-point tensor (float32 or float64), got " +
-              dtype_name(dtype));
+  detail::throw_not_floating(dtype, op, "input");
 }
 
 }  // namespace ag

@@ -216,6 +216,27 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // True when `shape` broadcasts to `target` without enlarging it (a mask to scores).
 bool broadcasts_to(const Shape& shape, const Shape& target);
 
+// ---- dtype checks ------------------------------------------------------------
+// The two dtype checks the ops share, each worded in one place.
+namespace detail {
+// "op: dtypes differ: float32 [2, 3] (label_a) vs float64 [3, 2] (label_b)";
+// an empty label is left out.
+[[noreturn]] void throw_dtypes_differ(const Tensor& a, const Tensor& b, const char* op,
+                                      const std::string& label_a = "",
+                                      const std::string& label_b = "");
+}  // namespace detail
+// Throws the message above unless a and b share a dtype.
+inline void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.dtype() != b.dtype()) detail::throw_dtypes_differ(a, b, op);
+}
+// Throws "op: undefined <what>" for an undefined t and
+// "op: <what> must be float32 or float64, got int64 [2, 3]" for a t that is
+// not floating.
+inline void check_floating(const Tensor& t, const char* op, const char* what) {
+  if (!t.defined()) detail::throw_error(op, std::string("undefined ") + what);
+  if (!is_floating(t.dtype())) detail::throw_not_floating(t.dtype(), op, what, &t.shape());
+}
+
 // ---- printing ----------------------------------------------------------------
 // PyTorch style: tensor([[2., 3.]], grad_fn=<BmmBackward>)
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
