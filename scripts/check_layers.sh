@@ -7,7 +7,8 @@
 #   0 base      leaf utilities that know no Tensor: error.h, threads.h, allocator.h and
 #               core/src's parallel.h, vector_math.h, zip.h (+ their .cpp)
 #   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers
-#   2 tensor    tensor.h, dtype.h; core/src tensor.cpp and the unrecorded
+#   2 tensor    tensor.h, dtype.h; core/src tensor.cpp (with dtype.cpp,
+#               shape.cpp, random.cpp, print.cpp) and the unrecorded
 #               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h)
 #   3 autograd  autograd.h, autograd.cpp: nodes and the backward sweep
 #   4 ops       ops.h, the ops_*.cpp and tensor_methods.cpp; gradcheck and npy
@@ -41,7 +42,8 @@ layer_of() {
     core/include/attograd/kernels/* | core/src/kernels/*) echo 1 ;;
     core/include/attograd/tensor.h | core/include/attograd/dtype.h) echo 2 ;;
     core/src/tensor.cpp | core/src/elementwise.h | core/src/reduce.h | core/src/reduce.cpp) echo 2 ;;
-    core/src/dim_layout.h) echo 2 ;;
+    core/src/dim_layout.h | core/src/dtype.cpp | core/src/shape.cpp) echo 2 ;;
+    core/src/random.cpp | core/src/print.cpp) echo 2 ;;
     core/include/attograd/autograd.h | core/src/autograd.cpp) echo 3 ;;
     core/include/attograd/ops.h | core/include/attograd/gradcheck.h) echo 4 ;;
     core/include/attograd/npy.h | core/include/attograd/core.h) echo 4 ;;

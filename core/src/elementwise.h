@@ -12,6 +12,12 @@
 
 namespace ag::detail {
 
+// A fresh contiguous tensor, its errors (a bad shape, out of memory) reported
+// under `op`, the name of the function the user called; zero-filled unless
+// Init::None (when the caller writes every element). Every creation function
+// goes through it.
+Tensor make_tensor(Shape shape, DType dtype, const char* op, Init init = Init::Zero);
+
 // A fresh contiguous tensor whose bytes are left as the allocator hands them
 // out (not zeroed): for ops whose kernels then write every element, which
 // saves a pass over memory. Errors read as empty()'s ("empty: out of memory").
@@ -154,6 +160,20 @@ Tensor map_binary(const Tensor& a, const Tensor& b, const char* op, DType out_dt
       shape, {broadcast_strides(a, shape), broadcast_strides(b, shape)},
       [&](const std::array<int64_t, 2>& off) { o[i++] = fn(pa[off[0]], pb[off[1]]); });
   return out;
+}
+
+// A fresh tensor whose element i is convert<T>(value_at(i), op), written in
+// place (tensor, arange and the random creation functions).
+template <typename ValueAt>
+Tensor make_filled(Shape shape, DType dtype, const char* op, ValueAt value_at) {
+  Tensor t = make_tensor(std::move(shape), dtype, op, Init::None);
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data_ptr<T>();
+    const int64_t n = t.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(value_at(i), op);
+  });
+  return t;
 }
 
 }  // namespace ag::detail

@@ -1,0 +1,74 @@
+// The global random generator and the random creation functions (rand,
+// uniform, randn).
+#include <cmath>
+#include <mutex>
+#include <random>
+
+#include "attograd/tensor.h"
+#include "elementwise.h"
+
+namespace ag {
+
+// ---- random -------------------------------------------------------------------------
+// One global 64-bit Mersenne Twister. Our own uniform/normal transforms (not
+// std::*_distribution, whose output differs between standard libraries) keep
+// every draw identical across platforms for a given seed.
+
+namespace {
+std::mutex rng_mutex;
+std::mt19937_64& rng() {
+  static std::mt19937_64 generator(0x5eed);
+  return generator;
+}
+double next_uniform_locked() {
+  return static_cast<double>(rng()() >> 11) * 0x1.0p-53;
+}
+}  // namespace
+
+void manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  rng().seed(seed);
+}
+
+uint64_t random_u64() {
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  return rng()();
+}
+
+namespace {
+Tensor uniform_op(Shape shape, double low, double high, DType dtype, const char* op) {
+  check_floating(dtype, op, "dtype");
+  AG_CHECK(low <= high, op, "low must be <= high");
+  // (make_filled allocates before the first draw: a bad shape draws nothing)
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  return detail::make_filled(std::move(shape), dtype, op,
+                             [&](int64_t) { return low + (high - low) * next_uniform_locked(); });
+}
+}  // namespace
+
+Tensor uniform(Shape shape, double low, double high, DType dtype) {
+  return uniform_op(std::move(shape), low, high, dtype, "uniform");
+}
+
+Tensor rand(Shape shape, DType dtype) {
+  return uniform_op(std::move(shape), 0.0, 1.0, dtype, "rand");
+}
+
+Tensor randn(Shape shape, DType dtype) {
+  check_floating(dtype, "randn", "dtype");
+  const int64_t n = shape_numel(shape, "randn");
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  // Box-Muller: two uniforms -> two independent standard normals (the second
+  // one is kept for the next odd element).
+  double second = 0;
+  return detail::make_filled(std::move(shape), dtype, "randn", [&](int64_t i) {
+    if (i % 2 == 1) return second;
+    const double u1 = 1.0 - next_uniform_locked();  // (0, 1]: log is finite
+    const double u2 = next_uniform_locked();
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    if (i + 1 < n) second = r * std::sin(2.0 * M_PI * u2);
+    return r * std::cos(2.0 * M_PI * u2);
+  });
+}
+
+}  // namespace ag
