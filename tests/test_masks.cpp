@@ -457,5 +457,56 @@ TEST(MaskedSoftmaxKernelTest, BadInput) {
       {"masked_softmax", "[4]", "[2, 3]"}));
 }
 
+// ---- the names that keep the two mask forms apart ---------------------------------------
+
+TEST(MaskedSoftmaxKeepTest, EqualsTheComposedOpsAndTheOlderSpelling) {
+  manual_seed(5);
+  Tensor scores = randn({2, 3, 4}, kFloat64);
+  const Tensor keep = bools({1, 1, 0, 1, 0, 0, 0, 0, 1, 0, 1, 1}, {3, 4});  // row 1 fully masked
+  for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero}) {
+    // softmax(where(keep, scores, lowest)), then 0 where !keep for Zero
+    Tensor expected = softmax(where(keep, scores, kMaskedScore), -1);
+    if (rows == MaskedRows::Zero) expected = where(keep, expected, 0.0);
+    const Tensor w = masked_softmax_keep(scores, keep, rows);
+    EXPECT_TRUE(all_close(w, expected, 1e-15, 0));
+    EXPECT_TRUE(all_close(masked_softmax(scores, keep, rows), w, 0, 0));
+  }
+}
+
+TEST(MaskedSoftmaxKeepTest, ABoolMaskInTheLengthsPlaceIsAClearError) {
+  const Tensor scores = zeros({2, 3});
+  const Tensor keep = bools({1, 0, 1, 1, 1, 0}, {2, 3});
+  EXPECT_TRUE(throws_error([&] { masked_softmax(scores, keep); },
+                           {"masked_softmax", "valid_lens is a bool tensor [2, 3]",
+                            "masked_softmax_keep(scores, keep, MaskedRows::"}));
+  EXPECT_TRUE(
+      throws_error([&] { attention_softmax(scores, {.valid_lens = keep}); },
+                   {"attention_softmax", "valid_lens is a bool tensor", "pass it as attn_mask"}));
+}
+
+TEST(AttentionSoftmaxOptionsTest, NamedFieldsEqualThePositionalForm) {
+  manual_seed(6);
+  Tensor scores = randn({2, 3, 4}, kFloat64);
+  Tensor valid = lens({3, 2});
+  Tensor keep = bools({1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1}, {3, 4});
+  EXPECT_TRUE(all_close(
+      attention_softmax(scores, {.valid_lens = valid, .attn_mask = keep, .is_causal = true}),
+      attention_softmax(scores, valid, keep, true, MaskedRows::Uniform, kD2lMaskValue,
+                        "attention_softmax"),
+      0, 0));
+  EXPECT_TRUE(all_close(attention_softmax(scores, {.is_causal = true,
+                                                   .fully_masked_rows = MaskedRows::Zero,
+                                                   .mask_value = kMaskedScore}),
+                        masked_softmax_keep(scores, causal_mask(3, 4), MaskedRows::Zero), 0, 0));
+  // No options: a plain softmax over the last axis.
+  EXPECT_TRUE(all_close(attention_softmax(scores), softmax(scores, -1), 0, 0));
+  // Errors carry the given name.
+  EXPECT_TRUE(throws_error(
+      [&] {
+        attention_softmax(scores, {.valid_lens = lens({9, 9}), .op = "Mine"});
+      },
+      {"Mine", "valid length 9"}));
+}
+
 }  // namespace
 }  // namespace ag

@@ -67,7 +67,10 @@ Tensor pool_values(const Tensor& scores, const Tensor& values, const Tensor& val
                    const std::string& op, Tensor& weights) {
   // weights = masked_softmax(scores) over Tk: [B, Tq, Tk]
   // (backward: dL/dscores = w * (dL/dw - sum_k w dL/dw), 0 at masked keys)
-  weights = attention_softmax(scores, valid_lens, attn_mask, false, masked_rows, kD2lMaskValue, op);
+  weights = attention_softmax(scores, {.valid_lens = valid_lens,
+                                       .attn_mask = attn_mask,
+                                       .fully_masked_rows = masked_rows,
+                                       .op = op});
   weights.set_name("attention_weights");
   // output = dropout(weights) V: [B, Tq, Tk] @ [B, Tk, v] -> [B, Tq, v]
   // (backward: dL/dweights = dL/doutput V^T, dL/dV = weights^T dL/doutput)

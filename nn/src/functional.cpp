@@ -62,8 +62,11 @@ AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, c
   Tensor scores = matmul(query * factor, transpose(key, -2, -1));
   scores.set_name("scores");
   // weights = softmax over S of the masked scores (fully masked rows -> 0)
-  Tensor weights = attention_softmax(scores, Tensor(), attn_mask, is_causal, MaskedRows::Zero,
-                                     kMaskedScore, kOp);
+  Tensor weights = attention_softmax(scores, {.attn_mask = attn_mask,
+                                              .is_causal = is_causal,
+                                              .fully_masked_rows = MaskedRows::Zero,
+                                              .mask_value = kMaskedScore,
+                                              .op = kOp});
   weights.set_name("attention_weights");
   // output = dropout(weights) v: [..., L, S] @ [..., S, Ev] -> [..., L, Ev]
   // (backward: dL/dweights = dL/doutput v^T, dL/dv = weights^T dL/doutput)

@@ -24,9 +24,9 @@ std::string leading(const Shape& scores_shape) {
   return shape_str(Shape(scores_shape.begin(), scores_shape.end() - 1));
 }
 
-void check_bool(const Tensor& mask, const std::string& op, const char* what) {
-  AG_CHECK(mask.defined(), op.c_str(), std::string(what) + " is undefined");
-  AG_CHECK(mask.dtype() == kBool, op.c_str(),
+void check_bool(const Tensor& mask, std::string_view op, const char* what) {
+  AG_CHECK(mask.defined(), op, std::string(what) + " is undefined");
+  AG_CHECK(mask.dtype() == kBool, op,
            std::string(what) + " must be bool, got " + dtype_name(mask.dtype()) + " " +
                shape_str(mask.shape()));
 }
@@ -87,12 +87,12 @@ Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens, double mask_val
   AG_CHECK(X.defined(), "masked_softmax", "X is undefined");
   if (!valid_lens.defined()) return softmax(X, -1);
   check_valid_lens(valid_lens, X.shape(), "masked_softmax");
-  return masked_softmax(X, keep_from_checked_lengths(valid_lens, X.shape()), MaskedRows::Uniform,
-                        mask_value);
+  return masked_softmax_keep(X, keep_from_checked_lengths(valid_lens, X.shape()),
+                             MaskedRows::Uniform, mask_value);
 }
 
-Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows fully_masked_rows,
-                      double mask_value) {
+Tensor masked_softmax_keep(const Tensor& scores, const Tensor& keep_mask,
+                           MaskedRows fully_masked_rows, double mask_value) {
   AG_CHECK(scores.defined(), "masked_softmax", "scores are undefined");
   check_floating(scores.dtype(), "masked_softmax", "scores");
   if (!keep_mask.defined()) return softmax(scores, -1);
@@ -110,10 +110,9 @@ Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows 
   return masked_softmax_last(scores, keep_mask, mask_value, fully_masked_rows == MaskedRows::Zero);
 }
 
-Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const Tensor& attn_mask,
-                         bool is_causal, MaskedRows fully_masked_rows, double mask_value,
-                         const std::string& op) {
-  AG_CHECK(scores.defined() && scores.dim() >= 2, op.c_str(),
+Tensor attention_softmax(const Tensor& scores, const AttentionSoftmaxOptions& options) {
+  const auto& [valid_lens, attn_mask, is_causal, fully_masked_rows, mask_value, op] = options;
+  AG_CHECK(scores.defined() && scores.dim() >= 2, op,
            "scores must have rank >= 2 ([..., Tq, Tk]), got " +
                (scores.defined() ? shape_str(scores.shape()) : std::string("none")));
   check_valid_lens(valid_lens, scores.shape(), op);
@@ -132,7 +131,7 @@ Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const T
     keep = merge_keep(keep, finite);
     masked_scores = scores + where(finite, attn_mask, 0.0);
   }
-  return masked_softmax(masked_scores, keep, fully_masked_rows, mask_value);
+  return masked_softmax_keep(masked_scores, keep, fully_masked_rows, mask_value);
 }
 
 // ---- conversions: the one place -----------------------------------------------------
@@ -201,38 +200,40 @@ Tensor merge_keep(const Tensor& a, const Tensor& b) {
 
 // ---- the checks every entry point runs ------------------------------------------------
 
-void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, const std::string& op) {
+void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, std::string_view op) {
   if (!valid_lens.defined()) return;
-  const char* name = op.c_str();
-  AG_CHECK(scores_shape.size() >= 2, name,
+  AG_CHECK(scores_shape.size() >= 2, op,
            "valid_lens need scores of rank >= 2, got scores of shape " + shape_str(scores_shape));
+  AG_CHECK(valid_lens.dtype() != kBool, op,
+           "valid_lens is a bool tensor " + shape_str(valid_lens.shape()) +
+               ": lengths are int64; for a keep mask call "
+               "masked_softmax_keep(scores, keep, MaskedRows::...) or pass it as attn_mask");
   AG_CHECK(
-      valid_lens.dtype() == kInt64, name,
+      valid_lens.dtype() == kInt64, op,
       std::string("valid_lens must be int64 (e.g. ag::tensor({2, 6}, {2}, ag::kInt64)), got ") +
           dtype_name(valid_lens.dtype()) + " " + shape_str(valid_lens.shape()));
   const Shape rows(scores_shape.begin(), scores_shape.end() - 1);
   const bool per_item = valid_lens.dim() == 1 && valid_lens.size(0) == scores_shape[0];
-  AG_CHECK(per_item || valid_lens.shape() == rows, name,
+  AG_CHECK(per_item || valid_lens.shape() == rows, op,
            "valid_lens of shape " + shape_str(valid_lens.shape()) + " is neither [B] = [" +
                std::to_string(scores_shape[0]) + "] nor scores.shape[:-1] = " +
                leading(scores_shape) + " (scores " + shape_str(scores_shape) + ")");
   const int64_t num_keys = scores_shape.back();
   for (double len : valid_lens.to_vector())
-    AG_CHECK(len >= 0 && len <= static_cast<double>(num_keys), name,
+    AG_CHECK(len >= 0 && len <= static_cast<double>(num_keys), op,
              "valid length " + std::to_string(static_cast<int64_t>(len)) + " is outside [0, " +
                  std::to_string(num_keys) + "] (valid_lens " + shape_str(valid_lens.shape()) +
                  ", scores " + shape_str(scores_shape) + ")");
 }
 
 void check_mask(const Tensor& mask, const Shape& scores_shape, DType scores_dtype,
-                const std::string& op) {
+                std::string_view op) {
   if (!mask.defined()) return;
-  const char* name = op.c_str();
-  AG_CHECK(mask.dtype() == kBool || mask.dtype() == scores_dtype, name,
+  AG_CHECK(mask.dtype() == kBool || mask.dtype() == scores_dtype, op,
            std::string("mask must be bool (keep) or ") + dtype_name(scores_dtype) +
                " (additive, the scores' dtype), got " + dtype_name(mask.dtype()) + " " +
                shape_str(mask.shape()));
-  AG_CHECK(broadcasts_to(mask.shape(), scores_shape), name,
+  AG_CHECK(broadcasts_to(mask.shape(), scores_shape), op,
            "mask of shape " + shape_str(mask.shape()) +
                " does not broadcast to the scores' shape " + shape_str(scores_shape));
 }

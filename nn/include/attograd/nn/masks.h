@@ -39,6 +39,7 @@
 
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
@@ -75,6 +76,13 @@ Tensor sequence_mask(const Tensor& lens, int64_t maxlen);
 Tensor causal_mask(int64_t num_queries, int64_t num_keys);
 
 // ---- masked softmax ---------------------------------------------------------------
+// Two forms with two names, so a mask cannot land in the wrong one:
+//   masked_softmax(X, valid_lens)                 d2l's lengths (int64)
+//   masked_softmax_keep(scores, keep, rows)       a bool keep mask
+// A bool mask passed as valid_lens throws an ag::Error that names
+// masked_softmax_keep. The keep form's older spelling, masked_softmax(scores,
+// keep, rows), still compiles (the MaskedRows argument tells it apart).
+//
 // d2l's masked_softmax: softmax over the last axis of X (rank >= 2 when
 // valid_lens is given); valid_lens is undefined (plain softmax), int64 1-D of
 // length X.shape[0] (one length per batch item, shared by its rows) or int64
@@ -88,25 +96,49 @@ Tensor causal_mask(int64_t num_queries, int64_t num_keys);
 // that out.
 Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens = Tensor(),
                       double mask_value = kD2lMaskValue);
-// Softmax over the last axis of `scores` where the bool `keep_mask`
+// Softmax over the last axis of `scores` where the bool `keep`
 // (broadcastable to scores) is true; masked scores are replaced by
 // mask_value, and fully masked rows come out as `fully_masked_rows` says.
-// An undefined keep_mask keeps everything (a plain softmax).
-Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask, MaskedRows fully_masked_rows,
-                      double mask_value = kMaskedScore);
+// An undefined keep keeps everything (a plain softmax).
+Tensor masked_softmax_keep(const Tensor& scores, const Tensor& keep, MaskedRows fully_masked_rows,
+                           double mask_value = kMaskedScore);
+// masked_softmax_keep under its older spelling.
+inline Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask,
+                             MaskedRows fully_masked_rows, double mask_value = kMaskedScore) {
+  return masked_softmax_keep(scores, keep_mask, fully_masked_rows, mask_value);
+}
 
 // Attention weights from raw scores [..., Tq, Tk] under every mask attograd
-// knows, all optional and combined (a key is attended only if all allow it):
-//   valid_lens  d2l lengths, as masked_softmax() takes them;
-//   attn_mask   bool keep mask, or float additive mask of the scores' dtype
-//               added to the scores (PyTorch 2); its -inf entries count as
-//               masked keys, so that -inf rows follow fully_masked_rows too;
-//   is_causal   causal_mask(Tq, Tk).
-// Masked scores are replaced by mask_value; then the softmax over the last
-// axis. Errors are reported under the name `op` (e.g. "DotProductAttention").
-Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens, const Tensor& attn_mask,
-                         bool is_causal, MaskedRows fully_masked_rows, double mask_value,
-                         const std::string& op);
+// knows, all optional and combined (a key is attended only if all allow it).
+// Named, so a call says what each argument is:
+//   attention_softmax(scores, {.valid_lens = lens, .is_causal = true});
+struct AttentionSoftmaxOptions {
+  // d2l lengths, as masked_softmax() takes them (int64; undefined: none).
+  Tensor valid_lens{};
+  // bool keep mask, or float additive mask of the scores' dtype added to the
+  // scores (PyTorch 2); its -inf entries count as masked keys, so that -inf
+  // rows follow fully_masked_rows too.
+  Tensor attn_mask{};
+  // causal_mask(Tq, Tk) on top.
+  bool is_causal = false;
+  // What rows with every key masked give (d2l: Uniform).
+  MaskedRows fully_masked_rows = MaskedRows::Uniform;
+  // The score written over masked keys before the softmax (d2l's -1e6).
+  double mask_value = kD2lMaskValue;
+  // The name errors are reported under (e.g. "DotProductAttention"); a view:
+  // the string must outlive the call.
+  std::string_view op = "attention_softmax";
+};
+// Masked scores are replaced by mask_value; then the softmax over the last axis.
+Tensor attention_softmax(const Tensor& scores, const AttentionSoftmaxOptions& options = {});
+// The same with every field positional, in the struct's order (older spelling).
+inline Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens,
+                                const Tensor& attn_mask, bool is_causal,
+                                MaskedRows fully_masked_rows, double mask_value,
+                                const std::string& op) {
+  return attention_softmax(scores,
+                           {valid_lens, attn_mask, is_causal, fully_masked_rows, mask_value, op});
+}
 
 // ---- conversions: the one place -----------------------------------------------------
 // Every function that turns one convention into another lives here; the
@@ -139,11 +171,12 @@ Tensor merge_keep(const Tensor& a, const Tensor& b);
 // ---- the checks every entry point runs ------------------------------------------------
 // Throws ag::Error starting with `op` unless valid_lens is undefined or int64,
 // 1-D of length scores_shape[0] or of shape scores_shape[:-1], with every
-// length in [0, scores_shape.back()].
-void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, const std::string& op);
+// length in [0, scores_shape.back()]. A bool valid_lens (a keep mask in the
+// lengths' place) is told so, with the call that takes it.
+void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, std::string_view op);
 // Throws ag::Error starting with `op` unless mask is undefined, or bool, or of
 // the floating dtype `scores_dtype`, and broadcasts to scores_shape.
 void check_mask(const Tensor& mask, const Shape& scores_shape, DType scores_dtype,
-                const std::string& op);
+                std::string_view op);
 
 }  // namespace ag
