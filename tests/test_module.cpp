@@ -73,6 +73,36 @@ TEST(ModuleTest, StateDictSharesStorageWithoutGraph) {
   EXPECT_EQ(w.shape(), (Shape{4, 3}));
 }
 
+TEST(ModuleTest, StateDictKeepsRegistrationOrder) {
+  Net net;
+  // "scale" first and "head" last, as registered: not alphabetical.
+  std::vector<std::string> names;
+  for (const auto& [name, p] : net.state_dict()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"scale", "block.proj.weight", "block.proj.bias",
+                                             "block.out.weight", "head.weight", "head.bias"}));
+  EXPECT_EQ(names, names_of(net));
+}
+
+TEST(ModuleTest, StateDictLooksUpLikeAMap) {
+  Net net;
+  nn::StateDict state = net.state_dict();
+  EXPECT_TRUE(state.contains("head.bias"));
+  EXPECT_EQ(state.count("nope"), 0u);
+  EXPECT_TRUE(throws_error([&] { state.at("nope"); },
+                           {"state_dict", "no entry named \"nope\"", "6 entries"}));
+  state["extra"] = zeros({1});  // a new name goes last
+  EXPECT_EQ((state.end() - 1)->first, "extra");
+  state["scale"] = zeros({2});  // an existing one keeps its place
+  EXPECT_EQ(state.begin()->first, "scale");
+  EXPECT_EQ(state.size(), 7u);
+  EXPECT_EQ(state.erase("extra"), 1u);
+  EXPECT_EQ(state.erase("extra"), 0u);
+  // The std::map it converts to holds the same entries.
+  const std::map<std::string, Tensor> map = state;
+  EXPECT_EQ(map.size(), 6u);
+  EXPECT_TRUE(map.at("scale").is_same(state.at("scale")));
+}
+
 TEST(ModuleTest, LoadStateDictCopiesInPlaceAndConvertsDtype) {
   Net a, b;
   const Tensor handle = b.block.proj.weight;

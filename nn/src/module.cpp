@@ -43,10 +43,43 @@ std::vector<Tensor> Module::parameters() const {
   return params;
 }
 
-std::map<std::string, Tensor> Module::state_dict() const {
-  std::map<std::string, Tensor> state;
-  for (const auto& [name, slot] : all_parameter_slots()) state.emplace(name, slot->detach());
+StateDict Module::state_dict() const {
+  StateDict state;
+  for (const auto& [name, slot] : all_parameter_slots()) state[name] = slot->detach();
   return state;
+}
+
+// ---- StateDict ---------------------------------------------------------------------
+
+Tensor& StateDict::operator[](const std::string& name) {
+  for (auto& [key, value] : entries_)
+    if (key == name) return value;
+  return entries_.emplace_back(name, Tensor()).second;
+}
+
+const Tensor& StateDict::at(const std::string& name) const {
+  for (const auto& [key, value] : entries_)
+    if (key == name) return value;
+  std::string message = "no entry named \"";
+  message += name;
+  message += "\" among its ";
+  message += std::to_string(entries_.size());
+  message += " entries";
+  throw Error("state_dict: " + message);
+}
+
+size_t StateDict::count(const std::string& name) const {
+  size_t n = 0;
+  for (const auto& entry : entries_) n += entry.first == name;
+  return n;
+}
+
+size_t StateDict::erase(const std::string& name) {
+  return std::erase_if(entries_, [&](const Entry& entry) { return entry.first == name; });
+}
+
+StateDict::operator std::map<std::string, Tensor>() const {
+  return std::map<std::string, Tensor>(entries_.begin(), entries_.end());
 }
 
 void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {

@@ -26,6 +26,36 @@
 
 namespace ag::nn {
 
+// A state dict: name -> tensor in insertion order, as PyTorch's OrderedDict.
+// Looked up like a map (lookups are linear: a module has few parameters);
+// converts to std::map<std::string, Tensor> for save_npz and
+// load_state_dict, which take that.
+class StateDict {
+ public:
+  using Entry = std::pair<std::string, Tensor>;
+
+  // The tensor under `name`, appended (undefined) when there is none.
+  Tensor& operator[](const std::string& name);
+  // The tensor under `name`; throws ag::Error naming it when there is none.
+  const Tensor& at(const std::string& name) const;
+  size_t count(const std::string& name) const;
+  bool contains(const std::string& name) const { return count(name) > 0; }
+  // Removes the entry under `name`; returns how many it removed (0 or 1).
+  size_t erase(const std::string& name);
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
+  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+
+  // Implicit, so that code written when state_dict() returned a std::map
+  // (std::map<std::string, Tensor> s = m.state_dict()) still compiles.
+  operator std::map<std::string, Tensor>() const;
+
+ private:
+  std::vector<Entry> entries_;
+};
+
 class Module {
  public:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
@@ -41,8 +71,9 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
 
-  // name -> detached parameter (shares storage), as torch's state_dict().
-  std::map<std::string, Tensor> state_dict() const;
+  // name -> detached parameter (shares storage), as torch's state_dict(): in
+  // registration order (the order of named_parameters()).
+  StateDict state_dict() const;
   // Copies values into the existing parameters (in place, so optimizers that
   // already hold them keep working). Entries are converted to the parameter's
   // dtype. Missing or unexpected names (when strict), and mis-shaped entries
