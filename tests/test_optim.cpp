@@ -193,6 +193,48 @@ TEST(OptimLrTest, StepLrBadArguments) {
   EXPECT_TRUE(throws_error([&] { optim::StepLR(sgd, 1, -0.1); }, {"StepLR", "gamma", "-0.1"}));
 }
 
+TEST(OptimLrTest, CosineAnnealingFollowsTheCosineDownAndBackUp) {
+  // lr_e = eta_min + (base - eta_min) (1 + cos(pi e / T_max)) / 2 over three
+  // half periods (the scheduler computes it step by step, as PyTorch does, so
+  // the two agree to rounding).
+  Tensor w = ones({1}, kFloat64).requires_grad_();
+  const double base = 0.1, eta_min = 0.01;
+  const int64_t t_max = 4;
+  optim::SGD sgd({w}, base);
+  optim::CosineAnnealingLR scheduler(sgd, t_max, eta_min);
+  for (int64_t epoch = 0; epoch <= 3 * t_max; ++epoch) {
+    const double expected =
+        eta_min + (base - eta_min) * (1 + std::cos(M_PI * static_cast<double>(epoch) / 4)) / 2;
+    EXPECT_EQ(scheduler.last_epoch(), epoch);
+    EXPECT_NEAR(scheduler.get_last_lr(), expected, 1e-16) << "epoch " << epoch;
+    EXPECT_EQ(sgd.lr, scheduler.get_last_lr());
+    scheduler.step();
+  }
+}
+
+TEST(OptimLrTest, CosineAnnealingDrivesTraining) {
+  // T_max = 2, eta_min = 0: lr 0.4, 0.2, 0 for epochs 0, 1, 2, so w moves by
+  // -(0.4 + 0.2 + 0) g and then stays.
+  const Tensor g = tensor({1.0, -2.0}, {2}, kFloat64);
+  Tensor w = tensor({0.0, 0.0}, {2}, kFloat64).requires_grad_();
+  optim::SGD sgd({w}, 0.4);
+  optim::CosineAnnealingLR scheduler(sgd, /*T_max=*/2);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    linear_step(sgd, w, g);
+    scheduler.step();
+  }
+  EXPECT_TRUE(all_close(w, {-0.6, 1.2}, 1e-15));
+}
+
+TEST(OptimLrTest, CosineAnnealingBadArguments) {
+  Tensor w = ones({2}).requires_grad_();
+  optim::SGD sgd({w}, 0.1);
+  EXPECT_TRUE(
+      throws_error([&] { optim::CosineAnnealingLR(sgd, 0); }, {"CosineAnnealingLR", "T_max", "0"}));
+  EXPECT_TRUE(throws_error([&] { optim::CosineAnnealingLR(sgd, 2, -0.5); },
+                           {"CosineAnnealingLR", "eta_min", "-0.5"}));
+}
+
 // ---- bad arguments ------------------------------------------------------------------
 
 TEST(OptimArgumentTest, BadArgumentsThrowNamingTheOptimizer) {

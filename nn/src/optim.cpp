@@ -146,4 +146,30 @@ void StepLR::step() {
   if (last_epoch_ % step_size_ == 0) optimizer_.set_lr(optimizer_.lr * gamma_);
 }
 
+// ---- CosineAnnealingLR -------------------------------------------------------
+
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
+    : optimizer_(optimizer), t_max_(T_max), eta_min_(eta_min), base_lr_(optimizer.lr) {
+  AG_CHECK(T_max >= 1, "CosineAnnealingLR",
+           "invalid T_max " + std::to_string(T_max) + " (must be >= 1)");
+  AG_CHECK(eta_min >= 0, "CosineAnnealingLR",
+           "invalid eta_min " + number_str(eta_min) + " (must be >= 0)");
+}
+
+// PyTorch's chainable form (torch/optim/lr_scheduler.py, CosineAnnealingLR.get_lr):
+// lr_e = (1 + cos(pi e / T)) / (1 + cos(pi (e - 1) / T)) (lr_(e-1) - eta_min) + eta_min,
+// except one epoch past each minimum, where that ratio's denominator is 0 and
+// the step adds (base - eta_min) (1 - cos(pi / T)) / 2 instead.
+void CosineAnnealingLR::step() {
+  ++last_epoch_;
+  const double e = static_cast<double>(last_epoch_), T = static_cast<double>(t_max_);
+  const double lr = optimizer_.lr;
+  if ((last_epoch_ - 1 - t_max_) % (2 * t_max_) == 0)
+    optimizer_.set_lr(lr + (base_lr_ - eta_min_) * (1 - std::cos(M_PI / T)) / 2);
+  else
+    optimizer_.set_lr((1 + std::cos(M_PI * e / T)) / (1 + std::cos(M_PI * (e - 1) / T)) *
+                          (lr - eta_min_) +
+                      eta_min_);
+}
+
 }  // namespace ag::optim

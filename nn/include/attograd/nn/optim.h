@@ -83,6 +83,29 @@ class StepLR {
   int64_t last_epoch_ = 0;
 };
 
+// torch.optim.lr_scheduler.CosineAnnealingLR: the learning rate of epoch e
+// follows half a cosine from the optimizer's lr at construction (base) down
+// to eta_min at e = T_max, then back up, period 2 T_max:
+//   lr_e = eta_min + (base - eta_min) (1 + cos(pi e / T_max)) / 2.
+// Call step() once per epoch, after the optimizer's. Computed as PyTorch's
+// step() does it (each lr from the previous one), so the rates match
+// torch's, not only the formula. The optimizer must outlive the scheduler.
+class CosineAnnealingLR {
+ public:
+  // REQUIRES: T_max >= 1, 0 <= eta_min.
+  CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0);
+  void step();
+  double get_last_lr() const { return optimizer_.lr; }
+  int64_t last_epoch() const { return last_epoch_; }
+
+ private:
+  Optimizer& optimizer_;
+  int64_t t_max_;
+  double eta_min_;
+  double base_lr_;
+  int64_t last_epoch_ = 0;
+};
+
 // Stochastic gradient descent, torch.optim.SGD without dampening, nesterov or
 // weight decay:
 //   momentum == 0:  w <- w - lr g
