@@ -18,11 +18,6 @@ namespace ag::detail {
 // goes through it.
 Tensor make_tensor(Shape shape, DType dtype, const char* op, Init init = Init::Zero);
 
-// A fresh contiguous tensor whose bytes are left as the allocator hands them
-// out (not zeroed): for ops whose kernels then write every element, which
-// saves a pass over memory. Errors read as empty()'s ("empty: out of memory").
-Tensor empty_uninit(Shape shape, DType dtype);
-
 // A 0-d tensor of `dtype` holding `value`, reported as `op` when the dtype
 // cannot hold the value (NaN as int64): scalar_tensor() for the ops that take
 // a scalar operand (t + 1.5, masked_fill, where).
@@ -119,7 +114,7 @@ void for_each_offset(const Shape& shape, const std::array<Shape, N>& strides, Fn
 // out[i] = fn(x[i]) into a fresh contiguous tensor of dtype R.
 template <typename T, typename R, typename Fn>
 Tensor map_unary(const Tensor& x, DType out_dtype, Fn&& fn) {
-  Tensor out = empty_uninit(x.shape(), out_dtype);
+  Tensor out = ag::empty(x.shape(), out_dtype);
   const T* in = x.data_ptr<T>();
   R* o = out.data_ptr<R>();
   if (x.is_contiguous()) {
@@ -146,7 +141,7 @@ inline Tensor contiguous_copy(const Tensor& t) {
 template <typename T, typename R, typename Fn>
 Tensor map_binary(const Tensor& a, const Tensor& b, const char* op, DType out_dtype, Fn&& fn) {
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
-  Tensor out = empty_uninit(shape, out_dtype);
+  Tensor out = ag::empty(shape, out_dtype);
   const T* pa = a.data_ptr<T>();
   const T* pb = b.data_ptr<T>();
   R* o = out.data_ptr<R>();

@@ -19,7 +19,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_same_dtype(a, b, "where");
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  Tensor out = detail::empty_uninit(shape, a.dtype());  // every element is written below
+  Tensor out = empty(shape, a.dtype());  // every element is written below
   dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const bool* c = cond.data_ptr<bool>();
@@ -161,7 +161,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     shape[d] += t.shape()[d];
   }
   shape_numel(shape, "cat");
-  Tensor out = detail::empty_uninit(shape, first.dtype());  // the inputs tile it
+  Tensor out = empty(shape, first.dtype());  // the inputs tile it
   const DimLayout b = layout_around(shape, d);
   std::vector<int64_t> starts;  // where each input begins along dim
   int64_t start = 0;
@@ -230,7 +230,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
                " (shape " + shape_str(x.shape()) + ")");
   Shape shape = x.shape();
   shape[d] = length;
-  Tensor out = detail::empty_uninit(shape, x.dtype());  // copy_slices fills it
+  Tensor out = empty(shape, x.dtype());  // copy_slices fills it
   const DimLayout b = layout_around(x.shape(), d);
   copy_slices(x.detach().contiguous(), n, start, out, length, 0, length, b.outer, b.inner);
   if (needs_grad(x))
@@ -257,7 +257,7 @@ Tensor repeat_slices(const Tensor& x, const std::vector<int64_t>& counts, size_t
   Shape shape = x.shape();
   shape[d] = total;
   shape_numel(shape, "repeat_interleave");
-  Tensor out = detail::empty_uninit(shape, x.dtype());  // every output slice is copied below
+  Tensor out = empty(shape, x.dtype());  // every output slice is copied below
   const Tensor src = x.detach().contiguous();
   int64_t next = 0;  // output slice being written, counted over all outer blocks
   for (int64_t o = 0; o < b.outer; ++o)
@@ -329,7 +329,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   const int64_t m = static_cast<int64_t>(idx.size());
   Shape shape = x.shape();
   shape[d] = m;
-  Tensor out = detail::empty_uninit(shape, x.dtype());  // one row copied per index
+  Tensor out = empty(shape, x.dtype());  // one row copied per index
   const Tensor src = x.detach().contiguous();
   for (int64_t o = 0; o < b.outer; ++o)
     for (int64_t i = 0; i < m; ++i)

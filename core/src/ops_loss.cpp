@@ -29,8 +29,8 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   check_floating(x, "dropout", "input");
   AG_CHECK(p >= 0 && p < 1, "dropout", "p must be in [0, 1), got " + number_str(p));
   if (!training || p == 0) return x;
-  const uint64_t seed = random_u64();                        // manual_seed(s) reproduces the mask
-  Tensor mask = detail::empty_uninit(x.shape(), x.dtype());  // every element is drawn below
+  const uint64_t seed = random_u64();         // manual_seed(s) reproduces the mask
+  Tensor mask = empty(x.shape(), x.dtype());  // every element is drawn below
   dispatch_floating(x.dtype(), "dropout", [&](auto tag) {
     using T = decltype(tag);
     const T scale = static_cast<T>(1.0 / (1.0 - p));
@@ -116,7 +116,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
   //   =>  dL/dlogits[n, c] = g (p[n, c] - [c == t_n]) / N
   if (needs_grad(logits))
     record(loss, "CrossEntropyBackward", {logits}, [log_probs, t, N, C](const Tensor& g) {
-      Tensor d = detail::empty_uninit(log_probs.shape(), log_probs.dtype());  // all N x C written
+      Tensor d = empty(log_probs.shape(), log_probs.dtype());  // all N x C written
       dispatch_floating(d.dtype(), "cross_entropy", [&](auto tag) {
         using T = decltype(tag);
         const T scale = static_cast<T>(g.item() / static_cast<double>(N));

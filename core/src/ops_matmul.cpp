@@ -122,7 +122,7 @@ Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
 }
 
 // c[b] = a[b] @ b[b] (+ c[b] when accumulate) for `batch` items. c is
-// contiguous with batch * M * N elements: fresh from empty_uninit() (the
+// contiguous with batch * M * N elements: fresh from empty() (the
 // kernel overwrites it), or holding what to accumulate onto (linear's bias).
 void run_gemm(int64_t batch, const Operand& a, const Operand& b, Tensor& c,
               bool accumulate = false) {
@@ -163,7 +163,7 @@ void run_gemm(int64_t batch, const Operand& a, const Operand& b, Tensor& c,
 // (whose elements are the batch's [M, N] results, one after the other).
 Tensor batched_product(int64_t batch, const Operand& a, const Operand& b, const Shape& shape,
                        DType dtype) {
-  Tensor c = detail::empty_uninit(shape, dtype);
+  Tensor c = empty(shape, dtype);
   run_gemm(batch, a, b, c);
   return c;
 }
@@ -180,7 +180,7 @@ Tensor summed_product(const Shape& batch_shape, const Operand& a, const Operand&
     Operand wide = a, tall = b;
     wide.cols *= batch;
     tall.rows *= batch;
-    Tensor c = detail::empty_uninit(shape, dtype);
+    Tensor c = empty(shape, dtype);
     run_gemm(1, wide, tall, c);
     return c;
   }
@@ -338,7 +338,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // is ONE product, with no copy of x (when its rows merge) and none of W.
   const Operand X = describe(x.detach(), 0);
   const Operand Wt = transposed(describe(weight.detach(), 0));
-  Tensor y = detail::empty_uninit(out_shape, x.dtype());  // bias rows or the product fill it
+  Tensor y = empty(out_shape, x.dtype());  // bias rows or the product fill it
   if (bias.defined()) {
     // y = b in every row, then y += x W^T (the kernel's beta = 1).
     const Tensor b = bias.detach().contiguous();

@@ -100,7 +100,7 @@ ArgMax argmax_kept(const Tensor& x, int64_t dim, const char* op) {
   Shape kept = shape;
   kept[d] = 1;
   // Every kept position gets its value and index below.
-  ArgMax r{detail::empty_uninit(kept, x.dtype()), detail::empty_uninit(kept, kInt64)};
+  ArgMax r{empty(kept, x.dtype()), empty(kept, kInt64)};
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = c.data_ptr<T>();

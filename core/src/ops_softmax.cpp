@@ -243,7 +243,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
                "); use a large negative number such as -1e6");
   const Tensor xc = x.detach().contiguous();
   const int64_t n = x.size(-1);
-  Tensor y = detail::empty_uninit(x.shape(), x.dtype());  // masked_forward_row writes every row
+  Tensor y = empty(x.shape(), x.dtype());  // masked_forward_row writes every row
   const KeepRows rows = keep_rows(keep, x.shape());
   dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -269,7 +269,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
            [y_ = y.detach(), keep_ = keep.detach(), rows, zero_masked](const Tensor& g) {
              const Tensor gc = g.contiguous();
              const int64_t n = y_.size(-1);
-             Tensor dx = detail::empty_uninit(y_.shape(), y_.dtype());  // every row written
+             Tensor dx = empty(y_.shape(), y_.dtype());  // every row written
              dispatch_floating(y_.dtype(), "masked_softmax", [&](auto tag) {
                using T = decltype(tag);
                for (size_t r = 0; r < rows.offset.size(); ++r) {
@@ -317,8 +317,8 @@ void for_each_outer_block(const DimLayout& l, Row row, Block block) {
 template <bool Log>
 Tensor forward(const Tensor& x, const DimLayout& l, const char* op) {
   const Tensor xc = x.contiguous();
-  Tensor y = detail::empty_uninit(x.shape(), x.dtype());  // every row is written below
-  if (l.n == 0) return y;                                 // empty rows: nothing to normalise
+  Tensor y = empty(x.shape(), x.dtype());  // every row is written below
+  if (l.n == 0) return y;                  // empty rows: nothing to normalise
   dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* px = xc.data_ptr<T>();
@@ -335,7 +335,7 @@ Tensor forward(const Tensor& x, const DimLayout& l, const char* op) {
 template <bool Log>
 Tensor backward(const Tensor& y, const Tensor& g, const DimLayout& l, const char* op) {
   const Tensor gc = g.contiguous();
-  Tensor dx = detail::empty_uninit(y.shape(), y.dtype());  // every row is written below
+  Tensor dx = empty(y.shape(), y.dtype());  // every row is written below
   dispatch_floating(y.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* py = y.data_ptr<T>();

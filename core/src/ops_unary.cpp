@@ -42,7 +42,7 @@ Tensor float_map_fast(const Tensor& x, const char* op,
                       void (*f32_kernel)(const float*, float*, int64_t), Fn fn) {
   if (!x.defined() || x.dtype() != kFloat32) return float_map(x, op, fn);
   const Tensor in = x.detach().contiguous();
-  Tensor y = detail::empty_uninit(in.shape(), kFloat32);
+  Tensor y = empty(in.shape(), kFloat32);
   f32_kernel(in.data_ptr<float>(), y.data_ptr<float>(), in.numel());
   return y;
 }

@@ -191,10 +191,6 @@ Tensor make_full(Shape shape, double value, DType dtype, const char* op) {
 }  // namespace
 
 Tensor empty(Shape shape, DType dtype) {
-  return detail::make_tensor(std::move(shape), dtype, "empty");
-}
-
-Tensor detail::empty_uninit(Shape shape, DType dtype) {
   return detail::make_tensor(std::move(shape), dtype, "empty", Init::None);
 }
 

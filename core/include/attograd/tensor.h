@@ -181,7 +181,10 @@ class Tensor {
 // 1-D tensor of values.size() elements.
 Tensor tensor(std::vector<double> values, Shape shape = {}, DType dtype = kFloat32);
 Tensor scalar_tensor(double value, DType dtype = kFloat32);  // 0-d
-Tensor empty(Shape shape, DType dtype = kFloat32);           // zero-filled, like zeros
+// Uninitialised: its bytes are whatever the allocator hands out (not zeros;
+// zeros() for that). For code that then writes every element, which saves a
+// pass over memory.
+Tensor empty(Shape shape, DType dtype = kFloat32);
 Tensor zeros(Shape shape, DType dtype = kFloat32);
 Tensor ones(Shape shape, DType dtype = kFloat32);
 Tensor full(Shape shape, double value, DType dtype = kFloat32);
