@@ -216,7 +216,8 @@ TEST(MaskConversionTest, KeepAdditivePaddingRoundTrips) {
   // Small biases are kept; -inf is masked.
   EXPECT_EQ(additive_to_keep(tensor({0.5, -3, -1e5, -INFINITY})).to_vector(),
             (std::vector<double>{1, 1, 0, 0}));
-  // Seed 002's padding indicator M: 1 at padding.
+  // The padding indicator M of the TensorFlow post on padding and look-ahead
+  // masks (masks.h): 1 at padding.
   Tensor M = keep_to_padding(keep);
   EXPECT_EQ(M.to_vector(), (std::vector<double>{0, 0, 1, 0, 1, 1}));
   EXPECT_EQ(padding_to_keep(M).to_vector(), keep.to_vector());
@@ -225,7 +226,7 @@ TEST(MaskConversionTest, KeepAdditivePaddingRoundTrips) {
   EXPECT_EQ(padding_to_additive(logical_not(keep)).dtype(), kFloat32);
 }
 
-TEST(MaskConversionTest, Seed002PaddingExample) {
+TEST(MaskConversionTest, TensorFlowPostPaddingExample) {
   // vec = [2, 0.5, 0.8, 1, 0, 0, 0, 0], the last four are padding:
   // softmax(vec)            = [0.41, 0.09, 0.12, 0.15, 0.06, 0.06, 0.06, 0.06]
   // softmax(vec - 1e9 * M)  = [0.53, 0.12, 0.16, 0.19, 0, 0, 0, 0]

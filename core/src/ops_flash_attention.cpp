@@ -72,8 +72,8 @@ namespace {
 
 constexpr const char* kOp = "flash_attention";
 // Br: rows of one query block. Each block packs K_j and V_j for the gemms
-// once, so taller blocks pack less often: 256 rows ran ~4% faster than 64 at
-// T = 512 (bench_attention sdpa/b8_t512/forward).
+// once, so taller blocks pack less often; 256 was the fastest size tried
+// (compare with bench_attention's sdpa/b8_t512/forward, docs/attention.md).
 constexpr int64_t kQueryBlock = 256;
 constexpr int64_t kKeyBlock = 512;  // Bc: keys of one key block (S <= 512: one block)
 
