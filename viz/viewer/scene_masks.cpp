@@ -35,8 +35,9 @@ const char* const kModeNotes[] = {
     "PyTorch's is_causal). What is kept is the lower triangle; row 0 sees only key 0 and gives "
     "it weight 1. With Tk > Tq the keys on the right are never seen; with Tq > Tk the last rows "
     "see every key.",
-    "Seed 002 (a Keras Transformer post): sentences are padded to one length and M is 1 at "
-    "the padding keys. The mask is added, scores + -1e9 * M, not written over the scores: "
+    "The padding mask of the Keras/TensorFlow Transformer tutorial: sentences are padded to "
+    "one length and M is 1 at the padding keys. The mask is added, scores + -1e9 * M, not written "
+    "over the scores: "
     "exp(-1e9) is 0 next to any real score, so padding gets no weight. A sentence of length 0 "
     "shifts every score of its rows by the same -1e9; in float32 they all round to -1e9 and the "
     "softmax of equal numbers is uniform. Cells of such fully masked rows are drawn in colour, "
