@@ -197,11 +197,27 @@ void gemm_block(int64_t M, int64_t N, int64_t K, bool trans_a, const T* a, int64
   kernels::gemm(g, a, b, c);
 }
 
+// A block-sized work buffer from the caching allocator (allocator.h), not
+// written before use: a std::vector this large (512 KiB) would be fresh pages
+// that the kernel maps and zeroes on every call.
+template <typename T>
+class Scratch {
+ public:
+  explicit Scratch(int64_t count)
+      : count_(count),
+        storage_(static_cast<size_t>(count) * sizeof(T), "flash_attention", Init::None) {}
+  T* data() { return reinterpret_cast<T*>(storage_.data()); }
+  T* end() { return data() + count_; }
+
+ private:
+  int64_t count_;
+  Storage storage_;
+};
+
 // ---- forward: one query block ---------------------------------------------------------------
 // out[n, i0:i0+rows] [rows, Ev] and lse[n, i0:i0+rows]; out starts zero-filled.
 template <typename T>
-void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* out, T* lse,
-                   std::vector<T>& s) {
+void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* out, T* lse, T* s) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   std::vector<T> m(static_cast<size_t>(rows), -kInf), l(static_cast<size_t>(rows), T(0));
   T* o = out + (n * p.L + i0) * p.Ev;
@@ -209,10 +225,10 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
   for (int64_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
     const int64_t cols = std::min(kKeyBlock, keys - j0);
     // S = Q'_i K_j^T (+ mask): [rows, E] @ [E, cols]
-    raw_scores(p, n, i0, rows, j0, cols, s.data());
-    mask_scores(p, n, i0, rows, j0, cols, s.data());
+    raw_scores(p, n, i0, rows, j0, cols, s);
+    mask_scores(p, n, i0, rows, j0, cols, s);
     for (int64_t r = 0; r < rows; ++r) {
-      T* row = s.data() + r * cols;
+      T* row = s + r * cols;
       // m' = max(m, rowmax S); a row with nothing seen yet stays at -inf, P = 0
       const T m_new = std::max(m[r], row_max(row, cols));
       if (m_new == -kInf) {
@@ -227,8 +243,8 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
       m[r] = m_new;
     }
     // O_i += P V_j: [rows, cols] @ [cols, Ev]
-    gemm_block(rows, p.Ev, cols, false, s.data(), cols, false, p.v + (n * p.S + j0) * p.Ev, p.Ev, o,
-               p.Ev, true);
+    gemm_block(rows, p.Ev, cols, false, s, cols, false, p.v + (n * p.S + j0) * p.Ev, p.Ev, o, p.Ev,
+               true);
   }
   // O_i /= l, lse = m + log l; fully masked rows (l = 0): lse = +inf, O row = 0
   // (or, uniform, the mean of the values; see fill_uniform_rows)
@@ -260,10 +276,10 @@ template <typename T>
 void forward(const Problem<T>& p, T* out, T* lse) {
   const int64_t blocks = (p.L + kQueryBlock - 1) / kQueryBlock;
   detail::parallel_for(p.N * blocks, [&](int64_t begin, int64_t end) {
-    std::vector<T> s(static_cast<size_t>(kQueryBlock * std::min(kKeyBlock, p.S)));
+    Scratch<T> s(kQueryBlock * std::min(kKeyBlock, p.S));
     for (int64_t task = begin; task < end; ++task) {  // task = n * blocks + block
       const int64_t n = task / blocks, i0 = (task % blocks) * kQueryBlock;
-      forward_block(p, n, i0, std::min(kQueryBlock, p.L - i0), out, lse, s);
+      forward_block(p, n, i0, std::min(kQueryBlock, p.L - i0), out, lse, s.data());
     }
   });
   if (p.uniform)
@@ -288,7 +304,7 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
     D[i] = sum;
   }
   const int64_t width = std::min(kKeyBlock, p.S);
-  std::vector<T> P(static_cast<size_t>(kQueryBlock * width)), dS(P.size());
+  Scratch<T> P(kQueryBlock * width), dS(kQueryBlock * width);
   for (int64_t j0 = 0; j0 < p.S; j0 += kKeyBlock) {
     const int64_t cols = std::min(kKeyBlock, p.S - j0);
     for (int64_t i0 = 0; i0 < p.L; i0 += kQueryBlock) {
@@ -303,7 +319,7 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
       gemm_block(cols, p.Ev, rows, true, P.data(), cols, false, go + i0 * p.Ev, p.Ev,
                  dv + j0 * p.Ev, p.Ev, true);
       // dP = dO_i V_j^T: [rows, Ev] @ [Ev, cols]
-      if (p.Ev == 0) std::fill(dS.begin(), dS.end(), T(0));
+      if (p.Ev == 0) std::fill(dS.data(), dS.end(), T(0));
       gemm_block(rows, cols, p.Ev, false, go + i0 * p.Ev, p.Ev, true, v + j0 * p.Ev, p.Ev,
                  dS.data(), cols, false);
       // dS = P o (dP - D_i)   (in place over dP)
