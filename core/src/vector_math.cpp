@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace ag::detail {
@@ -61,12 +62,21 @@ inline float tanh_one(float x) {
 // SIMD register instead of one serial chain of additions.
 constexpr int64_t kLanes = 16;
 
+// The 16 lanes of max_of as one GCC/Clang vector: written as a loop over a
+// float[16], like sum_of, GCC 12 keeps the lanes in 16 scalar registers
+// (vmaxss) instead of one vmaxps: it vectorises a float max reduction only
+// under -ffast-math. Lane j still takes x[j], x[16 + j], ..., as before, and
+// `v > lane ? v : lane` skips a NaN exactly as the scalar form does.
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+
 inline float max_of(const float* x, int64_t n) {
-  float lane[kLanes];
-  for (int64_t j = 0; j < kLanes; ++j) lane[j] = x[0];
+  Lanes lane = x[0] - Lanes{};  // x[0] in every lane
   int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes)
-    for (int64_t j = 0; j < kLanes; ++j) lane[j] = x[k + j] > lane[j] ? x[k + j] : lane[j];
+  for (; k + kLanes <= n; k += kLanes) {
+    Lanes v;
+    std::memcpy(&v, x + k, sizeof v);  // unaligned load
+    lane = v > lane ? v : lane;
+  }
   float m = x[0];
   for (int64_t j = 0; j < kLanes; ++j) m = lane[j] > m ? lane[j] : m;
   for (; k < n; ++k) m = x[k] > m ? x[k] : m;
