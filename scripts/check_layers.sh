@@ -9,7 +9,8 @@
 #   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers
 #   2 tensor    tensor.h, dtype.h; core/src tensor.cpp (with dtype.cpp,
 #               shape.cpp, random.cpp, print.cpp) and the unrecorded
-#               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h)
+#               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h,
+#               tensor_impl_access.h: the library's write door to a TensorImpl)
 #   3 autograd  autograd.h, autograd.cpp: nodes and the backward sweep
 #   4 ops       ops.h, the ops_*.cpp and tensor_methods.cpp; gradcheck and npy
 #               sit here too: gradcheck runs ops and backward, and npy is a
@@ -42,7 +43,8 @@ layer_of() {
     core/include/attograd/kernels/* | core/src/kernels/*) echo 1 ;;
     core/include/attograd/tensor.h | core/include/attograd/dtype.h) echo 2 ;;
     core/src/tensor.cpp | core/src/elementwise.h | core/src/reduce.h | core/src/reduce.cpp) echo 2 ;;
-    core/src/dim_layout.h | core/src/dtype.cpp | core/src/shape.cpp) echo 2 ;;
+    core/src/dim_layout.h | core/src/tensor_impl_access.h) echo 2 ;;
+    core/src/dtype.cpp | core/src/shape.cpp) echo 2 ;;
     core/src/random.cpp | core/src/print.cpp) echo 2 ;;
     core/include/attograd/autograd.h | core/src/autograd.cpp) echo 3 ;;
     core/include/attograd/ops.h | core/include/attograd/gradcheck.h) echo 4 ;;

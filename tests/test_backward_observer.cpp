@@ -118,13 +118,13 @@ TEST(BackwardObserverTest, GradientsAreWhatBackwardStores) {
       ASSERT_TRUE(gi.defined()) << s.name << " input " << i;
       EXPECT_EQ(gi.shape(), input.shape()) << s.name << " input " << i;
       Tensor& sum_so_far =
-          input.is_leaf() ? to_leaf[input.tensor().impl().get()] : to_node[input.grad_fn().get()];
+          input.is_leaf() ? to_leaf[input.tensor().impl()] : to_node[input.grad_fn().get()];
       sum_so_far = sum_so_far.defined() ? sum_so_far + gi : gi;
     }
   }
   ASSERT_EQ(to_leaf.size(), 2u);
-  EXPECT_EQ(max_abs_diff(to_leaf.at(x.impl().get()), x.grad()), 0.0);
-  EXPECT_EQ(max_abs_diff(to_leaf.at(w.impl().get()), w.grad()), 0.0);
+  EXPECT_EQ(max_abs_diff(to_leaf.at(x.impl()), x.grad()), 0.0);
+  EXPECT_EQ(max_abs_diff(to_leaf.at(w.impl()), w.grad()), 0.0);
 }
 
 TEST(BackwardObserverTest, DoesNotChangeResults) {

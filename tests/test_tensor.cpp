@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "test_util.h"
 
@@ -142,6 +144,34 @@ TEST(TensorTest, NamesAreLabels) {
   t.set_name("scores");
   EXPECT_EQ(t.name(), "scores");
   EXPECT_EQ(t.detach().name(), "scores");
+}
+
+// ---- TensorImpl is read-only outside the library (issue 15) ---------------------------
+// impl() hands out a pointer to const, the fields are read through const
+// accessors, and users can neither build nor copy a TensorImpl: the
+// invariants it keeps (a view inside its storage, grad matching the shape)
+// are written only by the library, through core/src/tensor_impl_access.h.
+static_assert(std::is_same_v<decltype(std::declval<const Tensor&>().impl()), const TensorImpl*>);
+static_assert(
+    !std::is_constructible_v<TensorImpl, std::shared_ptr<Storage>, int64_t, Shape, Shape, DType>);
+static_assert(!std::is_copy_constructible_v<TensorImpl> && !std::is_copy_assignable_v<TensorImpl>);
+static_assert(std::is_same_v<decltype(std::declval<const TensorImpl&>().shape()), const Shape&>);
+
+TEST(TensorImplTest, AccessorsReadWhatTheTensorHolds) {
+  Tensor x = arange(6, kFloat64).reshape({2, 3}).transpose(0, 1);
+  x.set_name("x").requires_grad_();
+  const TensorImpl& impl = *x.impl();
+  EXPECT_EQ(impl.shape(), (Shape{3, 2}));
+  EXPECT_EQ(impl.strides(), (Shape{1, 3}));
+  EXPECT_EQ(impl.offset(), 0);
+  EXPECT_EQ(impl.dtype(), kFloat64);
+  EXPECT_EQ(impl.name(), "x");
+  EXPECT_TRUE(impl.requires_grad());
+  EXPECT_EQ(impl.grad_fn(), nullptr);
+  EXPECT_EQ(impl.storage(), x.detach().impl()->storage());  // detach shares the bytes
+  const Tensor y = x.mul(x);
+  EXPECT_EQ(y.impl()->grad_fn(), y.grad_fn());
+  EXPECT_TRUE(y.impl()->requires_grad());
 }
 
 // ---- strides, contiguity, views ------------------------------------------------------

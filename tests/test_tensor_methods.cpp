@@ -80,7 +80,7 @@ TEST(TensorMethodsTest, ShapeOpsAgreeWithTheFreeFunctions) {
   EXPECT_TRUE(same(y.squeeze(1), squeeze(y, 1)));
   EXPECT_TRUE(same(y.expand({2, 3, -1}), expand(y, {2, 3, -1})));
   // Views stay views: the member shares the storage, as the free function does.
-  EXPECT_EQ(x.transpose(0, 1).impl()->storage, x.impl()->storage);
+  EXPECT_EQ(x.transpose(0, 1).impl()->storage(), x.impl()->storage());
 }
 
 TEST(TensorMethodsTest, IndexingMatmulAndSoftmaxAgreeWithTheFreeFunctions) {

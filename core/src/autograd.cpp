@@ -11,6 +11,7 @@
 
 #include "elementwise.h"
 #include "reduce.h"
+#include "tensor_impl_access.h"
 
 namespace ag {
 
@@ -18,15 +19,19 @@ namespace ag {
 
 NodeInput::NodeInput(const Tensor& input) {
   if (!input.defined()) return;
-  const std::shared_ptr<TensorImpl>& impl = input.impl();
+  const TensorImpl& impl = *input.impl();
   defined_ = true;
-  requires_grad_ = impl->requires_grad;
-  grad_fn_ = impl->grad_fn;
-  if (!grad_fn_) leaf_ = impl;
-  dtype_ = impl->dtype;
-  name_ = impl->name;
-  storage_ = impl->storage;
-  recorded_version_ = impl->storage->version();
+  requires_grad_ = impl.requires_grad();
+  grad_fn_ = impl.grad_fn();
+  if (!grad_fn_) leaf_ = detail::TensorImplAccess::shared(input);
+  dtype_ = impl.dtype();
+  name_ = impl.name();
+  storage_ = impl.storage();
+  recorded_version_ = impl.storage()->version();
+}
+
+void detail::set_grad_fn(Tensor& out, std::shared_ptr<Node> node) {
+  TensorImplAccess::set_grad_fn(*TensorImplAccess::shared(out), std::move(node));
 }
 
 std::string NodeInput::grad_fn_name() const {
@@ -36,7 +41,7 @@ std::string NodeInput::grad_fn_name() const {
 const Shape& NodeInput::shape() const {
   static const Shape none;  // an undefined input's
   if (grad_fn_) return grad_fn_->output_shape();
-  return leaf_ ? leaf_->shape : none;
+  return leaf_ ? leaf_->shape() : none;
 }
 
 uint64_t NodeInput::version() const {
@@ -165,21 +170,23 @@ Tensor add_grads(const Tensor& a, const Tensor& b) {
 std::mutex leaf_grad_mutex;
 
 // `grad` is the engine's only handle to that gradient (the caller moved it in).
-void accumulate_into_leaf(TensorImpl& leaf, Tensor grad) {
+void accumulate_into_leaf(const Tensor& leaf, Tensor grad) {
   std::lock_guard<std::mutex> lock(leaf_grad_mutex);
-  if (!leaf.grad) {
+  std::shared_ptr<Tensor>& leaf_grad =
+      detail::TensorImplAccess::grad(*detail::TensorImplAccess::shared(leaf));
+  if (!leaf_grad) {
     // The first gradient becomes grad(): its own buffer, contiguous so that
     // optimizers can walk it linearly. The buffer is adopted as is only when
     // nothing else can see it (no other handle, no view of its storage);
     // otherwise it is copied: AddBackward hands the same g to both inputs, a
     // seed belongs to the caller, and clipping one leaf's gradient in place
     // must not change another's.
-    const bool sole_owner = grad.impl().use_count() == 1 && grad.impl()->storage.use_count() == 1 &&
-                            grad.is_contiguous();
-    leaf.grad =
+    const bool sole_owner = detail::TensorImplAccess::shared(grad).use_count() == 1 &&
+                            grad.impl()->storage().use_count() == 1 && grad.is_contiguous();
+    leaf_grad =
         std::make_shared<Tensor>(sole_owner ? grad.detach() : detail::contiguous_copy(grad));
   } else {
-    *leaf.grad = add_grads(*leaf.grad, grad);
+    *leaf_grad = add_grads(*leaf_grad, grad);
   }
 }
 
@@ -230,7 +237,7 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph,
 
   NoGradGuard no_grad;  // backward lambdas must not record
   if (root.is_leaf()) {
-    accumulate_into_leaf(*root.impl(), std::move(seed));
+    accumulate_into_leaf(root, std::move(seed));
     return;
   }
   detail::Sweep::run(root.grad_fn().get(), std::move(seed), retain_graph, observer);
@@ -301,7 +308,7 @@ void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserv
         Tensor g = std::move(input_grads[i]);  // the engine's only handle, unless observed
         const NodeInput& input = node->inputs_[i];
         if (input.is_leaf()) {
-          accumulate_into_leaf(*input.tensor().impl(), std::move(g));
+          accumulate_into_leaf(input.tensor(), std::move(g));
           continue;
         }
         Tensor& pending = input.grad_fn()->grad_;  // the first gradient is kept as is

@@ -76,7 +76,8 @@ using detail::layout_around;
 
 // The first element of t, as bytes.
 std::byte* bytes_of(const Tensor& t) {
-  return t.impl()->storage->data() + t.impl()->offset * static_cast<int64_t>(dtype_size(t.dtype()));
+  return t.impl()->storage()->data() +
+         t.impl()->offset() * static_cast<int64_t>(dtype_size(t.dtype()));
 }
 
 // Copies `rows` consecutive slices of `inner` elements from src (starting at

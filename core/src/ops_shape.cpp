@@ -6,19 +6,15 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "tensor_impl_access.h"
 
 namespace ag {
 
 namespace {
 
 Tensor make_view(const Tensor& x, Shape shape, Shape strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = x.impl()->storage;
-  impl->offset = offset;
-  impl->shape = std::move(shape);
-  impl->strides = std::move(strides);
-  impl->dtype = x.dtype();
-  return Tensor(impl);
+  return detail::TensorImplAccess::make(x.impl()->storage(), offset, std::move(shape),
+                                        std::move(strides), x.dtype());
 }
 
 // Replaces a single -1 in `shape` so that it holds `numel` elements.
@@ -54,7 +50,7 @@ Tensor view_op(const Tensor& x, Shape shape, const char* op) {
   AG_CHECK(x.is_contiguous(), op,
            "input of shape " + shape_str(x.shape()) + " is not contiguous; use reshape");
   Shape strides = contiguous_strides(shape);
-  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset());
   if (needs_grad(x))
     record(y, "ViewBackward", {x},
            [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
@@ -97,7 +93,7 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   Shape shape = x.shape(), strides = x.strides();
   std::swap(shape[d0], shape[d1]);
   std::swap(strides[d0], strides[d1]);
-  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset());
   if (needs_grad(x))
     record(y, "TransposeBackward", {x},
            [dim0, dim1](const Tensor& g) { return grads{transpose(g, dim0, dim1)}; });
@@ -120,7 +116,7 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
     shape[i] = x.shape()[static_cast<size_t>(d)];
     strides[i] = x.strides()[static_cast<size_t>(d)];
   }
-  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset());
   if (needs_grad(x))
     record(y, "PermuteBackward", {x},
            [inverse](const Tensor& g) { return grads{permute(g, inverse)}; });
@@ -139,7 +135,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   const int64_t stride = d < shape.size() ? shape[d] * strides[d] : 1;
   shape.insert(shape.begin() + static_cast<long>(d), 1);
   strides.insert(strides.begin() + static_cast<long>(d), stride);
-  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset());
   if (needs_grad(x))
     record(y, "UnsqueezeBackward", {x},
            [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
@@ -156,7 +152,7 @@ Tensor drop_dims(const Tensor& x, Keep keep) {
     shape.push_back(x.shape()[d]);
     strides.push_back(x.strides()[d]);
   }
-  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset());
   if (needs_grad(x))
     record(y, "SqueezeBackward", {x},
            [in_shape = x.shape()](const Tensor& g) { return grads{reshape(g, in_shape)}; });
@@ -198,7 +194,7 @@ Tensor expand(const Tensor& x, Shape shape) {
     strides[d] = size == 1 && shape[d] != 1 ? 0 : x.strides()[d - lead];
   }
   shape_numel(shape, "expand");
-  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset);
+  Tensor y = make_view(x, std::move(shape), std::move(strides), x.impl()->offset());
   if (needs_grad(x)) record(y, "ExpandBackward", {x}, [](const Tensor& g) { return grads{g}; });
   return y;
 }

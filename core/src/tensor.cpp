@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "elementwise.h"
+#include "tensor_impl_access.h"
 
 namespace ag {
 
@@ -28,16 +29,16 @@ const TensorImpl& Tensor::checked() const {
 }
 
 const Shape& Tensor::shape() const {
-  return checked().shape;
+  return checked().shape();
 }
 const Shape& Tensor::strides() const {
-  return checked().strides;
+  return checked().strides();
 }
 int64_t Tensor::numel() const {
   return shape_numel(shape());
 }
 DType Tensor::dtype() const {
-  return checked().dtype;
+  return checked().dtype();
 }
 
 int64_t Tensor::size(int64_t d) const {
@@ -49,17 +50,17 @@ int64_t Tensor::size(int64_t d) const {
 }
 
 uint64_t Tensor::version() const {
-  return checked().storage->version();
+  return checked().storage()->version();
 }
 
 bool Tensor::is_contiguous() const {
   const TensorImpl& t = checked();
   // With no elements the strides address nothing: any layout is contiguous.
-  if (shape_numel(t.shape) == 0) return true;
+  if (shape_numel(t.shape()) == 0) return true;
   int64_t expected = 1;
-  for (int64_t d = static_cast<int64_t>(t.shape.size()) - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.shape[d];
+  for (int64_t d = static_cast<int64_t>(t.shape().size()) - 1; d >= 0; --d) {
+    if (t.shape()[d] != 1 && t.strides()[d] != expected) return false;
+    expected *= t.shape()[d];
   }
   return true;
 }
@@ -67,10 +68,10 @@ bool Tensor::is_contiguous() const {
 template <typename T>
 T* Tensor::data_ptr() const {
   const TensorImpl& t = checked();
-  AG_CHECK(
-      t.dtype == dtype_of<T>(), "data_ptr",
-      std::string("tensor is ") + dtype_name(t.dtype) + ", asked for " + dtype_name(dtype_of<T>()));
-  return reinterpret_cast<T*>(t.storage->data()) + t.offset;
+  AG_CHECK(t.dtype() == dtype_of<T>(), "data_ptr",
+           std::string("tensor is ") + dtype_name(t.dtype()) + ", asked for " +
+               dtype_name(dtype_of<T>()));
+  return reinterpret_cast<T*>(t.storage()->data()) + t.offset();
 }
 template float* Tensor::data_ptr<float>() const;
 template double* Tensor::data_ptr<double>() const;
@@ -96,35 +97,35 @@ double Tensor::item() const {
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   TensorImpl& t = const_cast<TensorImpl&>(checked());
-  AG_CHECK(
-      !requires_grad || is_floating(t.dtype), "requires_grad_",
-      std::string("only floating-point tensors can require gradients, got ") + dtype_name(t.dtype));
-  AG_CHECK(requires_grad || !t.grad_fn, "requires_grad_",
+  AG_CHECK(!requires_grad || is_floating(t.dtype()), "requires_grad_",
+           std::string("only floating-point tensors can require gradients, got ") +
+               dtype_name(t.dtype()));
+  AG_CHECK(requires_grad || !t.grad_fn(), "requires_grad_",
            "cannot turn off requires_grad of a non-leaf tensor (use detach())");
-  t.requires_grad = requires_grad;
+  t.requires_grad_ = requires_grad;
   return *this;
 }
 
 bool Tensor::requires_grad() const {
-  return checked().requires_grad;
+  return checked().requires_grad();
 }
 
 Tensor Tensor::grad() const {
   const TensorImpl& t = checked();
-  return t.grad ? *t.grad : Tensor();
+  return t.grad_ ? *t.grad_ : Tensor();
 }
 
 void Tensor::set_grad(const Tensor& grad) {
   TensorImpl& t = const_cast<TensorImpl&>(checked());
   if (!grad.defined()) {
-    t.grad.reset();
+    t.grad_.reset();
     return;
   }
-  AG_CHECK(grad.shape() == t.shape && grad.dtype() == t.dtype, "set_grad",
+  AG_CHECK(grad.shape() == t.shape() && grad.dtype() == t.dtype(), "set_grad",
            "gradient of shape " + shape_str(grad.shape()) + " (" + dtype_name(grad.dtype()) +
-               ") does not match tensor of shape " + shape_str(t.shape) + " (" +
-               dtype_name(t.dtype) + ")");
-  t.grad = std::make_shared<Tensor>(grad);
+               ") does not match tensor of shape " + shape_str(t.shape()) + " (" +
+               dtype_name(t.dtype()) + ")");
+  t.grad_ = std::make_shared<Tensor>(grad);
 }
 
 void Tensor::zero_grad() {
@@ -133,31 +134,27 @@ void Tensor::zero_grad() {
 
 Tensor Tensor::detach() const {
   const TensorImpl& t = checked();
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = t.storage;
-  impl->offset = t.offset;
-  impl->shape = t.shape;
-  impl->strides = t.strides;
-  impl->dtype = t.dtype;
-  impl->name = t.name;
-  return Tensor(impl);
+  Tensor detached =
+      detail::TensorImplAccess::make(t.storage(), t.offset(), t.shape(), t.strides(), t.dtype());
+  detached.impl_->name_ = t.name();
+  return detached;
 }
 
 bool Tensor::is_leaf() const {
-  return checked().grad_fn == nullptr;
+  return checked().grad_fn() == nullptr;
 }
 
 const std::shared_ptr<Node>& Tensor::grad_fn() const {
-  return checked().grad_fn;
+  return checked().grad_fn();
 }
 
 Tensor& Tensor::set_name(std::string name) {
-  const_cast<TensorImpl&>(checked()).name = std::move(name);
+  const_cast<TensorImpl&>(checked()).name_ = std::move(name);
   return *this;
 }
 
 const std::string& Tensor::name() const {
-  return checked().name;
+  return checked().name();
 }
 
 // ---- creation -------------------------------------------------------------------
@@ -169,12 +166,9 @@ const std::string& Tensor::name() const {
 Tensor detail::make_tensor(Shape shape, DType dtype, const char* op, Init init) {
   // Bytes fit in size_t: at most 2^60 elements of at most 8 bytes.
   const size_t nbytes = static_cast<size_t>(shape_numel(shape, op)) * dtype_size(dtype);
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(nbytes, op, init);
-  impl->strides = contiguous_strides(shape);
-  impl->shape = std::move(shape);
-  impl->dtype = dtype;
-  return Tensor(impl);
+  Shape strides = contiguous_strides(shape);
+  return TensorImplAccess::make(std::make_shared<Storage>(nbytes, op, init), 0, std::move(shape),
+                                std::move(strides), dtype);
 }
 
 namespace {

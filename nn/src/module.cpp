@@ -129,7 +129,7 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
       using T = decltype(tag);
       std::copy_n(source.data_ptr<T>(), source.numel(), target.data_ptr<T>());
     });
-    target.impl()->storage->bump_version();
+    target.impl()->storage()->bump_version();
   }
 }
 

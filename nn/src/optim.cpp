@@ -76,7 +76,7 @@ void SGD::step() {
         for (int64_t j = 0; j < n; ++j) b[j] = b[j] * mu + d[j];  // b <- momentum b + g
       for (int64_t j = 0; j < n; ++j) w[j] += neg_lr * b[j];      // w <- w - lr b
     });
-    p.impl()->storage->bump_version();  // graphs recorded before this step are stale
+    p.impl()->storage()->bump_version();  // graphs recorded before this step are stale
   }
 }
 
@@ -127,7 +127,7 @@ void Adam::step() {
         w[j] += neg_step * (m[j] / denom);              // w <- w - lr/(1 - beta1^t) m / denom
       }
     });
-    p.impl()->storage->bump_version();  // graphs recorded before this step are stale
+    p.impl()->storage()->bump_version();  // graphs recorded before this step are stale
   }
 }
 

@@ -85,13 +85,13 @@ TEST_F(GraphUi, NodeListIsTheEnginesOrder) {
     for (size_t i = 0; i < step.grad_inputs.size(); ++i) {
       const NodeInput& input = step.node->inputs()[i];
       if (!input.is_leaf() || !step.grad_inputs[i].defined()) continue;
-      Tensor& total = sent[input.tensor().impl().get()];
+      Tensor& total = sent[input.tensor().impl()];
       total = total.defined() ? total + step.grad_inputs[i] : step.grad_inputs[i];
     }
   for (const char* leaf : {"Q", "K", "V"}) {
     const Tensor& t = box_of(leaf).tensor;
-    ASSERT_TRUE(sent.count(t.impl().get())) << leaf;
-    EXPECT_EQ(testing::max_abs_diff(sent.at(t.impl().get()), t.grad()), 0.0) << leaf;
+    ASSERT_TRUE(sent.count(t.impl())) << leaf;
+    EXPECT_EQ(testing::max_abs_diff(sent.at(t.impl()), t.grad()), 0.0) << leaf;
   }
 }
 

@@ -137,7 +137,7 @@ void GraphScene::build_graph() {
       const NodeInput& input = node->inputs()[i];
       if (!input.defined()) continue;
       const Node* child = input.grad_fn().get();
-      const void* key = child ? static_cast<const void*>(child) : input.tensor().impl().get();
+      const void* key = child ? static_cast<const void*>(child) : input.tensor().impl();
       auto [it, inserted] = box_of.try_emplace(key, boxes_.size());
       if (inserted) {
         Box box;

@@ -205,6 +205,9 @@ class NoGradGuard {
 bool any_requires_grad(std::span<const Tensor> inputs);
 
 namespace detail {
+// record()'s one write: makes `out` (requires_grad) the output of `node`.
+// Out of line, since only the library writes a TensorImpl (see tensor.h).
+void set_grad_fn(Tensor& out, std::shared_ptr<Node> node);
 inline bool requires_grad(const Tensor& t) {
   return t.defined() && t.requires_grad();
 }
@@ -228,10 +231,8 @@ bool needs_grad(const Inputs&... inputs) {
 template <typename Backward>
 void record(Tensor& out, const char* name, std::span<const Tensor> inputs, Backward backward) {
   if (!any_requires_grad(inputs)) return;
-  TensorImpl& impl = *out.impl();
-  impl.requires_grad = true;
-  impl.grad_fn =
-      std::make_shared<detail::LambdaNode<Backward>>(name, inputs, std::move(backward), impl.shape);
+  detail::set_grad_fn(out, std::make_shared<detail::LambdaNode<Backward>>(
+                               name, inputs, std::move(backward), out.shape()));
 }
 // record(out, "MulBackward", {a, b}, ...): the list lives on the stack, no vector is built.
 template <typename Backward>

@@ -58,16 +58,51 @@ class Storage {
 
 class Tensor;
 
-struct TensorImpl {
-  std::shared_ptr<Storage> storage;
-  int64_t offset = 0;
-  Shape shape;
-  Shape strides;
-  DType dtype = kFloat32;
-  bool requires_grad = false;
-  std::shared_ptr<Tensor> grad;   // accumulated dL/dself (leaves), null until a backward
-  std::shared_ptr<Node> grad_fn;  // the op that produced this tensor; null for leaves
-  std::string name;               // optional label for printing and the viewer
+namespace detail {
+struct TensorImplAccess;  // core/src/tensor_impl_access.h: the library's own write door
+}  // namespace detail
+
+// The state behind a Tensor handle, read-only outside the library. Its fields
+// keep invariants that only the library checks: a view lies inside its
+// storage, grad matches shape and dtype, only an op's output has a grad_fn
+// (and with it requires_grad). So Tensor's own members (tensor.cpp) and the
+// ops and engine, through detail::TensorImplAccess in a header under core/src
+// that is not installed, are the only writers; users go through Tensor.
+class TensorImpl {
+ public:
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  int64_t offset() const { return offset_; }  // in elements
+  const Shape& shape() const { return shape_; }
+  const Shape& strides() const { return strides_; }  // in elements
+  DType dtype() const { return dtype_; }
+  bool requires_grad() const { return requires_grad_; }
+  const std::shared_ptr<Node>& grad_fn() const { return grad_fn_; }  // null for leaves
+  const std::string& name() const { return name_; }  // optional label for printing and the viewer
+  // (The accumulated gradient is read with Tensor::grad().)
+
+ private:
+  friend class Tensor;
+  friend struct detail::TensorImplAccess;
+  TensorImpl(std::shared_ptr<Storage> storage, int64_t offset, Shape shape, Shape strides,
+             DType dtype)
+      : storage_(std::move(storage)),
+        offset_(offset),
+        shape_(std::move(shape)),
+        strides_(std::move(strides)),
+        dtype_(dtype) {}
+
+  std::shared_ptr<Storage> storage_;
+  int64_t offset_;
+  Shape shape_;
+  Shape strides_;
+  DType dtype_;
+  bool requires_grad_ = false;
+  std::shared_ptr<Tensor> grad_;   // accumulated dL/dself (leaves), null until a backward
+  std::shared_ptr<Node> grad_fn_;  // the op that produced this tensor; null for leaves
+  std::string name_;
 };
 
 class Tensor {
@@ -167,11 +202,13 @@ class Tensor {
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
 
-  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+  // Read-only: see TensorImpl. Its address identifies the tensor (viewers key on it).
+  const TensorImpl* impl() const { return impl_.get(); }
   // True when both handles point at the same tensor (not value equality).
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
  private:
+  friend struct detail::TensorImplAccess;  // hands the engine the shared handle
   const TensorImpl& checked() const;
   std::shared_ptr<TensorImpl> impl_;
 };
