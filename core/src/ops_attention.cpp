@@ -125,17 +125,18 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
   });
   // dq [B, Tq, h] = w * sum_j g (1 - t^2), dk [B, Tk, h] = w * sum_i g (1 - t^2),
   // dw [h] = sum_{b, i, j} g t, with t = tanh(q + k) recomputed (see backward_row).
-  record(scores, "AdditiveScoresBackward", {q, k, w}, [qc, kc, wc, n](const Tensor& g) {
-    const Tensor gc = g.contiguous();
-    Tensor dq = empty(qc.shape(), qc.dtype()), dk = zeros(kc.shape(), kc.dtype()),
-           dw = zeros(wc.shape(), wc.dtype());
-    dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
-      using T = decltype(tag);
-      backward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(), gc.data_ptr<T>(),
-               dq.data_ptr<T>(), dk.data_ptr<T>(), dw.data_ptr<T>(), n);
+  if (needs_grad(q, k, w))
+    record(scores, "AdditiveScoresBackward", {q, k, w}, [qc, kc, wc, n](const Tensor& g) {
+      const Tensor gc = g.contiguous();
+      Tensor dq = empty(qc.shape(), qc.dtype()), dk = zeros(kc.shape(), kc.dtype()),
+             dw = zeros(wc.shape(), wc.dtype());
+      dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
+        using T = decltype(tag);
+        backward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(), gc.data_ptr<T>(),
+                 dq.data_ptr<T>(), dk.data_ptr<T>(), dw.data_ptr<T>(), n);
+      });
+      return grads{dq, dk, dw};
     });
-    return grads{dq, dk, dw};
-  });
   return scores;
 }
 

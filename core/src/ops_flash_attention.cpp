@@ -472,22 +472,23 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
 
   // dq, dk, dv by the FlashAttention-2 backward above, block by block from
   // the saved lse (nothing of size L x S was kept).
-  record(out, "FlashAttentionBackward", {q, k, v},
-         [problem, saved_out = out.detach(), lse, qc, kc, vc](const Tensor& g) {
-           const Tensor gc = g.contiguous();
-           Tensor dq = zeros(qc.shape(), qc.dtype()), dk = zeros(kc.shape(), kc.dtype()),
-                  dv = zeros(vc.shape(), vc.dtype());
-           dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
-             using T = decltype(tag);
-             const Problem<T> p = problem(tag);
-             detail::parallel_for(p.N, [&](int64_t begin, int64_t end) {
-               for (int64_t n = begin; n < end; ++n)
-                 backward_item(p, n, gc.data_ptr<T>(), saved_out.data_ptr<T>(), lse.data_ptr<T>(),
-                               dq.data_ptr<T>(), dk.data_ptr<T>(), dv.data_ptr<T>());
+  if (needs_grad(q, k, v))
+    record(out, "FlashAttentionBackward", {q, k, v},
+           [problem, saved_out = out.detach(), lse, qc, kc, vc](const Tensor& g) {
+             const Tensor gc = g.contiguous();
+             Tensor dq = zeros(qc.shape(), qc.dtype()), dk = zeros(kc.shape(), kc.dtype()),
+                    dv = zeros(vc.shape(), vc.dtype());
+             dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
+               using T = decltype(tag);
+               const Problem<T> p = problem(tag);
+               detail::parallel_for(p.N, [&](int64_t begin, int64_t end) {
+                 for (int64_t n = begin; n < end; ++n)
+                   backward_item(p, n, gc.data_ptr<T>(), saved_out.data_ptr<T>(), lse.data_ptr<T>(),
+                                 dq.data_ptr<T>(), dk.data_ptr<T>(), dv.data_ptr<T>());
+               });
              });
+             return grads{dq, dk, dv};
            });
-           return grads{dq, dk, dv};
-         });
   return out;
 }
 
