@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 filter=${1:-.}
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTOGRAD_BUILD_VIEWER=OFF >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTOGRAD_BUILD_BENCHMARKS=ON -DATTOGRAD_BUILD_VIEWER=OFF >/dev/null
 cmake --build "$build" --target bench_attention >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

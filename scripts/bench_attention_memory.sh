@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTOGRAD_BUILD_VIEWER=OFF >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTOGRAD_BUILD_BENCHMARKS=ON -DATTOGRAD_BUILD_VIEWER=OFF >/dev/null
 cmake --build "$build" --target bench_attention_memory >/dev/null
 peak() { "$@" | awk '/^peak_mib/ { print $2 }'; }
 /usr/bin/python3 scripts/bench_attention_torch.py --memory forward 64 | sed -n 1p

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 filter=${1:-.}
 build=${BUILD_DIR:-build}
 reps=${REPS:-5}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTOGRAD_BUILD_BENCHMARKS=ON >/dev/null
 cmake --build "$build" --target bench_gemm >/dev/null
 "$build/bench_gemm" --benchmark_filter="^gemm/.*($filter)" --benchmark_repetitions="$reps" \
   --benchmark_enable_random_interleaving=true --benchmark_min_time=0.1 \
