@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "../core/src/vector_math.h"
@@ -39,6 +40,47 @@ TEST(VectorMathTest, ExpSpecialValues) {
   EXPECT_EQ(y[4], inf);
   EXPECT_EQ(y[5], inf);
   EXPECT_TRUE(std::isnan(y[6]));
+}
+
+// The streamed attention's exp (ops_flash_attention.cpp): e^(scale x - shift)
+// in place, for scale x - shift <= 0, returning the sum.
+TEST(VectorMathTest, ExpAffineSumMatchesLibm) {
+  for (const auto& [scale, shift] : {std::pair{1.0f, 0.0f}, {0.125f, 2.5f}, {3.0f, -1.0f}}) {
+    std::vector<float> x;  // scale x - shift from -87 to 0, plus a tail of 7
+    for (float d = -87.0f; d <= 0.0f; d += 0.01f) x.push_back((d + shift) / scale);
+    for (int extra = 0; extra < 7; ++extra) x.push_back(shift / scale);
+    std::vector<float> y = x;
+    const double sum =
+        ag::detail::exp_affine_sum_f32(y.data(), static_cast<int64_t>(y.size()), scale, shift);
+    double expected_sum = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double d = static_cast<double>(x[i]) * scale - shift;
+      const double expected = std::exp(d);
+      // 3e-7 from the polynomial, plus scale x - shift rounded to float
+      ASSERT_LE(std::abs(y[i] - expected), (3e-7 + 1.2e-7 * std::abs(d)) * expected)
+          << "x = " << x[i] << ", scale = " << scale << ", shift = " << shift;
+      expected_sum += y[i];
+    }
+    EXPECT_NEAR(sum, expected_sum, 1e-6 * expected_sum);
+  }
+}
+
+TEST(VectorMathTest, ExpAffineSumSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {-inf, -std::numeric_limits<float>::max(),     -100.0f, -87.9f,
+                          0.0f, std::numeric_limits<float>::quiet_NaN()};
+  ag::detail::exp_affine_sum_f32(x.data(), 5, 1.0f, 0.0f);  // the NaN separately
+  EXPECT_EQ(x[0], 0.0f);                                    // masked scores get exactly zero weight
+  EXPECT_EQ(x[1], 0.0f);
+  EXPECT_EQ(x[2], 0.0f);
+  EXPECT_EQ(x[3], 0.0f);  // e^-87.9 is below the smallest normal float
+  EXPECT_EQ(x[4], 1.0f);
+  EXPECT_TRUE(std::isnan(ag::detail::exp_affine_sum_f32(x.data() + 5, 1, 1.0f, 0.0f)));
+  EXPECT_TRUE(std::isnan(x[5]));
+  // a fully masked row against its +inf log-sum-exp (the backward's case)
+  std::vector<float> masked(20, -inf);
+  EXPECT_EQ(ag::detail::exp_affine_sum_f32(masked.data(), 20, 0.125f, inf), 0.0);
+  for (float v : masked) EXPECT_EQ(v, 0.0f);
 }
 
 TEST(VectorMathTest, TanhMatchesLibmToAnAbsoluteErrorOf3e7) {

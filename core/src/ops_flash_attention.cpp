@@ -10,27 +10,31 @@
 // thread holds one Br x Bc block of scores at a time (256 x 512 floats, 512 KiB,
 // in L2; the backward two such blocks), and the only thing kept per row is its log-sum-exp:
 //
-// With Q' = q * scale (one pass over the L x E queries instead of the L x S
-// scores), forward, for each query block Q'_i [Br, E] (rows independent: any thread):
+// The logits are Z = scale Q K^T (+ mask). The scale is not applied to
+// either matrix: the block's exp takes it, e^(scale s - m) as one fma per
+// score (vector_math's exp_affine_sum_f32), so no pass over q or the scores
+// does it. Forward, for each query block Q_i [Br, E] (rows independent: any thread):
 //   m = -inf, l = 0, O_i = 0                       running max, sum, output
 //   for each key block K_j [Bc, E], V_j [Bc, Ev]:
-//     S   = Q'_i K_j^T (+ mask)                    [Br, Bc]   (gemm)
-//     m'  = max(m, rowmax S)
-//     P   = exp(S - m')                            [Br, Bc]
+//     S   = Q_i K_j^T                              [Br, Bc]   (gemm)
+//     m'  = max(m, scale rowmax S)                 (scale > 0; Z's row max)
+//     P   = exp(scale S - m')                      [Br, Bc]
 //     l   = l e^(m - m') + rowsum P                (old terms rescaled to m')
 //     O_i = O_i e^(m - m') + P V_j                 [Br, Ev]   (gemm)
 //   O_i /= l;  lse = m + log l                     [Br]       (saved)
+// An additive mask (or a scale <= 0) is applied to S as it is made, scale S
+// + mask, and the exp's scale is then 1.
 //
-// backward, from dO: the weights are P = exp(S - lse), recomputed per block.
+// backward, from dO: the weights are P = exp(scale S - lse), recomputed per block.
 //   D   = rowsum(dO o O)                           [L]   (= sum_j P dP per row)
 //   for each key block j, for each query block i:
-//     S   = Q'_i K_j^T (+ mask);  P = exp(S - lse_i)
+//     S   = Q_i K_j^T;  P = exp(scale S - lse_i)
 //     dV_j += P^T dO_i                             [Bc, Ev]
 //     dP   = dO_i V_j^T                            [Br, Bc]
-//     dS   = P o (dP - D_i)                        (softmax backward)
-//     dK_j += dS^T Q'_i                            [Bc, E]    (Q' carries dS/dK's scale)
-//     dQ_i += dS K_j                               [Br, E]
-//   dQ *= scale                                    (dS/dQ = scale K)
+//     dZ   = P o (dP - D_i)                        (softmax backward)
+//     dK_j += dZ^T Q_i                             [Bc, E]
+//     dQ_i += dZ K_j                               [Br, E]
+//   dQ *= scale, dK *= scale                       (dZ/dQ = scale K, dZ/dK = scale Q)
 // Five gemms per block pair against the materialised path's four (the
 // forward's Q K^T is done again), for memory that grows with L, not L x S.
 //
@@ -112,7 +116,7 @@ BroadcastView broadcast_view(const Shape& shape, const Shape& target) {
 template <typename T>
 struct Problem {
   int64_t N, L, S, E, Ev;
-  T scale;  // q below is already q * scale; the backward scales dq
+  T scale;  // Z = scale q k^T (+ mask)
   const T *q, *k, *v;
   const bool* keep = nullptr;  // bool mask, or null
   BroadcastView keep_at{};
@@ -120,6 +124,12 @@ struct Problem {
   BroadcastView additive_at{};
   std::vector<int64_t> length{};  // [N * L] keys row (n, i) may see at most, causal included
   bool uniform = false;           // fully masked rows: mean of the values instead of 0
+
+  // The exp's scale of a block's stored scores: scale itself when the block
+  // holds raw q k^T; 1 when mask_scores wrote scale S + additive there (a
+  // row max of S is Z's row max over scale only when scale > 0).
+  bool prescaled() const { return additive != nullptr || !(scale > T(0)); }
+  T exp_scale() const { return prescaled() ? T(1) : scale; }
 
   // Keys [0, limit) may be attended by row i of item n (keep/additive still apply).
   int64_t limit(int64_t n, int64_t i) const { return length[static_cast<size_t>(n * L + i)]; }
@@ -142,8 +152,8 @@ void raw_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64_
   kernels::gemm(g, p.q + (n * p.L + i0) * p.E, p.k + (n * p.S + j0) * p.E, s);
 }
 
-// s += additive, and -inf where masked: the logits of the block (q was
-// scaled already). Without masks nothing is touched.
+// -inf where masked, and with p.prescaled() s = scale s + additive: the
+// block's logits up to the exp's scale. Without masks nothing is touched.
 template <typename T>
 void mask_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
                  T* s) {
@@ -154,7 +164,10 @@ void mask_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64
     if (p.additive) {
       const T* a =
           p.additive + p.additive_at.offset[static_cast<size_t>(n)] + i * p.additive_at.row;
-      for (int64_t c = 0; c < seen; ++c) row[c] += a[(j0 + c) * p.additive_at.col];
+      for (int64_t c = 0; c < seen; ++c)
+        row[c] = row[c] * p.scale + a[(j0 + c) * p.additive_at.col];
+    } else if (p.prescaled()) {
+      for (int64_t c = 0; c < seen; ++c) row[c] *= p.scale;
     }
     if (p.keep) {
       const bool* m = p.keep + p.keep_at.offset[static_cast<size_t>(n)] + i * p.keep_at.row;
@@ -165,7 +178,7 @@ void mask_scores(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, int64
   }
 }
 
-// The row kernels: max_k x[k], and x = e^(x - shift) returning sum_k x_k.
+// The row kernels: max_k x[k], and x = e^(scale x - shift) returning sum_k x_k.
 // float32 runs vector_math's SIMD versions (16 partial results: a plain
 // `sum += x[k]` chain cannot be vectorised, since float additions may not
 // be reordered, and cost more than the block's two gemms); float64, the
@@ -177,12 +190,12 @@ double row_max(const double* x, int64_t n) {
   return *std::max_element(x, x + n);
 }
 
-float exp_shifted_sum(float* x, int64_t n, float shift) {
-  return static_cast<float>(detail::exp_shifted_sum_f32(x, x, n, shift));
+float exp_affine_sum(float* x, int64_t n, float scale, float shift) {
+  return static_cast<float>(detail::exp_affine_sum_f32(x, n, scale, shift));
 }
-double exp_shifted_sum(double* x, int64_t n, double shift) {
+double exp_affine_sum(double* x, int64_t n, double scale, double shift) {
   double sum = 0;
-  for (int64_t k = 0; k < n; ++k) sum += x[k] = std::exp(x[k] - shift);
+  for (int64_t k = 0; k < n; ++k) sum += x[k] = std::exp(scale * x[k] - shift);
   return sum;
 }
 
@@ -222,22 +235,23 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
   std::vector<T> m(static_cast<size_t>(rows), -kInf), l(static_cast<size_t>(rows), T(0));
   T* o = out + (n * p.L + i0) * p.Ev;
   const int64_t keys = p.block_limit(n, i0, rows);
+  const T scale = p.exp_scale();
   for (int64_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
     const int64_t cols = std::min(kKeyBlock, keys - j0);
-    // S = Q'_i K_j^T (+ mask): [rows, E] @ [E, cols]
+    // S = Q_i K_j^T (+ mask): [rows, E] @ [E, cols]
     raw_scores(p, n, i0, rows, j0, cols, s);
     mask_scores(p, n, i0, rows, j0, cols, s);
     for (int64_t r = 0; r < rows; ++r) {
       T* row = s + r * cols;
-      // m' = max(m, rowmax S); a row with nothing seen yet stays at -inf, P = 0
-      const T m_new = std::max(m[r], row_max(row, cols));
+      // m' = max(m, scale rowmax S); a row with nothing seen yet stays at -inf, P = 0
+      const T m_new = std::max(m[r], scale * row_max(row, cols));
       if (m_new == -kInf) {
         std::fill(row, row + cols, T(0));
         continue;
       }
-      // P = exp(S - m'); l = l e^(m - m') + rowsum P; O_i row *= e^(m - m')
+      // P = exp(scale S - m'); l = l e^(m - m') + rowsum P; O_i row *= e^(m - m')
       const T alpha = std::exp(m[r] - m_new);
-      l[r] = l[r] * alpha + exp_shifted_sum(row, cols, m_new);
+      l[r] = l[r] * alpha + exp_affine_sum(row, cols, scale, m_new);
       if (alpha != T(1))
         for (int64_t e = 0; e < p.Ev; ++e) o[r * p.Ev + e] *= alpha;
       m[r] = m_new;
@@ -310,11 +324,11 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
     for (int64_t i0 = 0; i0 < p.L; i0 += kQueryBlock) {
       const int64_t rows = std::min(kQueryBlock, p.L - i0);
       if (p.block_limit(n, i0, rows) <= j0) continue;  // every key of the block masked: P = 0
-      // S = Q'_i K_j^T (+ mask); P = exp(S - lse_i)   (the forward's weights)
+      // S = Q_i K_j^T (+ mask); P = exp(scale S - lse_i)   (the forward's weights)
       raw_scores(p, n, i0, rows, j0, cols, P.data());
       mask_scores(p, n, i0, rows, j0, cols, P.data());
       for (int64_t r = 0; r < rows; ++r)
-        exp_shifted_sum(P.data() + r * cols, cols, row_lse[i0 + r]);
+        exp_affine_sum(P.data() + r * cols, cols, p.exp_scale(), row_lse[i0 + r]);
       // dV_j += P^T dO_i: [cols, rows] @ [rows, Ev]
       gemm_block(cols, p.Ev, rows, true, P.data(), cols, false, go + i0 * p.Ev, p.Ev,
                  dv + j0 * p.Ev, p.Ev, true);
@@ -322,22 +336,23 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
       if (p.Ev == 0) std::fill(dS.data(), dS.end(), T(0));
       gemm_block(rows, cols, p.Ev, false, go + i0 * p.Ev, p.Ev, true, v + j0 * p.Ev, p.Ev,
                  dS.data(), cols, false);
-      // dS = P o (dP - D_i)   (in place over dP)
+      // dZ = P o (dP - D_i)   (in place over dP)
       for (int64_t r = 0; r < rows; ++r) {
         const T* pr = P.data() + r * cols;
         T* d = dS.data() + r * cols;
         const T Di = D[i0 + r];
         for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - Di);
       }
-      // dK_j += dS^T Q'_i: [cols, rows] @ [rows, E];  dQ_i += dS K_j: [rows, cols] @ [cols, E]
+      // dK_j += dZ^T Q_i: [cols, rows] @ [rows, E];  dQ_i += dZ K_j: [rows, cols] @ [cols, E]
       gemm_block(cols, p.E, rows, true, dS.data(), cols, false, q + i0 * p.E, p.E, dk + j0 * p.E,
                  p.E, true);
       gemm_block(rows, p.E, cols, false, dS.data(), cols, false, k + j0 * p.E, p.E, dq + i0 * p.E,
                  p.E, true);
     }
   }
-  // S = Q' K^T with Q' = Q * scale: dS/dQ = scale K (dK took the scale from Q').
+  // Z = scale Q K^T: dZ/dQ = scale K, dZ/dK = scale Q.
   for (int64_t x = 0; x < p.L * p.E; ++x) dq[x] *= p.scale;
+  for (int64_t x = 0; x < p.S * p.E; ++x) dk[x] *= p.scale;
   // Uniform fully masked rows were out = mean_j v[j]: dv[j] += dO_i / S, no dq, dk.
   if (p.uniform && p.S > 0)
     for (int64_t i = 0; i < p.L; ++i)
@@ -435,8 +450,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   const auto full = [&](const Tensor& t, int64_t rows, int64_t cols) {
     return t.detach().expand(with_last_two(batch, rows, cols)).contiguous();
   };
-  // Q' = q * scale: the scale touches the L x E queries, not the L x S scores.
-  const Tensor qc = full(q, L, E) * scale, kc = full(k, S, E), vc = full(v, S, Ev);
+  const Tensor qc = full(q, L, E), kc = full(k, S, E), vc = full(v, S, Ev);
   const Tensor keep = masks.keep.defined() ? masks.keep.contiguous() : Tensor();
   const Tensor additive =
       masks.additive.defined() ? masks.additive.detach().contiguous() : Tensor();

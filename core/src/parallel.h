@@ -21,6 +21,13 @@ namespace ag::detail {
 void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn,
                   int64_t grain = 1);
 
+// How many threads a parallel_for called here would run on: 1 inside a
+// parallel region (nested calls run serially), else get_num_threads(). A
+// kernel that splits its work into tasks (the gemm) plans with this, so
+// that called from one of flash_attention's tasks it does not cut itself
+// into pieces that one thread then runs one after the other.
+int usable_threads();
+
 // The grain for items of `work_per_item` elements (or inner-loop steps) each:
 // enough items that a chunk holds ~32K elements, which outweighs handing the
 // chunk to a thread.

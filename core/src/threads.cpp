@@ -176,6 +176,10 @@ int get_num_threads() {
 
 namespace detail {
 
+int usable_threads() {
+  return 1;
+}
+
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t) {
   if (n > 0) fn(0, n);
 }
@@ -190,6 +194,10 @@ int get_num_threads() {
 }
 
 namespace detail {
+
+int usable_threads() {
+  return t_in_region ? 1 : get_num_threads();
+}
 
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
   if (n <= 0) return;

@@ -22,10 +22,12 @@ void softmax_row_f32(const float* x, float* y, int64_t n);
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 
 // The two row kernels of a streamed attention block (ops_flash_attention.cpp):
-// max_k x[k] (n > 0; -inf entries allowed), and y = e^(x - shift) returning
-// sum_k y_k (16 partial sums, added in double). y may be x.
+// max_k x[k] (n > 0; -inf entries allowed), and, in place,
+// x = e^(scale x - shift) returning sum_k x_k (16 partial sums, added in
+// double), for scale x - shift <= 0 (shift = the row's max or log-sum-exp of
+// scale x): -inf gives exactly 0, NaN stays NaN; relative error below 3e-7.
 float max_f32(const float* x, int64_t n);
-double exp_shifted_sum_f32(const float* x, float* y, int64_t n, float shift);
+double exp_affine_sum_f32(float* x, int64_t n, float scale, float shift);
 
 // One query row of additive_scores (ops_attention.cpp), vectorised over h:
 // q [h], k [tk, h], w [h] -> s [tk] with s[j] = sum_x w[x] tanh(q[x] + k[j, x]).

@@ -55,7 +55,7 @@ constexpr int64_t kMinBlockSlivers = 4;
 
 GemmSplit plan_gemm_split(const GemmShape& s, int nr) {
   GemmSplit split;
-  split.threads = get_num_threads();
+  split.threads = ag::detail::usable_threads();  // 1 when called from a parallel region
   const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.M) *
                        static_cast<double>(s.N) * static_cast<double>(s.K);
   if (split.threads <= 1 || flops < kMinParallelFlops) return split;
