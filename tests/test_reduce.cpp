@@ -143,6 +143,29 @@ TEST(ReduceTest, SumsAccumulateInDouble) {
   EXPECT_NEAR(mean(full({1000000}, 0.1)).item(), 0.1, 1e-7);
 }
 
+// Sums over the trailing dims of a contiguous tensor take reduce.cpp's row
+// path (double lanes); other dims and strided inputs the general walk. Both
+// against a double loop, at row lengths around the 16 lanes.
+TEST(ReduceTest, TrailingDimSumsMatchADoubleLoop) {
+  for (DType dtype : {kFloat32, kFloat64})
+    for (int64_t cols : {1, 15, 16, 17, 100, 515}) {
+      Tensor x = randn({3, 2, cols}, dtype);
+      const std::vector<double> v = x.to_vector();
+      std::vector<double> rows(6, 0.0);
+      double all = 0;
+      for (size_t i = 0; i < v.size(); ++i) {
+        rows[i / static_cast<size_t>(cols)] += v[i];
+        all += v[i];
+      }
+      const double tol = dtype == kFloat32 ? 1e-5 : 1e-12;
+      EXPECT_TRUE(all_close(sum(x, -1), tensor(rows, {3, 2}, kFloat64), tol, tol)) << cols;
+      EXPECT_NEAR(sum(x).item(), all, tol * static_cast<double>(cols));
+      EXPECT_NEAR(sum(x, std::vector<int64_t>{1, 2}).to_vector()[0], rows[0] + rows[1], tol * 10);
+      // the same sums through a strided view (the general walk)
+      EXPECT_TRUE(all_close(sum(transpose(x, 0, 1), -1), transpose(sum(x, -1), 0, 1), tol, tol));
+    }
+}
+
 TEST(ReduceTest, MaxTiesAndNaN) {
   Tensor x = tensor({1, 3, 3, 2});
   EXPECT_EQ(argmax(x, 0).item(), 1.0);  // the first maximum

@@ -199,6 +199,22 @@ double exp_affine_sum(double* x, int64_t n, double scale, double shift) {
   return sum;
 }
 
+// D_i = sum_e dO[i, e] O[i, e], and dZ = P o (dP - D_i) over a row of a block.
+float row_dot(const float* a, const float* b, int64_t n) {
+  return static_cast<float>(detail::dot_f32(a, b, n));
+}
+double row_dot(const double* a, const double* b, int64_t n) {
+  double sum = 0;
+  for (int64_t k = 0; k < n; ++k) sum += a[k] * b[k];
+  return sum;
+}
+void softmax_backward_given(const float* p, float* dp, float d, int64_t n) {
+  detail::softmax_backward_given_f32(p, dp, d, dp, n);
+}
+void softmax_backward_given(const double* p, double* dp, double d, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) dp[k] = p[k] * (dp[k] - d);
+}
+
 // c [M, N] (+)= op(a) op(b) with row strides lda, ldb, ldc.
 template <typename T>
 void gemm_block(int64_t M, int64_t N, int64_t K, bool trans_a, const T* a, int64_t lda,
@@ -312,11 +328,7 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
   // softmax backward dS = P o (dP - rowsum(P o dP)), where
   // rowsum(P o dP) = rowsum(P o (dO V^T)) = rowsum(dO o (P V)) = rowsum(dO o O) = D.
   std::vector<T> D(static_cast<size_t>(p.L));
-  for (int64_t i = 0; i < p.L; ++i) {
-    T sum = 0;
-    for (int64_t e = 0; e < p.Ev; ++e) sum += go[i * p.Ev + e] * o[i * p.Ev + e];
-    D[i] = sum;
-  }
+  for (int64_t i = 0; i < p.L; ++i) D[i] = row_dot(go + i * p.Ev, o + i * p.Ev, p.Ev);
   const int64_t width = std::min(kKeyBlock, p.S);
   Scratch<T> P(kQueryBlock * width), dS(kQueryBlock * width);
   for (int64_t j0 = 0; j0 < p.S; j0 += kKeyBlock) {
@@ -337,12 +349,8 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
       gemm_block(rows, cols, p.Ev, false, go + i0 * p.Ev, p.Ev, true, v + j0 * p.Ev, p.Ev,
                  dS.data(), cols, false);
       // dZ = P o (dP - D_i)   (in place over dP)
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* pr = P.data() + r * cols;
-        T* d = dS.data() + r * cols;
-        const T Di = D[i0 + r];
-        for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - Di);
-      }
+      for (int64_t r = 0; r < rows; ++r)
+        softmax_backward_given(P.data() + r * cols, dS.data() + r * cols, D[i0 + r], cols);
       // dK_j += dZ^T Q_i: [cols, rows] @ [rows, E];  dQ_i += dZ K_j: [rows, cols] @ [cols, E]
       gemm_block(cols, p.E, rows, true, dS.data(), cols, false, q + i0 * p.E, p.E, dk + j0 * p.E,
                  p.E, true);

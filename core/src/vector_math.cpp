@@ -145,9 +145,28 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
   for (int64_t k = 0; k < n; ++k) y[k] *= scale;
 }
 
+AG_SIMD_CLONES void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz,
+                                               int64_t n) {
+  for (int64_t k = 0; k < n; ++k) dz[k] = p[k] * (dp[k] - d);
+}
+
 AG_SIMD_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n) {
-  const float s = static_cast<float>(sum_of(g, y, n));
-  for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s);
+  softmax_backward_given_f32(y, g, static_cast<float>(sum_of(g, y, n)), dx, n);
+}
+
+AG_SIMD_CLONES double sum_f32(const float* x, int64_t n) {
+  double lane[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] += x[k + j];
+  double total = 0;
+  for (int64_t j = 0; j < kLanes; ++j) total += lane[j];
+  for (; k < n; ++k) total += x[k];
+  return total;
+}
+
+AG_SIMD_CLONES double dot_f32(const float* a, const float* b, int64_t n) {
+  return sum_of(a, b, n);
 }
 
 AG_SIMD_CLONES float max_f32(const float* x, int64_t n) {

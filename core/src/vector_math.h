@@ -21,6 +21,16 @@ void softmax_row_f32(const float* x, float* y, int64_t n);
 // Its backward for one row: dx = y * (g - sum_k g_k y_k).
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 
+// sum_k x[k] accumulated in double, in 16 lanes (two AVX-512 registers) so
+// it runs at the loads' speed instead of one addition's latency per element
+// (ag::sum of a contiguous float32 tensor; reduce.cpp).
+double sum_f32(const float* x, int64_t n);
+// sum_k a[k] b[k], in float lanes as the softmax's sums (added in double at the end).
+double dot_f32(const float* a, const float* b, int64_t n);
+// dz = p * (dp - d) for one attention row: the softmax backward from the
+// row's d = sum_k p_k dp_k, computed elsewhere. dz may be dp.
+void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz, int64_t n);
+
 // The two row kernels of a streamed attention block (ops_flash_attention.cpp):
 // max_k x[k] (n > 0; -inf entries allowed), and, in place,
 // x = e^(scale x - shift) returning sum_k x_k (16 partial sums, added in
