@@ -23,13 +23,14 @@
 namespace ag::kernels {
 namespace detail {
 
-void* gemm_scratch(size_t bytes) {
+void* gemm_scratch(size_t bytes, Scratch which) {
   struct Buffer {
     void* data = nullptr;
     size_t size = 0;
     ~Buffer() { ::operator delete(data, std::align_val_t(64)); }
   };
-  thread_local Buffer buffer;
+  thread_local Buffer buffers[2];
+  Buffer& buffer = buffers[which == Scratch::Own ? 0 : 1];
   if (buffer.size < bytes) {
     ::operator delete(buffer.data, std::align_val_t(64));
     buffer.data = nullptr;
@@ -44,40 +45,23 @@ void* gemm_scratch(size_t bytes) {
 // thread costs more than it saves.
 constexpr double kMinParallelFlops = 2e6;
 // Threads take tasks from a shared counter, so with several tasks each, a
-// thread slowed down (say, by another process on its core) ends up taking
-// fewer and the others more, instead of everyone waiting for it.
+// thread that starts late (a pool thread takes tens of microseconds to wake on
+// a virtual machine) or is slowed down (say, by another process on its core)
+// ends up taking fewer and the others more, instead of everyone waiting for it.
 constexpr int64_t kTasksPerThread = 4;
-// The narrowest column block worth a task, in micro-kernel widths: each A
-// sliver is loaded once per block and reused across it. Row blocks are at
-// least twice as many 6-row slivers (48 rows), so that a task's share of the
-// B panel (packed by each task) is reused by that many A slivers.
-constexpr int64_t kMinBlockSlivers = 4;
 
-GemmSplit plan_gemm_split(const GemmShape& s, int nr) {
+GemmSplit plan_gemm_split(const GemmShape& s) {
   GemmSplit split;
-  split.threads = ag::detail::usable_threads();  // 1 when called from a parallel region
+  split.threads = get_num_threads();
   const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.M) *
                        static_cast<double>(s.N) * static_cast<double>(s.K);
   if (split.threads <= 1 || flops < kMinParallelFlops) return split;
-  // Whole batch items when there are enough of them; else each item's C is
-  // cut into column blocks first (each task then packs only its own part of
-  // B), then into row blocks (each of which packs the same B again). A
-  // transposed A is packed too, by every task for its rows: then rows come
-  // first, since its transposing copy costs more than B's (on 1024^3 A^T B
-  // with two threads, column blocks first packed each row of A four times).
-  const int64_t wanted = (split.threads * kTasksPerThread + s.batch - 1) / s.batch;
-  const int64_t max_col_parts = std::max<int64_t>(1, (s.N + nr - 1) / nr / kMinBlockSlivers);
-  const int64_t max_row_parts =
-      std::max<int64_t>(1, (s.M + kMR - 1) / kMR / (2 * kMinBlockSlivers));
-  auto rest = [wanted](int64_t parts) { return (wanted + parts - 1) / parts; };
-  if (s.trans_a) {
-    split.row_parts = std::min(wanted, max_row_parts);
-    split.col_parts = std::min(rest(split.row_parts), max_col_parts);
-  } else {
-    split.col_parts = std::min(wanted, max_col_parts);
-    split.row_parts = std::min(rest(split.col_parts), max_row_parts);
-  }
-  split.parallel = s.batch * split.row_parts * split.col_parts > 1;
+  split.parallel = true;
+  // Enough batch items to go round: each is one task, and packs its own B.
+  // Else the threads share each item's B panels (gemm_shared_panels), which
+  // are then cut into several tasks each.
+  split.whole_items = s.batch >= split.threads * kTasksPerThread;
+  split.tasks_per_panel = split.threads * kTasksPerThread;
   return split;
 }
 

@@ -42,18 +42,22 @@
 // the jr and i loops (a B sliver kept in L1 rather than an A sliver, with KC
 // from 128 to 384) no faster.
 //
-// Threads: the C of each batch item is cut into row_parts x col_parts blocks
-// (plan_gemm_split), and the threads of ag::detail::parallel_for take (batch
-// item, block) tasks from a shared counter. Every C element is still summed
-// over k in the same order, so the result does not depend on the number of
-// threads.
+// Threads (plan_gemm_split): with many batch items, each thread takes whole
+// items from a shared counter (gemm_item). With few, the threads
+// share the work of each item panel by panel (gemm_shared_panels): they pack
+// each B panel once, together, into a buffer they all read, and then take
+// blocks of rows (and, for short C, of columns) to multiply with it. Every C
+// element is still summed over k in the same order, so the result does not
+// depend on the number of threads.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "../parallel.h"
 #include "attograd/kernels/gemm.h"
@@ -103,16 +107,20 @@ inline void store_partial_tile(const T* tile, int stride, const MicroTile<T>& t)
 
 // A 64-byte aligned buffer owned by the calling thread, grown on demand and
 // reused by every later call on that thread (packing must not hit malloc).
-void* gemm_scratch(size_t bytes);
+// Two of them: Scratch::Own for what a thread packs for itself, and
+// Scratch::Shared for the B panels a caller's threads pack together (the
+// caller packs its own rows of A meanwhile, so they cannot share one buffer).
+enum class Scratch { Own, Shared };
+void* gemm_scratch(size_t bytes, Scratch which = Scratch::Own);
 
 struct GemmSplit {
-  int threads = 1;                       // get_num_threads() when planned
-  int64_t row_parts = 1, col_parts = 1;  // blocks per batch item's C
-  bool parallel = false;                 // false: run every task on the calling thread
+  int threads = 1;              // get_num_threads() when planned
+  bool parallel = false;        // false: run everything on the calling thread
+  bool whole_items = false;     // parallel over batch items, each on one thread
+  int64_t tasks_per_panel = 1;  // else: blocks of C per shared B panel
 };
-// How to cut one gemm into tasks for get_num_threads() threads when the
-// micro-kernel is NR columns wide.
-GemmSplit plan_gemm_split(const GemmShape& s, int nr);
+// How to share one gemm among get_num_threads() threads.
+GemmSplit plan_gemm_split(const GemmShape& s);
 
 // [begin, end) of part `part` of `parts` near-equal parts of [0, extent),
 // cut on multiples of `unit`.
@@ -219,67 +227,284 @@ void pack_a_transposed(const T* a, int64_t lda, int64_t mc, int64_t kc, T* dst) 
 
 // ---- the driver --------------------------------------------------------------------------------
 
-// C[m0:m1, n0:n1] of one batch item, on the calling thread.
-template <class Kernel, typename T = typename Kernel::T>
-void gemm_block(const GemmShape& s, const T* A, const T* B, T* C, int64_t m0, int64_t m1,
-                int64_t n0, int64_t n1) {
-  constexpr int NR = Kernel::kNR;
-  const int64_t a_rs = s.trans_a ? 1 : s.lda;
-  const int64_t a_cs = s.trans_a ? s.lda : 1;
-  const bool direct_b = !s.trans_b && s.K * s.N * static_cast<int64_t>(sizeof(T)) <= kDirectBBytes;
-  // A transposed A is packed when its slivers are reused (see pack_a_transposed),
-  // kMC rows at a time, once for all the column panels.
-  const bool pack_a = s.trans_a && n1 - n0 > NR;
-  const int64_t row_block = pack_a ? kMC : m1 - m0;
-  const int64_t kc_max = std::min(kKC<T>, s.K);
-  const int64_t panel_width = direct_b ? NR : (std::min(kNC, n1 - n0) + NR - 1) / NR * NR;
-  // Whole slivers: a ragged last one still takes kMR x kc.
-  const int64_t packed_rows = pack_a ? (std::min(kMC, m1 - m0) + kMR - 1) / kMR * kMR : 0;
-  T* packed_b = static_cast<T*>(gemm_scratch(sizeof(T) * (panel_width + packed_rows) * kc_max));
-  T* packed_a = packed_b + panel_width * kc_max;
+// One B panel, op(B)[pc:pc+kc, jc:jc+nc] of one batch item: columns [0,
+// in_place) are read from B itself (a small untransposed B, see
+// kDirectBBytes), the others from `packed`, the slivers pack_b makes of them.
+template <typename T>
+struct BPanel {
+  const T* b;  // the batch item's B
+  int64_t pc, kc, jc, nc, in_place;
+  const T* packed;
+};
 
-  for (int64_t ic = m0; ic < m1; ic += row_block) {
-    const int64_t mc = std::min(row_block, m1 - ic);
-    for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
-      const int64_t kc = std::min(kKC<T>, s.K - pc);
-      if (pack_a) pack_a_transposed(A + ic + pc * s.lda, s.lda, mc, kc, packed_a);
-      for (int64_t jc = n0; jc < n1; jc += kNC) {
-        const int64_t nc = std::min(kNC, n1 - jc);
-        // Columns [0, in_place) of the panel are read from B itself; the rest
-        // (all of them unless direct_b, else the ragged last sliver) are packed.
-        const int64_t in_place = direct_b ? nc / NR * NR : 0;
-        if (in_place < nc) pack_b<Kernel>(s, B, pc, kc, jc + in_place, nc - in_place, packed_b);
-        for (int64_t i = ic; i < ic + mc; i += kMR) {
-          MicroTile<T> t;
-          t.kc = kc;
-          t.a = pack_a ? packed_a + (i - ic) * kc : A + i * a_rs + pc * a_cs;
-          t.a_rs = a_rs;  // 1 for a transposed A, packed or not
-          t.a_cs = pack_a ? kMR : a_cs;
-          t.m = static_cast<int>(std::min<int64_t>(kMR, ic + mc - i));
-          for (int64_t jr = 0; jr < nc; jr += NR) {
-            if (jr < in_place) {
-              t.b = B + pc * s.ldb + jc + jr;
-              t.b_ks = s.ldb;
-            } else {
-              t.b = packed_b + (jr - in_place) * kc;
-              t.b_ks = sliver_width<NR, Kernel::kColumnStep>(nc - jr);
-            }
-            t.c = C + i * s.ldc + jc + jr;
-            t.ldc = s.ldc;
-            t.n = static_cast<int>(std::min<int64_t>(NR, nc - jr));
-            t.accumulate = pc > 0 || s.beta != 0;
-            Kernel::micro_kernel(t);
-          }
+// Where the micro-kernel finds the A sliver of rows i .. i + kMR: at
+// base + (i - row0) * step, with op(A)(i + r, pc + k) at [r * rs + k * cs]
+// from there. Read in place, base is A at column pc and row0 = 0; packed
+// (pack_a_transposed), it is the packed block, whose first row is row0.
+template <typename T>
+struct ASlivers {
+  const T* base;
+  int64_t row0, step, rs, cs;
+};
+
+template <typename T>
+ASlivers<T> a_in_place(const GemmShape& s, const T* a, int64_t pc) {
+  const int64_t rs = s.trans_a ? 1 : s.lda, cs = s.trans_a ? s.lda : 1;
+  return {a + pc * cs, 0, rs, rs, cs};
+}
+template <typename T>
+ASlivers<T> a_packed(const T* packed, int64_t row0, int64_t kc) {
+  return {packed, row0, kc, 1, kMR};  // sliver q: kc groups of kMR values
+}
+
+// C[i0:i1, jc+j0 : jc+j1] (+)= op(A)[i0:i1, pc:pc+kc] @ the panel's columns
+// [j0, j1), j0 a multiple of NR. A panel wider than kNC (a packed A^T, see
+// gemm_shared_panels) is swept kNC columns at a time, so that the part each A
+// sliver sweeps stays in L2.
+template <class Kernel, typename T = typename Kernel::T>
+void multiply_panel(const GemmShape& s, const BPanel<T>& p, const ASlivers<T>& a, T* C, int64_t i0,
+                    int64_t i1, int64_t j0, int64_t j1) {
+  constexpr int NR = Kernel::kNR;
+  MicroTile<T> t;
+  t.kc = p.kc;
+  t.a_rs = a.rs;
+  t.a_cs = a.cs;
+  t.ldc = s.ldc;
+  t.accumulate = p.pc > 0 || s.beta != 0;
+  for (int64_t js = j0; js < j1; js += kNC) {
+    const int64_t je = std::min(j1, js + kNC);
+    for (int64_t i = i0; i < i1; i += kMR) {
+      t.a = a.base + (i - a.row0) * a.step;
+      t.m = static_cast<int>(std::min<int64_t>(kMR, i1 - i));
+      for (int64_t jr = js; jr < je; jr += NR) {
+        if (jr < p.in_place) {
+          t.b = p.b + p.pc * s.ldb + p.jc + jr;
+          t.b_ks = s.ldb;
+        } else {
+          t.b = p.packed + (jr - p.in_place) * p.kc;
+          t.b_ks = sliver_width<NR, Kernel::kColumnStep>(p.nc - jr);
         }
+        t.c = C + i * s.ldc + p.jc + jr;
+        t.n = static_cast<int>(std::min<int64_t>(NR, p.nc - jr));
+        Kernel::micro_kernel(t);
       }
     }
   }
 }
 
-// The whole gemm (every batch item), shared among threads. Kernel provides
-// T, kNR, kColumnStep (it reads B's columns in groups of that many: kNR, or
-// one vector for a kernel with narrower variants) and static void
-// micro_kernel(const MicroTile<T>&) computing a kMR x kNR tile.
+// Columns of op(B) read in place (see kDirectBBytes), for a panel nc wide.
+template <class Kernel, typename T = typename Kernel::T>
+int64_t columns_in_place(const GemmShape& s, int64_t nc) {
+  const bool direct_b = !s.trans_b && s.K * s.N * static_cast<int64_t>(sizeof(T)) <= kDirectBBytes;
+  return direct_b ? nc / Kernel::kNR * Kernel::kNR : 0;
+}
+
+// Whether a transposed A is packed (see pack_a_transposed): when its slivers
+// are reused, that is when C is wider than one micro-kernel.
+template <class Kernel>
+bool packs_a(const GemmShape& s) {
+  return s.trans_a && s.N > Kernel::kNR;
+}
+
+// One batch item, on the calling thread.
+template <class Kernel, typename T = typename Kernel::T>
+void gemm_item(const GemmShape& s, const T* A, const T* B, T* C) {
+  constexpr int NR = Kernel::kNR;
+  const bool pack_a = packs_a<Kernel>(s);
+  const int64_t row_block = pack_a ? kMC : s.M;
+  const int64_t kc_max = std::min(kKC<T>, s.K);
+  const int64_t panel_width = (std::min(kNC, s.N) + NR - 1) / NR * NR;
+  // Whole slivers: a ragged last one still takes kMR x kc.
+  const int64_t packed_rows = pack_a ? (std::min(kMC, s.M) + kMR - 1) / kMR * kMR : 0;
+  T* packed_b = static_cast<T*>(gemm_scratch(sizeof(T) * (panel_width + packed_rows) * kc_max));
+  T* packed_a = packed_b + panel_width * kc_max;
+
+  for (int64_t ic = 0; ic < s.M; ic += row_block) {
+    const int64_t mc = std::min(row_block, s.M - ic);
+    for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
+      const int64_t kc = std::min(kKC<T>, s.K - pc);
+      // A transposed A is packed once for all the column panels.
+      if (pack_a) pack_a_transposed(A + ic + pc * s.lda, s.lda, mc, kc, packed_a);
+      const ASlivers<T> a = pack_a ? a_packed(packed_a, ic, kc) : a_in_place(s, A, pc);
+      for (int64_t jc = 0; jc < s.N; jc += kNC) {
+        const int64_t nc = std::min(kNC, s.N - jc);
+        const BPanel<T> panel{B, pc, kc, jc, nc, columns_in_place<Kernel>(s, nc), packed_b};
+        if (panel.in_place < nc) {
+          pack_b<Kernel>(s, B, pc, kc, jc + panel.in_place, nc - panel.in_place, packed_b);
+        }
+        multiply_panel<Kernel>(s, panel, a, C, ic, ic + mc, 0, nc);
+      }
+    }
+  }
+}
+
+// Spins until `count` reaches `target`: what a thread waits for in
+// gemm_shared_panels is a few microseconds of another thread's work, less
+// than it takes to sleep and be woken; it yields now and then in case that
+// thread is not running.
+inline void wait_for(const std::atomic<int64_t>& count, int64_t target) {
+  for (int spins = 0; count.load(std::memory_order_acquire) < target; ++spins) {
+    if (spins % 1024 == 1023) std::this_thread::yield();
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+// The parts [front, back) of a panel's compute tasks not taken yet from one
+// thread's share, in one word so that both ends move atomically: the owner
+// takes from the front, other threads, when theirs is done, from the back.
+class PartRange {
+ public:
+  void reset(int64_t front, int64_t back) {
+    bits_.store(static_cast<uint64_t>(front) << 32 | static_cast<uint64_t>(back));
+  }
+  bool take(bool owner, int64_t& part) {
+    uint64_t bits = bits_.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t front = bits >> 32, back = bits & 0xffffffffu;
+      if (front >= back) return false;
+      const uint64_t taken = owner ? (front + 1) << 32 | back : front << 32 | (back - 1);
+      if (bits_.compare_exchange_weak(bits, taken, std::memory_order_relaxed)) {
+        part = static_cast<int64_t>(owner ? front : back - 1);
+        return true;
+      }
+    }
+  }
+
+ private:
+  std::atomic<uint64_t> bits_{0};
+};
+
+// The whole gemm, shared by split.threads threads when there are few batch
+// items. Each thread walks every panel of every item in order (item, then k
+// block, then columns) and, in each, takes tasks until none are left:
+//
+//   pack tasks      one B sliver each, into the panel's buffer, from a counter
+//   compute tasks   a block of rows (and columns) of C times the whole panel;
+//                   each first waits until every sliver of the panel is
+//                   packed, and until its block of C has had the previous k
+//                   block added in
+//
+// So B is packed once however many threads read it (cutting C into blocks
+// that each packed their own B, as before, packed 256^3's B five times on
+// two threads). Thread t owns the t-th share of each panel's compute tasks
+// and takes them first, so that it keeps the same rows of A and C, which stay
+// in its core's cache from one call to the next (a shared counter handed
+// them out at random, and 256^3 on two threads lost a fifth of its time
+// fetching them from the other core); when its share is done it takes the
+// others' last ones, so a thread that starts late (waking a pool thread
+// takes tens of microseconds on a virtual machine) just ends up with fewer.
+// The panels alternate between two buffers: packing panel p waits until panel
+// p - 2's compute tasks are done, which by then they nearly always are. A
+// thread leaves a panel only once all its tasks are taken, and waits only
+// for tasks taken before, in this panel or earlier ones: none waits forever.
+//
+// A transposed A is packed by each compute task for its own rows. To do that
+// once per k block rather than once per panel, its panels span up to
+// kWidePanels x kNC columns (multiply_panel sweeps them kNC at a time).
+template <class Kernel, typename T = typename Kernel::T>
+void gemm_shared_panels(const GemmShape& s, const T* A, const T* B, T* C, const GemmSplit& split) {
+  constexpr int NR = Kernel::kNR;
+  constexpr int64_t kWidePanels = 4;
+  const bool pack_a = packs_a<Kernel>(s);
+  const int64_t width = std::min(pack_a ? kWidePanels * kNC : kNC, (s.N + NR - 1) / NR * NR);
+  const int64_t kc_max = std::min(kKC<T>, s.K);
+  const int64_t row_slivers = (s.M + kMR - 1) / kMR;
+  // Rows first; columns too when there are too few rows. A packed A^T block
+  // is at most kMC rows, as in gemm_item.
+  const int64_t row_parts =
+      std::max(std::min(row_slivers, split.tasks_per_panel), (row_slivers * kMR + kMC - 1) / kMC);
+  const int64_t max_col_parts = (split.tasks_per_panel + row_parts - 1) / row_parts;
+  const int64_t column_panels = (s.N + width - 1) / width;
+  const int threads = split.threads;
+
+  struct Panel {
+    int64_t b, pc, kc, jc, nc, in_place;
+    int64_t packs;                // pack tasks
+    int64_t col_parts, computes;  // compute tasks: row_parts x col_parts
+    int64_t k_step;               // pc / kKC: the k blocks each of its C blocks has had before
+    int64_t blocks;               // where its C blocks' counters start in k_done
+    std::atomic<int64_t> next_pack{0}, packed{0}, computed{0};
+  };
+  const size_t count = static_cast<size_t>(s.batch * ((s.K + kKC<T> - 1) / kKC<T>)*column_panels);
+  std::vector<Panel> panels(count);
+  std::vector<PartRange> shares(count * static_cast<size_t>(threads));
+  {
+    Panel* p = panels.data();
+    PartRange* share = shares.data();
+    for (int64_t b = 0; b < s.batch; ++b) {
+      for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
+        for (int64_t jc = 0; jc < s.N; jc += width, ++p) {
+          p->b = b;
+          p->pc = pc;
+          p->kc = std::min(kKC<T>, s.K - pc);
+          p->jc = jc;
+          p->nc = std::min(width, s.N - jc);
+          p->in_place = columns_in_place<Kernel>(s, p->nc);
+          p->packs = (p->nc - p->in_place + NR - 1) / NR;
+          p->col_parts = std::min((p->nc + NR - 1) / NR, max_col_parts);
+          p->computes = row_parts * p->col_parts;
+          p->k_step = pc / kKC<T>;
+          p->blocks = (b * column_panels + jc / width) * row_parts * max_col_parts;
+          for (int t = 0; t < threads; ++t, ++share) {
+            share->reset(p->computes * t / threads, p->computes * (t + 1) / threads);
+          }
+        }
+      }
+    }
+  }
+  // For each block of C, how many k blocks have been added into it: the
+  // next one must wait for that (it reads what the previous one wrote).
+  std::vector<std::atomic<int64_t>> k_done(
+      static_cast<size_t>(s.batch * column_panels * row_parts * max_col_parts));
+  T* buffers = static_cast<T*>(gemm_scratch(sizeof(T) * 2 * width * kc_max, Scratch::Shared));
+  const int64_t packed_rows = pack_a ? (row_slivers + row_parts - 1) / row_parts * kMR : 0;
+
+  // parallel_for hands thread t the chunk [t, t + 1); a call run serially
+  // gets [0, threads) and does every share.
+  ag::detail::parallel_for(threads, [&](int64_t first, int64_t) {
+    const int home = static_cast<int>(first);
+    T* packed_a =
+        pack_a ? static_cast<T*>(gemm_scratch(sizeof(T) * packed_rows * kc_max)) : nullptr;
+    for (size_t at = 0; at < count; ++at) {
+      Panel& p = panels[at];
+      const T* b = B + p.b * s.stride_b;
+      T* packed_b = buffers + (at % 2) * width * kc_max;
+      for (int64_t q = p.next_pack++; q < p.packs; q = p.next_pack++) {
+        if (at >= 2) wait_for(panels[at - 2].computed, panels[at - 2].computes);
+        const int64_t j = p.in_place + q * NR;  // sliver q of the packed columns
+        pack_b<Kernel>(s, b, p.pc, p.kc, p.jc + j, std::min<int64_t>(NR, p.nc - j),
+                       packed_b + q * NR * p.kc);
+        p.packed.fetch_add(1, std::memory_order_release);
+      }
+      PartRange* share = shares.data() + at * static_cast<size_t>(threads);
+      for (int i = 0; i < threads; ++i) {
+        const int owner = (home + i) % threads;
+        for (int64_t part = 0; share[owner].take(owner == home, part);) {
+          const auto [i0, i1] = part_range(s.M, kMR, row_parts, part / p.col_parts);
+          const auto [j0, j1] = part_range(p.nc, NR, p.col_parts, part % p.col_parts);
+          const T* a = A + p.b * s.stride_a;
+          if (pack_a) pack_a_transposed(a + i0 + p.pc * s.lda, s.lda, i1 - i0, p.kc, packed_a);
+          wait_for(p.packed, p.packs);
+          std::atomic<int64_t>& block_done = k_done[static_cast<size_t>(p.blocks + part)];
+          wait_for(block_done, p.k_step);
+          const BPanel<T> panel{b, p.pc, p.kc, p.jc, p.nc, p.in_place, packed_b};
+          multiply_panel<Kernel>(s, panel,
+                                 pack_a ? a_packed(packed_a, i0, p.kc) : a_in_place(s, a, p.pc),
+                                 C + p.b * s.stride_c, i0, i1, j0, j1);
+          block_done.store(p.k_step + 1, std::memory_order_release);
+          p.computed.fetch_add(1, std::memory_order_release);
+        }
+      }
+    }
+  });
+}
+
+// The whole gemm (every batch item). Kernel provides T, kNR, kColumnStep (it
+// reads B's columns in groups of that many: kNR, or one vector for a kernel
+// with narrower variants) and static void micro_kernel(const MicroTile<T>&)
+// computing a kMR x kNR tile.
 template <class Kernel, typename T = typename Kernel::T>
 void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
   if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
@@ -291,29 +516,21 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
     }
     return;
   }
-  const GemmSplit split = plan_gemm_split(s, Kernel::kNR);
-  if (!split.parallel) {
-    // Every item whole, in order: no task arithmetic, which tiny products notice.
-    for (int64_t b = 0; b < s.batch; ++b) {
-      gemm_block<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, 0, s.M, 0,
-                         s.N);
-    }
-    return;
-  }
-  const int64_t parts = split.row_parts * split.col_parts;
-  const int64_t tasks = s.batch * parts;
-  auto run_task = [&](int64_t task) {
-    const int64_t b = task / parts, part = task % parts;
-    const auto [m0, m1] = part_range(s.M, kMR, split.row_parts, part / split.col_parts);
-    const auto [n0, n1] = part_range(s.N, Kernel::kNR, split.col_parts, part % split.col_parts);
-    gemm_block<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, m0, m1, n0,
-                       n1);
+  auto item = [&](int64_t b) {
+    gemm_item<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c);
   };
-  // One loop per thread, each taking the next task until none are left.
-  std::atomic<int64_t> next{0};
-  ag::detail::parallel_for(split.threads, [&](int64_t, int64_t) {
-    for (int64_t task = next++; task < tasks; task = next++) run_task(task);
-  });
+  const GemmSplit split = plan_gemm_split(s);
+  if (!split.parallel) {
+    for (int64_t b = 0; b < s.batch; ++b) item(b);
+  } else if (split.whole_items) {
+    // One loop per thread, each taking the next item until none are left.
+    std::atomic<int64_t> next{0};
+    ag::detail::parallel_for(split.threads, [&](int64_t, int64_t) {
+      for (int64_t b = next++; b < s.batch; b = next++) item(b);
+    });
+  } else {
+    gemm_shared_panels<Kernel>(s, A, B, C, split);
+  }
 }
 
 // ---- the paths (one translation unit each) -----------------------------------------------------
