@@ -328,6 +328,66 @@ TEST_F(GemmTest, WorkSplitAcrossThreads) {
   }
 }
 
+// The threads sharing each item's B panels (few batch items, at least 2
+// MFLOP): several k blocks (a block of C waits for its previous k block),
+// more panels than the two buffers (packing waits for the panel two back), a
+// panel with its first columns read in place, a C too short for more than one
+// block of rows (cut in columns), and a transposed A packed over a panel wider
+// than kNC; on 2 and 3 threads, so that the shares are uneven and taken from
+// one another.
+TEST_F(GemmTest, SharedPanels) {
+  struct Shape {
+    int64_t batch, M, N, K;
+  };
+  for (const Shape& sh : {Shape{1, 31, 1100, 400}, Shape{2, 37, 530, 400}, Shape{1, 600, 70, 60},
+                          Shape{1, 7, 1300, 150}, Shape{3, 50, 300, 70}}) {
+    for (int t = 0; t < 4; ++t) {
+      Case c;
+      c.batch = sh.batch;
+      c.M = sh.M;
+      c.N = sh.N;
+      c.K = sh.K;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      c.pad = 1;
+      check_both_types(c, {1, 2, 3});
+    }
+  }
+  Case wide;  // a transposed A over a panel of 2100 columns (over 4 x kNC: two panels)
+  wide.M = 13;
+  wide.N = 2100;
+  wide.K = 50;
+  wide.trans_a = true;
+  check_both_types(wide, {1, 2});
+}
+
+// Tiny products, which a kernel may run without the blocked driver (the
+// AVX-512 one reads A and B in place when M N K <= 32K and K <= 64): every
+// transpose, ragged N on either side of a vector, K on both sides of 64,
+// padded rows, batches with and without a shared B.
+TEST_F(GemmTest, TinyProducts) {
+  const std::vector<std::array<int64_t, 3>> shapes = {{20, 64, 8},  {1, 1, 1},    {6, 17, 3},
+                                                      {13, 5, 64},  {13, 5, 65},  {7, 63, 9},
+                                                      {5, 129, 33}, {32, 32, 32}, {33, 32, 32}};
+  for (const auto& [m, n, k] : shapes) {
+    for (int t = 0; t < 4; ++t) {
+      Case c;
+      c.M = m;
+      c.N = n;
+      c.K = k;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      check_both_types(c, {1, 2});
+      c.batch = 3;
+      c.pad = 2;
+      c.gap = 3;
+      check_both_types(c, {1});
+      c.broadcast_b = true;
+      check_both_types(c, {1});
+    }
+  }
+}
+
 // Every edge tile: 1 to 7 rows (a whole 6-row sliver plus each ragged one)
 // by widths on both sides of each vector boundary of every kernel (4, 8, 16
 // lanes; 16, 32, 64 columns), with k not a multiple of 16 so that the

@@ -118,18 +118,24 @@ struct Avx512Kernel {
       }
     }
 
-    // The last vector of each row holds `last` columns of C (all kLanes but at the right edge).
+    // The last vector of each row holds `last` columns of C (all kLanes but at
+    // the right edge). C's address and the flag are read once: the stores go
+    // through a type that may alias anything, t's fields included, so the
+    // compiler would otherwise read them again after each store.
     const auto last = Vec<T>::first(t.n - (Vs - 1) * kLanes);
+    T* const c0 = t.c;
+    const int64_t ldc = t.ldc;
+    const bool accumulate = t.accumulate;
 #pragma GCC unroll 6
     for (int i = 0; i < R; ++i) {
 #pragma GCC unroll 4
       for (int v = 0; v + 1 < Vs; ++v) {
-        T* c = t.c + i * t.ldc + v * kLanes;
-        Vec<T>::store(c, t.accumulate ? Vec<T>::add(acc[i][v], Vec<T>::load(c)) : acc[i][v]);
+        T* c = c0 + i * ldc + v * kLanes;
+        Vec<T>::store(c, accumulate ? Vec<T>::add(acc[i][v], Vec<T>::load(c)) : acc[i][v]);
       }
-      T* c = t.c + i * t.ldc + (Vs - 1) * kLanes;
+      T* c = c0 + i * ldc + (Vs - 1) * kLanes;
       const V sum =
-          t.accumulate ? Vec<T>::add(acc[i][Vs - 1], Vec<T>::load(c, last)) : acc[i][Vs - 1];
+          accumulate ? Vec<T>::add(acc[i][Vs - 1], Vec<T>::load(c, last)) : acc[i][Vs - 1];
       Vec<T>::store(c, last, sum);
     }
   }
@@ -206,10 +212,89 @@ struct Avx512Kernel {
   };
 
   static void micro_kernel(const MicroTile<T>& t) {
-    if (t.m == kMR && t.n == kNR) {  // a whole tile: the common case, called directly
+    run_tile(t, t.m, t.n);
+  }
+
+  // The tile for m rows and n columns, m and n passed apart from t: read
+  // back from t just after being stored there, they cost a failed store
+  // forwarding (GCC compares both with one 8-byte load), a tenth of a tiny
+  // product's time.
+  static void run_tile(const MicroTile<T>& t, int m, int n) {
+    if (m == kMR && n == kNR) {  // a whole tile: the common case, called directly
       tile<kMR, kVecs>(t);
     } else {
-      kTiles[t.m - 1][(t.n + kLanes - 1) / kLanes - 1](t);
+      kTiles[m - 1][(n + kLanes - 1) / kLanes - 1](t);
+    }
+  }
+
+  // ---- tiny products, without the driver ----
+  //
+  // For d2l's [20x8] @ [8x64] (10K multiply-adds, a fifth of a microsecond)
+  // the blocked driver's set-up (the thread plan, the scratch buffer, the
+  // panel loops: a third of the time) costs as much as OpenBLAS's whole
+  // unpacked small-matrix path. Products this small fit in L1 whatever their
+  // layout, so nothing is packed: the tiles read A and B in place and write C,
+  // all of k at once. Only the last columns of B, when N is not a multiple of
+  // the vector width, are copied (zero-padded to one vector) into a buffer on
+  // the stack, because a tile reads whole vectors of B and past the last
+  // column there may be no memory. A transposed B (each column a row apart)
+  // goes through the driver, which transposes it while packing.
+  static constexpr int64_t kSmallMacs = 32 * 1024;  // M N K of one batch item
+  static constexpr int64_t kSmallK = 64;            // the stack buffer: kSmallK x kLanes
+
+  static bool is_small(const GemmShape& s) {
+    return !s.trans_b && s.M > 0 && s.N > 0 && s.K > 0 && s.K <= kSmallK &&
+           s.M * s.N * s.K <= kSmallMacs;
+  }
+
+  static void gemm_small(const GemmShape& s, const T* A, const T* B, T* C) {
+    const int64_t full = s.N / kLanes * kLanes;  // columns read in place, whole vectors
+    const int tail = static_cast<int>(s.N - full);
+    T ragged[kSmallK * kLanes];
+    MicroTile<T> t;
+    t.kc = s.K;
+    t.a_rs = s.trans_a ? 1 : s.lda;
+    t.a_cs = s.trans_a ? s.lda : 1;
+    t.ldc = s.ldc;
+    t.accumulate = s.beta != 0;
+    for (int64_t item = 0; item < s.batch; ++item) {
+      const T* a = A + item * s.stride_a;
+      const T* b = B + item * s.stride_b;
+      T* c = C + item * s.stride_c;
+      if (tail > 0 && (item == 0 || s.stride_b != 0)) {
+        for (int64_t k = 0; k < s.K; ++k) {
+          for (int j = 0; j < kLanes; ++j)
+            ragged[k * kLanes + j] = j < tail ? b[k * s.ldb + full + j] : T(0);
+        }
+      }
+      for (int64_t i = 0; i < s.M; i += kMR) {
+        const int m = static_cast<int>(std::min<int64_t>(kMR, s.M - i));
+        t.m = m;
+        t.a = a + i * t.a_rs;
+        t.b_ks = s.ldb;
+        for (int64_t j = 0; j < full; j += kNR) {
+          const int n = static_cast<int>(std::min<int64_t>(kNR, full - j));
+          t.b = b + j;
+          t.c = c + i * s.ldc + j;
+          t.n = n;
+          run_tile(t, m, n);
+        }
+        if (tail > 0) {
+          t.b = ragged;
+          t.b_ks = kLanes;
+          t.c = c + i * s.ldc + full;
+          t.n = tail;
+          run_tile(t, m, tail);
+        }
+      }
+    }
+  }
+
+  static void gemm(const GemmShape& s, const T* A, const T* B, T* C) {
+    if (is_small(s)) {
+      gemm_small(s, A, B, C);
+    } else {
+      gemm_blocked<Avx512Kernel>(s, A, B, C);
     }
   }
 };
@@ -217,11 +302,11 @@ struct Avx512Kernel {
 }  // namespace
 
 void gemm_avx512(const GemmShape& s, const float* A, const float* B, float* C) {
-  gemm_blocked<Avx512Kernel<float>>(s, A, B, C);
+  Avx512Kernel<float>::gemm(s, A, B, C);
 }
 
 void gemm_avx512(const GemmShape& s, const double* A, const double* B, double* C) {
-  gemm_blocked<Avx512Kernel<double>>(s, A, B, C);
+  Avx512Kernel<double>::gemm(s, A, B, C);
 }
 
 }  // namespace ag::kernels::detail
