@@ -210,6 +210,10 @@ TEST(StridesTest, ViewsShareStorageAndChangeStrides) {
   EXPECT_NE(c.data_ptr<float>(), x.data_ptr<float>());
   EXPECT_EQ(c.strides(), (Shape{6, 2, 1}));
   EXPECT_EQ(c.to_vector(), t.to_vector());
+  // Rows contiguous but not each after the other: copied row by row.
+  EXPECT_EQ(permute(x, {1, 0, 2}).contiguous().to_vector(),
+            (std::vector<double>{0,  1,  2,  3,  12, 13, 14, 15, 4,  5,  6,  7,
+                                 16, 17, 18, 19, 8,  9,  10, 11, 20, 21, 22, 23}));
   // The detached copy shares storage; clone does not.
   EXPECT_EQ(x.detach().data_ptr<float>(), x.data_ptr<float>());
   EXPECT_NE(x.clone().data_ptr<float>(), x.data_ptr<float>());

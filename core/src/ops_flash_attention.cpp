@@ -244,12 +244,14 @@ class Scratch {
 };
 
 // ---- forward: one query block ---------------------------------------------------------------
-// out[n, i0:i0+rows] [rows, Ev] and lse[n, i0:i0+rows]; out starts zero-filled.
+// out[n, i0:i0+rows] [rows, Ev] and lse[n, i0:i0+rows]. out is zeroed here,
+// by the thread that fills it, rather than by the caller before the threads start.
 template <typename T>
 void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* out, T* lse, T* s) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   std::vector<T> m(static_cast<size_t>(rows), -kInf), l(static_cast<size_t>(rows), T(0));
   T* o = out + (n * p.L + i0) * p.Ev;
+  std::fill(o, o + rows * p.Ev, T(0));
   const int64_t keys = p.block_limit(n, i0, rows);
   const T scale = p.exp_scale();
   for (int64_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
@@ -317,13 +319,16 @@ void forward(const Problem<T>& p, T* out, T* lse) {
 }
 
 // ---- backward: one batch item ------------------------------------------------------------
-// dq [L, E], dk [S, E], dv [S, Ev] of item n (zero-filled), from dout, out, lse.
+// dq [L, E], dk [S, E], dv [S, Ev] of item n (zeroed here, by its thread), from dout, out, lse.
 template <typename T>
 void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, const T* lse, T* dq,
                    T* dk, T* dv) {
   const T *q = p.q + n * p.L * p.E, *k = p.k + n * p.S * p.E, *v = p.v + n * p.S * p.Ev;
   const T *go = dout + n * p.L * p.Ev, *o = out + n * p.L * p.Ev, *row_lse = lse + n * p.L;
   dq += n * p.L * p.E, dk += n * p.S * p.E, dv += n * p.S * p.Ev;
+  std::fill(dq, dq + p.L * p.E, T(0));
+  std::fill(dk, dk + p.S * p.E, T(0));
+  std::fill(dv, dv + p.S * p.Ev, T(0));
   // In the forward: O = P V with P = softmax(S). So dP = dO V^T and the
   // softmax backward dS = P o (dP - rowsum(P o dP)), where
   // rowsum(P o dP) = rowsum(P o (dO V^T)) = rowsum(dO o (P V)) = rowsum(dO o O) = D.
@@ -466,7 +471,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   const std::vector<int64_t> row_len = row_lengths(masks, batch, N, L, S);
 
   // out [..., L, Ev] and the per-row log-sum-exp lse [N * L]
-  Tensor out = zeros(with_last_two(batch, L, Ev), q.dtype());
+  Tensor out = empty(with_last_two(batch, L, Ev), q.dtype());
   Tensor lse = empty({N * L}, q.dtype());
   const auto problem = [=](auto tag) {
     using T = decltype(tag);
@@ -498,8 +503,8 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
     record(out, "FlashAttentionBackward", {q, k, v},
            [problem, saved_out = out.detach(), lse, qc, kc, vc](const Tensor& g) {
              const Tensor gc = g.contiguous();
-             Tensor dq = zeros(qc.shape(), qc.dtype()), dk = zeros(kc.shape(), kc.dtype()),
-                    dv = zeros(vc.shape(), vc.dtype());
+             Tensor dq = empty(qc.shape(), qc.dtype()), dk = empty(kc.shape(), kc.dtype()),
+                    dv = empty(vc.shape(), vc.dtype());
              dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
                using T = decltype(tag);
                const Problem<T> p = problem(tag);
