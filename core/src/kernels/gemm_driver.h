@@ -56,6 +56,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -378,27 +379,27 @@ class PartRange {
 
 // The whole gemm, shared by split.threads threads when there are few batch
 // items. Each thread walks every panel of every item in order (item, then k
-// block, then columns) and, in each, takes tasks until none are left:
+// block, then columns) and, in each, does tasks until none are left:
 //
-//   pack tasks      one B sliver each, into the panel's buffer, from a counter
-//   compute tasks   a block of rows (and columns) of C times the whole panel;
-//                   each first waits until every sliver of the panel is
-//                   packed, and until its block of C has had the previous k
-//                   block added in
+//   pack tasks      one B sliver each, into the panel's buffer
+//   compute tasks   a block of C times its columns of the panel; each first
+//                   waits until every sliver of the panel is packed, and
+//                   until its block of C has had the previous k block added
 //
 // So B is packed once however many threads read it (cutting C into blocks
 // that each packed their own B, as before, packed 256^3's B five times on
-// two threads). Thread t owns the t-th share of each panel's compute tasks
-// and takes them first, so that it keeps the same rows of A and C, which stay
-// in its core's cache from one call to the next (a shared counter handed
-// them out at random, and 256^3 on two threads lost a fifth of its time
-// fetching them from the other core); when its share is done it takes the
-// others' last ones, so a thread that starts late (waking a pool thread
-// takes tens of microseconds on a virtual machine) just ends up with fewer.
-// The panels alternate between two buffers: packing panel p waits until panel
-// p - 2's compute tasks are done, which by then they nearly always are. A
-// thread leaves a panel only once all its tasks are taken, and waits only
-// for tasks taken before, in this panel or earlier ones: none waits forever.
+// two threads). Each thread owns a share of each panel's pack tasks and of
+// its compute tasks and takes its own first, from the front, so that it
+// works on the same slivers of B and the same blocks of A and C at every
+// call, which stay in its core's cache (handed out in turn from one counter
+// instead, 256^3 on two threads lost a fifth of its time fetching them from
+// the other core); then it takes the others' from the back, so a thread that
+// starts late (waking a pool thread takes tens of microseconds on a virtual
+// machine) ends up with fewer. The panels alternate between two buffers:
+// packing panel p waits until panel p - 2's compute tasks are done, which by
+// then they nearly always are. A thread leaves a panel only once all its
+// tasks are taken, and waits only for tasks taken before, in this panel or
+// earlier ones: none waits forever.
 //
 // A transposed A is packed by each compute task for its own rows. To do that
 // once per k block rather than once per panel, its panels span up to
@@ -407,29 +408,48 @@ template <class Kernel, typename T = typename Kernel::T>
 void gemm_shared_panels(const GemmShape& s, const T* A, const T* B, T* C, const GemmSplit& split) {
   constexpr int NR = Kernel::kNR;
   constexpr int64_t kWidePanels = 4;
+  const int threads = split.threads;
+  const int64_t tasks = split.tasks_per_panel;
   const bool pack_a = packs_a<Kernel>(s);
   const int64_t width = std::min(pack_a ? kWidePanels * kNC : kNC, (s.N + NR - 1) / NR * NR);
   const int64_t kc_max = std::min(kKC<T>, s.K);
   const int64_t row_slivers = (s.M + kMR - 1) / kMR;
-  // Rows first; columns too when there are too few rows. A packed A^T block
-  // is at most kMC rows, as in gemm_item.
-  const int64_t row_parts =
-      std::max(std::min(row_slivers, split.tasks_per_panel), (row_slivers * kMR + kMC - 1) / kMC);
-  const int64_t max_col_parts = (split.tasks_per_panel + row_parts - 1) / row_parts;
+  // How a panel nc wide is cut into row_parts x col_parts blocks of C:
+  //  - in columns first, one block column per thread, when the panel is wide
+  //    enough: thread t then packs (first) and reads the B slivers of its own
+  //    columns, which stay in its core's cache, and A, only read, is cached in
+  //    both (for 1024^3, rows first made each thread fetch the other's half
+  //    of every packed panel from the other core);
+  //  - else in rows first, and columns too when there are too few rows. So
+  //    is a packed A^T, which each block of columns would pack again; its
+  //    blocks are at most kMC rows, as in gemm_item.
+  const int64_t rows_first_parts =
+      std::max(std::min(row_slivers, tasks), (row_slivers * kMR + kMC - 1) / kMC);
+  auto cut = [&](int64_t nc) -> std::pair<int64_t, int64_t> {
+    const int64_t slivers = (nc + NR - 1) / NR;
+    if (!pack_a && slivers >= 2 * threads) {
+      return {std::min(row_slivers, (tasks + threads - 1) / threads), threads};
+    }
+    return {rows_first_parts, std::min(slivers, (tasks + rows_first_parts - 1) / rows_first_parts)};
+  };
+  // At most tasks + threads blocks cut in columns first, tasks + rows_first_parts in rows first.
+  const int64_t max_blocks = tasks + std::max<int64_t>(threads, rows_first_parts);
   const int64_t column_panels = (s.N + width - 1) / width;
-  const int threads = split.threads;
 
   struct Panel {
     int64_t b, pc, kc, jc, nc, in_place;
-    int64_t packs;                // pack tasks
-    int64_t col_parts, computes;  // compute tasks: row_parts x col_parts
-    int64_t k_step;               // pc / kKC: the k blocks each of its C blocks has had before
-    int64_t blocks;               // where its C blocks' counters start in k_done
-    std::atomic<int64_t> next_pack{0}, packed{0}, computed{0};
+    int64_t packs;                           // pack tasks: one per packed sliver
+    int64_t row_parts, col_parts, computes;  // compute tasks: row_parts x col_parts
+    int64_t k_step;  // pc / kKC: the k blocks each of its C blocks has had before
+    int64_t blocks;  // where its C blocks' counters start in k_done
+    std::atomic<int64_t> packed{0}, computed{0};  // tasks done
   };
   const size_t count = static_cast<size_t>(s.batch * ((s.K + kKC<T> - 1) / kKC<T>)*column_panels);
   std::vector<Panel> panels(count);
-  std::vector<PartRange> shares(count * static_cast<size_t>(threads));
+  // Per panel, each thread's share of the pack tasks, then of the compute
+  // tasks (in block-column order: a thread's share is whole columns of C
+  // when the panel is cut in columns first).
+  std::vector<PartRange> shares(count * 2 * static_cast<size_t>(threads));
   {
     Panel* p = panels.data();
     PartRange* share = shares.data();
@@ -443,12 +463,14 @@ void gemm_shared_panels(const GemmShape& s, const T* A, const T* B, T* C, const 
           p->nc = std::min(width, s.N - jc);
           p->in_place = columns_in_place<Kernel>(s, p->nc);
           p->packs = (p->nc - p->in_place + NR - 1) / NR;
-          p->col_parts = std::min((p->nc + NR - 1) / NR, max_col_parts);
-          p->computes = row_parts * p->col_parts;
+          std::tie(p->row_parts, p->col_parts) = cut(p->nc);
+          p->computes = p->row_parts * p->col_parts;
           p->k_step = pc / kKC<T>;
-          p->blocks = (b * column_panels + jc / width) * row_parts * max_col_parts;
-          for (int t = 0; t < threads; ++t, ++share) {
-            share->reset(p->computes * t / threads, p->computes * (t + 1) / threads);
+          p->blocks = (b * column_panels + jc / width) * max_blocks;
+          for (int64_t n : {p->packs, p->computes}) {
+            for (int t = 0; t < threads; ++t, ++share) {
+              share->reset(n * t / threads, n * (t + 1) / threads);
+            }
           }
         }
       }
@@ -457,46 +479,52 @@ void gemm_shared_panels(const GemmShape& s, const T* A, const T* B, T* C, const 
   // For each block of C, how many k blocks have been added into it: the
   // next one must wait for that (it reads what the previous one wrote).
   std::vector<std::atomic<int64_t>> k_done(
-      static_cast<size_t>(s.batch * column_panels * row_parts * max_col_parts));
+      static_cast<size_t>(s.batch * column_panels * max_blocks));
   T* buffers = static_cast<T*>(gemm_scratch(sizeof(T) * 2 * width * kc_max, Scratch::Shared));
-  const int64_t packed_rows = pack_a ? (row_slivers + row_parts - 1) / row_parts * kMR : 0;
+  const int64_t packed_rows =
+      pack_a ? (row_slivers + rows_first_parts - 1) / rows_first_parts * kMR : 0;
 
   // parallel_for hands thread t the chunk [t, t + 1); a call run serially
   // gets [0, threads) and does every share.
   ag::detail::parallel_for(threads, [&](int64_t first, int64_t) {
     const int home = static_cast<int>(first);
+    // Runs task(part) for every part of the shares still untaken: this
+    // thread's own first, then the others'.
+    auto take_all = [&](PartRange* share, auto&& task) {
+      for (int i = 0; i < threads; ++i) {
+        const int owner = (home + i) % threads;
+        for (int64_t part = 0; share[owner].take(owner == home, part);) task(part);
+      }
+    };
     T* packed_a =
         pack_a ? static_cast<T*>(gemm_scratch(sizeof(T) * packed_rows * kc_max)) : nullptr;
     for (size_t at = 0; at < count; ++at) {
       Panel& p = panels[at];
+      const T* a = A + p.b * s.stride_a;
       const T* b = B + p.b * s.stride_b;
       T* packed_b = buffers + (at % 2) * width * kc_max;
-      for (int64_t q = p.next_pack++; q < p.packs; q = p.next_pack++) {
+      PartRange* share = shares.data() + at * 2 * static_cast<size_t>(threads);
+      take_all(share, [&](int64_t q) {
         if (at >= 2) wait_for(panels[at - 2].computed, panels[at - 2].computes);
         const int64_t j = p.in_place + q * NR;  // sliver q of the packed columns
         pack_b<Kernel>(s, b, p.pc, p.kc, p.jc + j, std::min<int64_t>(NR, p.nc - j),
                        packed_b + q * NR * p.kc);
         p.packed.fetch_add(1, std::memory_order_release);
-      }
-      PartRange* share = shares.data() + at * static_cast<size_t>(threads);
-      for (int i = 0; i < threads; ++i) {
-        const int owner = (home + i) % threads;
-        for (int64_t part = 0; share[owner].take(owner == home, part);) {
-          const auto [i0, i1] = part_range(s.M, kMR, row_parts, part / p.col_parts);
-          const auto [j0, j1] = part_range(p.nc, NR, p.col_parts, part % p.col_parts);
-          const T* a = A + p.b * s.stride_a;
-          if (pack_a) pack_a_transposed(a + i0 + p.pc * s.lda, s.lda, i1 - i0, p.kc, packed_a);
-          wait_for(p.packed, p.packs);
-          std::atomic<int64_t>& block_done = k_done[static_cast<size_t>(p.blocks + part)];
-          wait_for(block_done, p.k_step);
-          const BPanel<T> panel{b, p.pc, p.kc, p.jc, p.nc, p.in_place, packed_b};
-          multiply_panel<Kernel>(s, panel,
-                                 pack_a ? a_packed(packed_a, i0, p.kc) : a_in_place(s, a, p.pc),
-                                 C + p.b * s.stride_c, i0, i1, j0, j1);
-          block_done.store(p.k_step + 1, std::memory_order_release);
-          p.computed.fetch_add(1, std::memory_order_release);
-        }
-      }
+      });
+      take_all(share + threads, [&](int64_t part) {
+        const auto [i0, i1] = part_range(s.M, kMR, p.row_parts, part % p.row_parts);
+        const auto [j0, j1] = part_range(p.nc, NR, p.col_parts, part / p.row_parts);
+        if (pack_a) pack_a_transposed(a + i0 + p.pc * s.lda, s.lda, i1 - i0, p.kc, packed_a);
+        wait_for(p.packed, p.packs);
+        std::atomic<int64_t>& block_done = k_done[static_cast<size_t>(p.blocks + part)];
+        wait_for(block_done, p.k_step);
+        const BPanel<T> panel{b, p.pc, p.kc, p.jc, p.nc, p.in_place, packed_b};
+        multiply_panel<Kernel>(s, panel,
+                               pack_a ? a_packed(packed_a, i0, p.kc) : a_in_place(s, a, p.pc),
+                               C + p.b * s.stride_c, i0, i1, j0, j1);
+        block_done.store(p.k_step + 1, std::memory_order_release);
+        p.computed.fetch_add(1, std::memory_order_release);
+      });
     }
   });
 }
