@@ -349,6 +349,12 @@ void register_all() {
 
 // ---- the comparison table ----------------------------------------------------------------------
 
+// Decimals to print a time in microseconds with: three for the tiny products
+// (a tenth of a microsecond), one for the others.
+int digits(double us) {
+  return us < 10 ? 3 : 1;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -381,13 +387,14 @@ class ComparisonReporter : public benchmark::ConsoleReporter {
             std::string("gemm/") + p.name + "/" + std::to_string(threads) + "t/";
         const auto ours = times_.find(key + "attograd"), blas = times_.find(key + "openblas");
         if (ours == times_.end()) continue;
-        std::printf("%-16s %-34s %7d %11.1f", p.name, p.what, threads, median(ours->second));
+        std::printf("%-16s %-34s %7d %11.*f", p.name, p.what, threads, digits(median(ours->second)),
+                    median(ours->second));
         if (blas != times_.end()) {
           const double ratio = median(blas->second) / median(ours->second);
           const double best = *std::min_element(blas->second.begin(), blas->second.end()) /
                               *std::min_element(ours->second.begin(), ours->second.end());
-          std::printf(" %11.1f %6.2f %6.2f%s", median(blas->second), ratio, best,
-                      ratio < 1.0 ? "  < 1.0" : "");
+          std::printf(" %11.*f %6.2f %6.2f%s", digits(median(blas->second)), median(blas->second),
+                      ratio, best, ratio < 1.0 ? "  < 1.0" : "");
           slower += ratio < 1.0;
           ++rows;
         }

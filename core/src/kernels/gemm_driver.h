@@ -411,7 +411,14 @@ void gemm_shared_panels(const GemmShape& s, const T* A, const T* B, T* C, const 
   const int threads = split.threads;
   const int64_t tasks = split.tasks_per_panel;
   const bool pack_a = packs_a<Kernel>(s);
-  const int64_t width = std::min(pack_a ? kWidePanels * kNC : kNC, (s.N + NR - 1) / NR * NR);
+  // A panel is kNC columns per thread, up to kWidePanels of them: cut in
+  // columns first, each thread's block of it is then as wide as gemm_item's
+  // panels, and each A sliver is reused as often (at 1024^3 on two threads,
+  // 3% faster than kNC-wide panels). A packed A^T takes kWidePanels x kNC
+  // (below).
+  const int64_t width =
+      std::min((pack_a ? kWidePanels : std::min<int64_t>(threads, kWidePanels)) * kNC,
+               (s.N + NR - 1) / NR * NR);
   const int64_t kc_max = std::min(kKC<T>, s.K);
   const int64_t row_slivers = (s.M + kMR - 1) / kMR;
   // How a panel nc wide is cut into row_parts x col_parts blocks of C:
