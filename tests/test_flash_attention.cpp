@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,14 @@ struct Result {
 
 // The output and the gradients of sum(out * weights): streamed or materialised.
 Result run(bool streamed, const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& mask,
-           bool causal) {
+           bool causal, std::optional<double> scale = std::nullopt) {
   Tensor q = q0.detach().clone().requires_grad_();
   Tensor k = k0.detach().clone().requires_grad_();
   Tensor v = v0.detach().clone().requires_grad_();
   const Tensor out =
-      streamed ? F::scaled_dot_product_attention(q, k, v, mask, 0.0, causal)
-               : F::scaled_dot_product_attention_with_weights(q, k, v, mask, 0.0, causal).output;
+      streamed
+          ? F::scaled_dot_product_attention(q, k, v, mask, 0.0, causal, scale)
+          : F::scaled_dot_product_attention_with_weights(q, k, v, mask, 0.0, causal, scale).output;
   manual_seed(7);
   sum(out * uniform(out.shape(), -1, 1, out.dtype())).backward();
   return {out.detach(), q.grad(), k.grad(), v.grad()};
@@ -44,6 +46,9 @@ struct Case {
   Shape q, k, v;  // shapes
   Tensor mask;    // bool or float32 (converted to the dtype under test), or undefined
   bool causal = false;
+  // The kernel folds a positive scale into its exp; with an additive mask or
+  // a scale <= 0 it scales the scores in the mask pass instead.
+  std::optional<double> scale = std::nullopt;
 };
 
 void expect_streamed_matches_reference(const Case& c, DType dtype) {
@@ -52,7 +57,8 @@ void expect_streamed_matches_reference(const Case& c, DType dtype) {
   const Tensor q = uniform(c.q, -2, 2, dtype), k = uniform(c.k, -2, 2, dtype),
                v = uniform(c.v, -1, 1, dtype);
   const Tensor mask = c.mask.defined() && c.mask.dtype() != kBool ? c.mask.to(dtype) : c.mask;
-  const Result s = run(true, q, k, v, mask, c.causal), r = run(false, q, k, v, mask, c.causal);
+  const Result s = run(true, q, k, v, mask, c.causal, c.scale),
+               r = run(false, q, k, v, mask, c.causal, c.scale);
   const double tol = dtype == kFloat64 ? 1e-12 : 2e-5;
   const double keys = static_cast<double>(c.k[c.k.size() - 2]);
   EXPECT_TRUE(all_close(s.out, r.out, tol, tol));
@@ -92,6 +98,29 @@ std::vector<Case> cases() {
   out.push_back(
       {"batch broadcast", {2, 3, 5, 8}, {1, 3, 7, 8}, {2, 1, 7, 4}, random_keep({2, 1, 5, 7})});
   out.push_back({"4-D heads", {2, 4, 65, 16}, {2, 4, 80, 16}, {2, 4, 80, 16}, Tensor(), true});
+  for (const double scale : {1.7, 0.0, -0.5}) {
+    out.push_back({"scale " + std::to_string(scale),
+                   {2, 6, 8},
+                   {2, 9, 8},
+                   {2, 9, 4},
+                   Tensor(),
+                   false,
+                   scale});
+    out.push_back({"scale " + std::to_string(scale) + ", keep + causal",
+                   {2, 9, 8},
+                   {2, 9, 8},
+                   {2, 9, 4},
+                   random_keep({9, 9}),
+                   true,
+                   scale});
+    out.push_back({"scale " + std::to_string(scale) + ", additive",
+                   {2, 6, 8},
+                   {2, 9, 8},
+                   {2, 9, 4},
+                   uniform({6, 9}, -3, 3, kFloat32),
+                   false,
+                   scale});
+  }
   return out;
 }
 
