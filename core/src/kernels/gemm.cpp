@@ -1,6 +1,6 @@
 // GEMM dispatch: picks the fastest micro-kernel this CPU can run, once, at the
 // first call, and holds the pieces of the driver (gemm_driver.h) that need
-// no template: the per-thread packing buffer and the thread split.
+// no template: the per-thread packing buffers and the thread split.
 //
 // The kernel versions, each a step of docs/matmul.md (which gives their
 // speeds against OpenBLAS and the bench_gemm command that measures them):
@@ -8,7 +8,8 @@
 //   scalar  blocked driver, B packed, 6 x 8 plain C++ tile
 //           (gemm_scalar.cpp; GCC -O3 vectorizes it with SSE2)
 //   avx2    same driver, 6 x 16 AVX2 + FMA tile (gemm_avx2.cpp)
-//   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp)
+//   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp); tiny products
+//           skip the driver and run the tiles on A and B in place
 //   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp; AArch64, tested under QEMU)
 #include <algorithm>
 #include <new>
