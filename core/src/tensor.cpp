@@ -23,17 +23,10 @@ Storage::~Storage() {
 
 // ---- Tensor -------------------------------------------------------------------
 
-const TensorImpl& Tensor::checked() const {
-  if (!impl_) throw Error("tensor: operation on an undefined tensor (Tensor{})");
-  return *impl_;
+void Tensor::throw_undefined() {
+  throw Error("tensor: operation on an undefined tensor (Tensor{})");
 }
 
-const Shape& Tensor::shape() const {
-  return checked().shape();
-}
-const Shape& Tensor::strides() const {
-  return checked().strides();
-}
 // A tensor's shape was checked when it was made (shape_numel: no negative
 // dims, no overflow), so counting its elements is a plain product here, not
 // shape_numel's checked one (a division per dim; 6% of the d2l toy call).
@@ -41,9 +34,6 @@ int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape()) n *= d;
   return n;
-}
-DType Tensor::dtype() const {
-  return checked().dtype();
 }
 
 int64_t Tensor::size(int64_t d) const {

@@ -112,13 +112,13 @@ class Tensor {
 
   // ---- shape and type -------------------------------------------------------
   bool defined() const { return impl_ != nullptr; }
-  const Shape& shape() const;
-  const Shape& strides() const;
+  const Shape& shape() const { return checked().shape(); }
+  const Shape& strides() const { return checked().strides(); }
   int64_t dim() const { return static_cast<int64_t>(shape().size()); }
   int64_t numel() const;
   // Negative dims count from the end; a 0-d tensor has no dims to ask about.
   int64_t size(int64_t dim) const;
-  DType dtype() const;
+  DType dtype() const { return checked().dtype(); }
   bool is_contiguous() const;  // an empty tensor always is (as in PyTorch)
   // The version of the storage (see Storage::version), shared by every view.
   uint64_t version() const;
@@ -209,7 +209,13 @@ class Tensor {
 
  private:
   friend struct detail::TensorImplAccess;  // hands the engine the shared handle
-  const TensorImpl& checked() const;
+  // The impl, or ag::Error for an undefined tensor. Inline, with the throw out
+  // of line: shape() and dtype() are called several times per op.
+  const TensorImpl& checked() const {
+    if (!impl_) throw_undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void throw_undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 
