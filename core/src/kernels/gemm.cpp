@@ -17,7 +17,6 @@
 #include <string>
 
 #include "attograd/error.h"
-#include "attograd/threads.h"
 #include "cpu_features.h"
 #include "gemm_driver.h"
 
@@ -53,7 +52,9 @@ constexpr int64_t kTasksPerThread = 4;
 
 GemmSplit plan_gemm_split(const GemmShape& s) {
   GemmSplit split;
-  split.threads = get_num_threads();
+  // 1 inside a parallel region, where a nested call would run every task
+  // on this one thread, each packing its share of B again
+  split.threads = ag::detail::usable_threads();
   const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.M) *
                        static_cast<double>(s.N) * static_cast<double>(s.K);
   if (split.threads <= 1 || flops < kMinParallelFlops) return split;

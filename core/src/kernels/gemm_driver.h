@@ -115,12 +115,12 @@ enum class Scratch { Own, Shared };
 void* gemm_scratch(size_t bytes, Scratch which = Scratch::Own);
 
 struct GemmSplit {
-  int threads = 1;              // get_num_threads() when planned
+  int threads = 1;              // detail::usable_threads() when planned
   bool parallel = false;        // false: run everything on the calling thread
   bool whole_items = false;     // parallel over batch items, each on one thread
   int64_t tasks_per_panel = 1;  // else: blocks of C per shared B panel
 };
-// How to share one gemm among get_num_threads() threads.
+// How to share one gemm among detail::usable_threads() threads.
 GemmSplit plan_gemm_split(const GemmShape& s);
 
 // [begin, end) of part `part` of `parts` near-equal parts of [0, extent),
