@@ -99,27 +99,12 @@ std::vector<Case> cases() {
       {"batch broadcast", {2, 3, 5, 8}, {1, 3, 7, 8}, {2, 1, 7, 4}, random_keep({2, 1, 5, 7})});
   out.push_back({"4-D heads", {2, 4, 65, 16}, {2, 4, 80, 16}, {2, 4, 80, 16}, Tensor(), true});
   for (const double scale : {1.7, 0.0, -0.5}) {
-    out.push_back({"scale " + std::to_string(scale),
-                   {2, 6, 8},
-                   {2, 9, 8},
-                   {2, 9, 4},
-                   Tensor(),
-                   false,
-                   scale});
-    out.push_back({"scale " + std::to_string(scale) + ", keep + causal",
-                   {2, 9, 8},
-                   {2, 9, 8},
-                   {2, 9, 4},
-                   random_keep({9, 9}),
-                   true,
-                   scale});
-    out.push_back({"scale " + std::to_string(scale) + ", additive",
-                   {2, 6, 8},
-                   {2, 9, 8},
-                   {2, 9, 4},
-                   uniform({6, 9}, -3, 3, kFloat32),
-                   false,
-                   scale});
+    const std::string name = "scale " + std::to_string(scale);
+    const Shape k{2, 9, 8}, v{2, 9, 4};
+    const Tensor additive = uniform({6, 9}, -3, 3, kFloat32);
+    out.push_back({name, {2, 6, 8}, k, v, Tensor(), false, scale});
+    out.push_back({name + ", keep + causal", {2, 9, 8}, k, v, random_keep({9, 9}), true, scale});
+    out.push_back({name + ", additive", {2, 6, 8}, k, v, additive, false, scale});
   }
   return out;
 }
