@@ -278,12 +278,13 @@ TEST_F(GemmTest, SeveralCacheBlocks) {
   }
 }
 
-// A transposed A taller than one packed block (1020 rows), so B is packed
-// again for the second block, and wider than one micro-kernel so A is packed.
+// A transposed A taller than one packed block (1152 rows), so it is cut into
+// two blocks of 606 and 595 rows and B is packed again for the second, and
+// wider than one micro-kernel so A is packed.
 TEST_F(GemmTest, TallTransposedA) {
   for (int t = 0; t < 2; ++t) {
     Case c;
-    c.M = 1031;
+    c.M = 1201;
     c.N = 70;
     c.K = 21;
     c.trans_a = true;
@@ -339,7 +340,7 @@ TEST_F(GemmTest, SharedPanels) {
   struct Shape {
     int64_t batch, M, N, K;
   };
-  for (const Shape& sh : {Shape{1, 31, 1100, 400}, Shape{2, 37, 530, 400}, Shape{1, 600, 70, 60},
+  for (const Shape& sh : {Shape{1, 31, 1100, 400}, Shape{2, 37, 530, 400}, Shape{1, 250, 70, 60},
                           Shape{1, 7, 1300, 150}, Shape{3, 50, 300, 70}}) {
     for (int t = 0; t < 4; ++t) {
       Case c;
@@ -359,6 +360,29 @@ TEST_F(GemmTest, SharedPanels) {
   wide.K = 50;
   wide.trans_a = true;
   check_both_types(wide, {1, 2});
+}
+
+// Each thread its own rows of C (few batch items, at least 128 rows per
+// thread): ragged rows, a B read in place (K N small), two k blocks, and a
+// transposed A that one thread packs in two blocks of rows and two or three
+// threads in one each; on 2 and 3 threads, so that the parts are uneven.
+TEST_F(GemmTest, RowsApart) {
+  struct Shape {
+    int64_t batch, M, N, K;
+  };
+  for (const Shape& sh : {Shape{1, 401, 90, 37}, Shape{2, 400, 100, 400}, Shape{1, 1300, 70, 21}}) {
+    for (int t = 0; t < 4; ++t) {
+      Case c;
+      c.batch = sh.batch;
+      c.M = sh.M;
+      c.N = sh.N;
+      c.K = sh.K;
+      c.trans_a = t & 1;
+      c.trans_b = t & 2;
+      c.pad = 1;
+      check_both_types(c, {1, 2, 3});
+    }
+  }
 }
 
 // Tiny products, which a kernel may run without the blocked driver (the

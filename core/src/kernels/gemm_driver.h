@@ -43,18 +43,21 @@
 // from 128 to 384) no faster.
 //
 // Threads (plan_gemm_split): with many batch items, each thread takes whole
-// items from a shared counter (gemm_item). With few, the threads
-// share the work of each item panel by panel (gemm_shared_panels): they pack
-// each B panel once, together, into a buffer they all read, and then take
-// blocks of rows (and, for short C, of columns) to multiply with it. Every C
-// element is still summed over k in the same order, so the result does not
-// depend on the number of threads.
+// items from a shared counter (gemm_item). With few, and a tall C, each
+// thread runs gemm_item on its own part of the rows of C, packing its own
+// copy of B (two threads then run as two one-thread products side by side).
+// With a short C, the threads share the work of each item panel by panel
+// (gemm_shared_panels): they pack each B panel once, together, into a buffer
+// they all read, and then take blocks of rows (and of columns) to multiply
+// with it. Every C element is still summed over k in the same order, so the
+// result does not depend on the number of threads.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -71,11 +74,13 @@ inline constexpr int kMR = 6;  // every micro-kernel computes 6 rows of C
 template <typename T>
 inline constexpr int64_t kKC = 1536 / sizeof(T);
 inline constexpr int64_t kNC = 512;
-// Rows of a transposed A packed at a time (KC x MC = 1.5 MB of floats): all
-// of them, up to 170 slivers, so that A is packed once per k block rather
-// than once per column panel too (4-5% faster on 1024^3 A^T B than packing
-// 48 rows per panel); a taller A packs B again for each block of rows.
-inline constexpr int64_t kMC = 170 * kMR;
+// Rows of a transposed A packed at a time, at most (KC x MC = 1.7 MB of
+// floats): all of them, up to 192 slivers, so that A is packed once per k
+// block rather than once per column panel too (4-5% faster on 1024^3 A^T B
+// than packing 48 rows per panel). A taller A is cut into equal blocks
+// (row_block), each of which packs B again. (With 170 slivers, 1024 rows were
+// 1020 and 4, and B was packed a second time for those 4.)
+inline constexpr int64_t kMC = 192 * kMR;
 inline constexpr int64_t kDirectBBytes = 32 * 1024;  // an L1
 
 // One micro-kernel call: the m x n tile of C at c (m <= kMR, n <= NR) gets
@@ -118,6 +123,7 @@ struct GemmSplit {
   int threads = 1;              // detail::usable_threads() when planned
   bool parallel = false;        // false: run everything on the calling thread
   bool whole_items = false;     // parallel over batch items, each on one thread
+  bool rows_apart = false;      // else: each thread its own rows, packing its own B
   int64_t tasks_per_panel = 1;  // else: blocks of C per shared B panel
 };
 // How to share one gemm among detail::usable_threads() threads.
@@ -206,23 +212,33 @@ void pack_b(const GemmShape& s, const T* B, int64_t pc, int64_t kc, int64_t j0, 
 // each kc groups of kMR values. Read in place, an A sliver would be kc cache
 // lines a row of A apart with 24 or 48 bytes used in each, which for a
 // power-of-two row stride all fall in a few cache sets: it would not stay in
-// cache while the jr loop reuses it. Packed kMC rows at a time, each line of
-// A is read once, whole.
+// cache while the jr loop reuses it. Packed up to kMC rows at a time, each
+// line of A is read once, whole.
+//
+// It goes kRows rows of A at a time, and within them sliver by sliver: each
+// sliver gets kRows groups, one contiguous run, while the kRows rows are read
+// along. Going one whole row of A at a time instead wrote a group into each
+// of up to kMC / kMR slivers a packed sliver (9 KB) apart, lines that fall in
+// a few L1 sets, so each write missed: 5% of 1024^3 A^T B's time went to this
+// copy. kRows rows of a power-of-two stride share one L1 set too, so they are
+// fewer than its 12 (Intel) or 8 (AMD) ways.
 template <typename T>
 void pack_a_transposed(const T* a, int64_t lda, int64_t mc, int64_t kc, T* dst) {
-  for (int64_t k = 0; k < kc; ++k) {
-    const T* src = a + k * lda;
-    if (k + 8 < kc) {
-      for (int64_t i = 0; i < mc; i += 64 / sizeof(T)) __builtin_prefetch(src + 8 * lda + i);
-      __builtin_prefetch(src + 8 * lda + mc - 1);
-    }
-    const int64_t whole = mc / kMR * kMR;
+  constexpr int64_t kRows = 6;
+  const int64_t whole = mc / kMR * kMR;
+  for (int64_t k0 = 0; k0 < kc; k0 += kRows) {
+    const int64_t k1 = std::min(kc, k0 + kRows);
     for (int64_t i0 = 0; i0 < whole; i0 += kMR) {
-      T* group = dst + i0 * kc + k * kMR;  // sliver i0 / kMR, step k
-#pragma GCC unroll 6
-      for (int i = 0; i < kMR; ++i) group[i] = src[i0 + i];  // fixed length: a few vector moves
+      T* group = dst + i0 * kc + k0 * kMR;  // sliver i0 / kMR, step k0
+      // A fixed length: a few vector moves (a loop of kMR, written to a T*
+      // that may alias a, compiled to one scalar move per value)
+      for (int64_t k = k0; k < k1; ++k, group += kMR) {
+        std::memcpy(group, a + k * lda + i0, sizeof(T) * kMR);
+      }
     }
-    for (int64_t i = whole; i < mc; ++i) dst[whole * kc + k * kMR + i - whole] = src[i];  // ragged
+    for (int64_t k = k0; k < k1; ++k) {  // the ragged last sliver
+      for (int64_t i = whole; i < mc; ++i) dst[whole * kc + k * kMR + i - whole] = a[k * lda + i];
+    }
   }
 }
 
@@ -307,21 +323,28 @@ bool packs_a(const GemmShape& s) {
   return s.trans_a && s.N > Kernel::kNR;
 }
 
+// The rows of a transposed A packed at a time: M cut into as few equal
+// blocks of at most kMC rows as it takes, whole slivers each.
+inline int64_t row_block(int64_t M) {
+  const int64_t blocks = (M + kMC - 1) / kMC;
+  return ((M + blocks - 1) / blocks + kMR - 1) / kMR * kMR;
+}
+
 // One batch item, on the calling thread.
 template <class Kernel, typename T = typename Kernel::T>
 void gemm_item(const GemmShape& s, const T* A, const T* B, T* C) {
   constexpr int NR = Kernel::kNR;
   const bool pack_a = packs_a<Kernel>(s);
-  const int64_t row_block = pack_a ? kMC : s.M;
+  const int64_t rows = pack_a ? row_block(s.M) : s.M;
   const int64_t kc_max = std::min(kKC<T>, s.K);
   const int64_t panel_width = (std::min(kNC, s.N) + NR - 1) / NR * NR;
   // Whole slivers: a ragged last one still takes kMR x kc.
-  const int64_t packed_rows = pack_a ? (std::min(kMC, s.M) + kMR - 1) / kMR * kMR : 0;
+  const int64_t packed_rows = pack_a ? rows : 0;
   T* packed_b = static_cast<T*>(gemm_scratch(sizeof(T) * (panel_width + packed_rows) * kc_max));
   T* packed_a = packed_b + panel_width * kc_max;
 
-  for (int64_t ic = 0; ic < s.M; ic += row_block) {
-    const int64_t mc = std::min(row_block, s.M - ic);
+  for (int64_t ic = 0; ic < s.M; ic += rows) {
+    const int64_t mc = std::min(rows, s.M - ic);
     for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
       const int64_t kc = std::min(kKC<T>, s.K - pc);
       // A transposed A is packed once for all the column panels.
@@ -562,6 +585,21 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
     std::atomic<int64_t> next{0};
     ag::detail::parallel_for(split.threads, [&](int64_t, int64_t) {
       for (int64_t b = next++; b < s.batch; b = next++) item(b);
+    });
+  } else if (split.rows_apart) {
+    // Part t of the rows of every item, on thread t, exactly as one thread
+    // would compute them: a gemm of its own on those rows of A and C.
+    ag::detail::parallel_for(split.threads, [&](int64_t first, int64_t last) {
+      for (int64_t part = first; part < last; ++part) {
+        const auto [i0, i1] = part_range(s.M, kMR, split.threads, part);
+        GemmShape rows = s;
+        rows.M = i1 - i0;
+        const int64_t a_offset = s.trans_a ? i0 : i0 * s.lda;  // op(A) row i0
+        for (int64_t b = 0; b < s.batch; ++b) {
+          gemm_item<Kernel>(rows, A + b * s.stride_a + a_offset, B + b * s.stride_b,
+                            C + b * s.stride_c + i0 * s.ldc);
+        }
+      }
     });
   } else {
     gemm_shared_panels<Kernel>(s, A, B, C, split);
