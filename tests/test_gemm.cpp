@@ -193,6 +193,22 @@ void check_both_types(const Case& c, const std::vector<int>& thread_counts = {1,
   check_case<double>(c, thread_counts);
 }
 
+// Every transpose form of a padded [batch] M x K by K x N product, on each thread count.
+void check_every_transpose(int64_t batch, int64_t M, int64_t N, int64_t K,
+                           const std::vector<int>& thread_counts) {
+  for (int t = 0; t < 4; ++t) {
+    Case c;
+    c.batch = batch;
+    c.M = M;
+    c.N = N;
+    c.K = K;
+    c.trans_a = t & 1;
+    c.trans_b = t & 2;
+    c.pad = 1;
+    check_both_types(c, thread_counts);
+  }
+}
+
 class GemmTest : public ::testing::Test {
  protected:
   void SetUp() override { threads_ = ag::get_num_threads(); }
@@ -341,19 +357,8 @@ TEST_F(GemmTest, SharedPanels) {
     int64_t batch, M, N, K;
   };
   for (const Shape& sh : {Shape{1, 31, 1100, 400}, Shape{2, 37, 530, 400}, Shape{1, 250, 70, 60},
-                          Shape{1, 7, 1300, 150}, Shape{3, 50, 300, 70}}) {
-    for (int t = 0; t < 4; ++t) {
-      Case c;
-      c.batch = sh.batch;
-      c.M = sh.M;
-      c.N = sh.N;
-      c.K = sh.K;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
-      c.pad = 1;
-      check_both_types(c, {1, 2, 3});
-    }
-  }
+                          Shape{1, 7, 1300, 150}, Shape{3, 50, 300, 70}})
+    check_every_transpose(sh.batch, sh.M, sh.N, sh.K, {1, 2, 3});
   Case wide;  // a transposed A over a panel of 2100 columns (over 4 x kNC: two panels)
   wide.M = 13;
   wide.N = 2100;
@@ -370,19 +375,8 @@ TEST_F(GemmTest, RowsApart) {
   struct Shape {
     int64_t batch, M, N, K;
   };
-  for (const Shape& sh : {Shape{1, 401, 90, 37}, Shape{2, 400, 100, 400}, Shape{1, 1300, 70, 21}}) {
-    for (int t = 0; t < 4; ++t) {
-      Case c;
-      c.batch = sh.batch;
-      c.M = sh.M;
-      c.N = sh.N;
-      c.K = sh.K;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
-      c.pad = 1;
-      check_both_types(c, {1, 2, 3});
-    }
-  }
+  for (const Shape& sh : {Shape{1, 401, 90, 37}, Shape{2, 400, 100, 400}, Shape{1, 1300, 70, 21}})
+    check_every_transpose(sh.batch, sh.M, sh.N, sh.K, {1, 2, 3});
 }
 
 // Tiny products, which a kernel may run without the blocked driver (the
