@@ -193,17 +193,23 @@ void check_both_types(const Case& c, const std::vector<int>& thread_counts = {1,
   check_case<double>(c, thread_counts);
 }
 
-// Every transpose form of a padded [batch] M x K by K x N product, on each thread count.
+// An M x K by K x N product in transpose form t: bit 0 transposes A, bit 1 B.
+Case product(int64_t M, int64_t N, int64_t K, int t) {
+  Case c;
+  c.M = M;
+  c.N = N;
+  c.K = K;
+  c.trans_a = t & 1;
+  c.trans_b = t & 2;
+  return c;
+}
+
+// Every transpose form of a padded [batch] product, on each thread count.
 void check_every_transpose(int64_t batch, int64_t M, int64_t N, int64_t K,
                            const std::vector<int>& thread_counts) {
   for (int t = 0; t < 4; ++t) {
-    Case c;
+    Case c = product(M, N, K, t);
     c.batch = batch;
-    c.M = M;
-    c.N = N;
-    c.K = K;
-    c.trans_a = t & 1;
-    c.trans_b = t & 2;
     c.pad = 1;
     check_both_types(c, thread_counts);
   }
@@ -267,17 +273,8 @@ TEST_F(GemmTest, NonSquareSizes) {
 TEST_F(GemmTest, SkinnyShapes) {
   const std::vector<std::array<int64_t, 3>> shapes = {{1, 257, 129}, {257, 1, 65}, {129, 65, 1},
                                                       {2, 129, 257}, {257, 7, 3},  {1, 1, 257}};
-  for (const auto& [m, n, k] : shapes) {
-    for (int t = 0; t < 4; ++t) {
-      Case c;
-      c.M = m;
-      c.N = n;
-      c.K = k;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
-      check_both_types(c);
-    }
-  }
+  for (const auto& [m, n, k] : shapes)
+    for (int t = 0; t < 4; ++t) check_both_types(product(m, n, k, t));
 }
 
 // Wider than one column block (512) and deeper than one k block (384 floats,
@@ -389,12 +386,7 @@ TEST_F(GemmTest, TinyProducts) {
                                                       {5, 129, 33}, {32, 32, 32}, {33, 32, 32}};
   for (const auto& [m, n, k] : shapes) {
     for (int t = 0; t < 4; ++t) {
-      Case c;
-      c.M = m;
-      c.N = n;
-      c.K = k;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
+      Case c = product(m, n, k, t);
       check_both_types(c, {1, 2});
       c.batch = 3;
       c.pad = 2;
