@@ -248,11 +248,7 @@ TEST_F(GemmTest, SquareSizes) {
   for (int64_t n : kSizes) {
     for (int t = 0; t < 4; ++t) {
       if (n == 257 && t % 3 != 0) continue;  // the largest: plain and both transposed only
-      Case c;
-      c.M = c.N = c.K = n;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
-      check_both_types(c);
+      check_both_types(product(n, n, n, t));
     }
   }
 }
@@ -260,12 +256,7 @@ TEST_F(GemmTest, SquareSizes) {
 TEST_F(GemmTest, NonSquareSizes) {
   const int64_t n = static_cast<int64_t>(kSizes.size());
   for (int64_t i = 0; i < n; ++i) {
-    Case c;
-    c.M = kSizes[i];
-    c.N = kSizes[(i + 5) % n];
-    c.K = kSizes[(i + 9) % n];
-    c.trans_a = i & 1;
-    c.trans_b = i & 2;
+    Case c = product(kSizes[i], kSizes[(i + 5) % n], kSizes[(i + 9) % n], static_cast<int>(i));
     check_both_types(c);
   }
 }
@@ -281,12 +272,7 @@ TEST_F(GemmTest, SkinnyShapes) {
 // 192 doubles), with B too big to be read in place.
 TEST_F(GemmTest, SeveralCacheBlocks) {
   for (int t = 0; t < 4; ++t) {
-    Case c;
-    c.M = 13;
-    c.N = 530;
-    c.K = 400;
-    c.trans_a = t & 1;
-    c.trans_b = t & 2;
+    Case c = product(13, 530, 400, t);
     check_both_types(c);
   }
 }
@@ -309,13 +295,8 @@ TEST_F(GemmTest, TallTransposedA) {
 TEST_F(GemmTest, StridedBatches) {
   for (int t = 0; t < 4; ++t) {
     for (int64_t batch : {2, 3, 4}) {
-      Case c;
+      Case c = product(17, 33, 15, t);
       c.batch = batch;
-      c.M = 17;
-      c.N = 33;
-      c.K = 15;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
       c.pad = 3;
       c.gap = 5;
       check_both_types(c);
@@ -330,13 +311,8 @@ TEST_F(GemmTest, StridedBatches) {
 TEST_F(GemmTest, WorkSplitAcrossThreads) {
   for (int64_t batch : {1, 3}) {
     for (int t = 0; t < 4; ++t) {
-      Case c;
+      Case c = product(97, 520, 33, t);
       c.batch = batch;
-      c.M = 97;
-      c.N = 520;
-      c.K = 33;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
       check_both_types(c, {1, 2, 3});
     }
   }
@@ -406,13 +382,8 @@ TEST_F(GemmTest, EdgeTiles) {
   for (int64_t m = 1; m <= 7; ++m) {
     for (int64_t n : {1, 3, 4, 5, 8, 9, 15, 16, 17, 31, 33, 47, 48, 49, 63, 64, 65}) {
       for (int t = 0; t < 4; ++t) {
-        Case c;
-        c.M = m;
-        c.N = n;
-        c.K = 19;
+        Case c = product(m, n, 19, t);
         c.pad = 5;  // a store past column n lands in the padding, which must stay untouched
-        c.trans_a = t & 1;
-        c.trans_b = t & 2;
         check_both_types(c, {1});
       }
     }
@@ -446,13 +417,8 @@ TEST_F(GemmTest, AttentionShapes) {
   for (const Shape& sh : {Shape{3, 128, 128, 64, false, true}, Shape{3, 128, 64, 128, false, false},
                           Shape{3, 128, 64, 128, true, false}, Shape{10, 4, 6, 20, false, true},
                           Shape{10, 4, 20, 6, false, false}, Shape{2, 20, 64, 8, false, false}}) {
-    Case c;
+    Case c = product(sh.M, sh.N, sh.K, sh.trans_a | sh.trans_b << 1);
     c.batch = sh.batch;
-    c.M = sh.M;
-    c.N = sh.N;
-    c.K = sh.K;
-    c.trans_a = sh.trans_a;
-    c.trans_b = sh.trans_b;
     check_both_types(c, {1, 2});
   }
 }
@@ -462,13 +428,8 @@ TEST_F(GemmTest, ZeroSizeDimensions) {
                                                       {0, 5, 7, 3}, {3, 4, 6, 0}, {2, 0, 0, 0}};
   for (const auto& [batch, m, n, k] : shapes) {
     for (int t = 0; t < 4; ++t) {
-      Case c;
+      Case c = product(m, n, k, t);
       c.batch = batch;
-      c.M = m;
-      c.N = n;
-      c.K = k;
-      c.trans_a = t & 1;
-      c.trans_b = t & 2;
       check_both_types(c);
     }
   }
