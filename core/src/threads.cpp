@@ -59,15 +59,11 @@ thread_local bool t_in_region = false;
 // (the caller) before it sleeps.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
-// Spins until done() or kSpin has passed; true if done() came true.
+// Spins until done() or kSpin has passed (the caller then sleeps if need be).
 template <typename Done>
-bool spin_until(const Done& done) {
+void spin_until(const Done& done) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::yield();
-  }
-  return true;
+  while (!done() && std::chrono::steady_clock::now() <= until) std::this_thread::yield();
 }
 
 class ThreadPool {
