@@ -4,6 +4,7 @@
 
 #include "attograd/core.h"
 #include "attograd/nn/attention.h"
+#include "attograd/nn/encoder_decoder.h"
 #include "attograd/nn/functional.h"
 #include "attograd/nn/keras.h"
 #include "attograd/nn/layers.h"
