@@ -11,3 +11,4 @@
 #include "attograd/nn/masks.h"
 #include "attograd/nn/module.h"
 #include "attograd/nn/optim.h"
+#include "attograd/nn/rnn.h"
