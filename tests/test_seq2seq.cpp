@@ -204,6 +204,28 @@ TEST(Seq2SeqTest, OneStepAtATimeEqualsTeacherForcing) {
   }
 }
 
+// Dropout (in the GRUs between layers, and on the attention weights) acts in
+// training mode only: in eval mode a model with dropout computes d2l's
+// dropout-free logits from the same state dict.
+TEST(Seq2SeqTest, DropoutOnlyInTraining) {
+  for (const Kind& kind : kKinds) {
+    auto net =
+        nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.3, kind.kind);
+    net->to(kFloat64);
+    std::map<std::string, Tensor> state;
+    for (const auto& [name, value] : fixture_state(kind.file)) state[name] = value;
+    net->load_state_dict(state);
+    const auto run = [&] {
+      return (*net)(entry(kind, "src"), entry(kind, "dec_input"), entry(kind, "src_valid_len"));
+    };
+    net->eval();
+    EXPECT_TRUE(all_close(run(), entry(kind, "logits"), 1e-10, 1e-10)) << kind.file;
+    net->train();
+    manual_seed(1);
+    EXPECT_GT(testing::max_abs_diff(run(), entry(kind, "logits")), 1e-3) << kind.file;
+  }
+}
+
 // Padded source steps get no attention, whatever the model's numbers.
 TEST(Seq2SeqTest, AlignmentIgnoresPaddingAndSumsToOne) {
   for (const Kind& kind : kKinds) {
