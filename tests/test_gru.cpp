@@ -54,6 +54,22 @@ TEST(GruCellTest, MatchesComposedCellForwardAndBackward) {
   }
 }
 
+TEST(GruCellTest, SaturatedGatesMatchTheComposedCell) {
+  // Pre-activations far out on both sides: sigmoid and tanh at 0 and +-1
+  // exactly, no NaN or inf from e^100 in the float32 path.
+  const int64_t B = 2, H = 4;
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    std::vector<double> big(static_cast<size_t>(B * 3 * H));
+    for (size_t i = 0; i < big.size(); ++i) big[i] = (i % 3 == 0 ? -1 : 1) * (100.0 + i);
+    const Tensor gi = tensor(big, {B, 3 * H}, dtype), gh = gi * 0.5,
+                 h = uniform({B, H}, -1, 1, dtype);
+    const Tensor fused = gru_cell(gi, gh, h);
+    EXPECT_FALSE(testing::has_nan(fused));
+    EXPECT_TRUE(all_close(fused, composed_gru_cell(gi, gh, h), 1e-6, 1e-6));
+  }
+}
+
 TEST(GruCellTest, Gradcheck) {
   const int64_t B = 3, H = 4;
   EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return gru_cell(in[0], in[1], in[2]); },
@@ -202,6 +218,10 @@ TEST(GruTest, ShapesAndH0Defaults) {
   // The last step of the output is the last layer's final state.
   EXPECT_TRUE(all_close(reshape(narrow(output, 0, 3, 1), {2, 3}),
                         reshape(narrow(h_n, 0, 1, 1), {2, 3}), 0, 0));
+  // A batch-major tensor permuted to time-major (a strided view) works as its copy.
+  const Tensor batch_major = randn({2, 4, 5});
+  EXPECT_TRUE(all_close(gru(permute(batch_major, {1, 0, 2})).output,
+                        gru(permute(batch_major, {1, 0, 2}).contiguous()).output, 0, 0));
   // An undefined h0 means zeros.
   auto [output0, h_n0] = gru(x, zeros({2, 2, 3}));
   EXPECT_TRUE(all_close(output, output0, 0, 0));
