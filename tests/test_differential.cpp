@@ -4,28 +4,29 @@
 // format), are rebuilt here with attograd by a small interpreter (kOps: op
 // name -> lambda) and compared node by node and gradient by gradient.
 //
-// Tolerances, per dtype: |attograd - torch| <= rtol |torch| + atol max(1, max |torch|)
-// over each tensor, float64 rtol = atol = 1e-9, float32 rtol = atol = 1e-4
-// (both engines round at every step, in the same dtype).
+// Tolerances, per tensor: |attograd - torch| <= rtol |torch| + atol max(1, max |torch|),
+// rtol = atol = 1e-9 in float64 and 1e-4 in float32 (both engines round at
+// every step, in the same dtype). A float64 node computed from float32 ones,
+// and every gradient of a graph with float32 in it, gets float32's.
 //
 // On a mismatch the runner prints the smallest failing graph it can find:
 //   forward  the first node whose value differs, rebuilt as one op over
 //            leaves holding PyTorch's values of its inputs, and rerun: that
 //            op alone, on the same numbers, differs from PyTorch.
-//   backward a reference for a smaller graph is needed, and PyTorch's
-//            gradients are only stored for the whole graph. The shrinker uses
-//            central finite differences in float64 (the graph's leaves
-//            promoted, `to` nodes kept at float64) as the reference and
-//            greedily (1) keeps the shortest prefix of ops whose last node
-//            alone, as the output, still fails, then (2) replaces each op's
-//            input node by a fresh leaf holding PyTorch's value of that node
-//            (same shape, same point), keeping every cut that still fails. A
-//            graph fails when some analytic gradient (in its own dtype)
-//            differs from the finite difference by more than 1e-5 + 1e-3 |fd|
-//            (float64) or 1e-3 max(1, max |fd|) + 1e-2 |fd| (float32). Since
-//            every stored value is away from kinks, the finite differences
-//            are sound; a backward bug too small for them (below ~1e-5) is
-//            reported with the whole graph instead.
+//   backward (a gradient differs, or backward throws) PyTorch's gradients
+//            are stored for the whole graph only, so smaller graphs take
+//            central finite differences in float64 as their reference (the
+//            leaves promoted, `to` nodes kept at float64). Greedily: (1) the
+//            shortest prefix of ops whose last node alone, as the output,
+//            still fails; then (2) each op input that is a node is cut into
+//            a fresh leaf holding PyTorch's value of that node (same shape,
+//            same point), keeping every cut that still fails. A subgraph
+//            fails when backward throws or some analytic gradient (in its
+//            own dtype) differs from the finite difference by more than
+//            1e-5 + 1e-3 |fd| (float64) or 1e-3 max(1, max |fd|) + 1e-2 |fd|
+//            (float32). Every stored value is away from kinks, so the finite
+//            differences are sound; a backward bug too small for them (below
+//            ~1e-5) is reported with the whole graph instead.
 //
 // Sanitizer builds run every 10th graph (ASan+UBSan are ~10x slower); the
 // environment variable ATTOGRAD_DIFFERENTIAL_STRIDE=N runs every N-th graph
@@ -658,7 +659,7 @@ std::string check_graph(const GraphDesc& g) {
     try {
       weighted_loss(outs).backward();
     } catch (const Error& e) {
-      return head + "backward throws: " + e.what() + "\n" + describe(g, whole(g));
+      return head + "backward throws: " + e.what() + "\n" + shrink_backward(g);
     }
   }
   for (const Leaf& l : g.leaves) {
