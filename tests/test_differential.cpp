@@ -30,7 +30,9 @@
 //
 // Sanitizer builds run every 10th graph (ASan+UBSan are ~10x slower); the
 // environment variable ATTOGRAD_DIFFERENTIAL_STRIDE=N runs every N-th graph
-// in any build, and ATTOGRAD_DIFFERENTIAL_GRAPH=id runs only that graph.
+// in any build, ATTOGRAD_DIFFERENTIAL_GRAPH=id runs only that graph, and
+// ATTOGRAD_DIFFERENTIAL_DIR=dir reads dir/differential_<i>.npz instead of the
+// committed files (graphs made with the generator's --count, --seed, --out).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -685,13 +687,15 @@ std::vector<double> as_doubles(const Tensor& t) {
   return t.to_vector();
 }
 
-// Every tests/fixtures/differential_<i>.npz, loaded once.
+// Every tests/fixtures/differential_<i>.npz (or $ATTOGRAD_DIFFERENTIAL_DIR/...), loaded once.
 const std::vector<GraphFile>& graph_files() {
   static const std::vector<GraphFile> files = [] {
     std::vector<GraphFile> out;
     for (int i = 0;; ++i) {
+      const char* dir = std::getenv("ATTOGRAD_DIFFERENTIAL_DIR");
+      const std::string name = "differential_" + std::to_string(i) + ".npz";
       const std::string path =
-          testing::source_path("tests/fixtures/differential_" + std::to_string(i) + ".npz");
+          dir ? std::string(dir) + "/" + name : testing::source_path("tests/fixtures/" + name);
       if (!std::filesystem::exists(path)) break;
       out.emplace_back();
       GraphFile& f = out.back();
