@@ -329,6 +329,10 @@ Tolerance tolerance(DType dtype) {
   return dtype == kFloat64 ? Tolerance{1e-9, 1e-9} : Tolerance{1e-4, 1e-4};
 }
 
+// The largest error / tolerance seen in float64 and float32 comparisons (the
+// margin the tolerances leave; printed after the run).
+double worst_ratio[2] = {0, 0};
+
 // "" when close (with `precision`'s tolerance), else where and by how much.
 std::string compare(const Tensor& actual, const Tensor& expected, DType precision) {
   if (!actual.defined()) return "undefined";
@@ -349,8 +353,11 @@ std::string compare(const Tensor& actual, const Tensor& expected, DType precisio
   double scale = 1;
   for (double x : e) scale = std::max(scale, std::abs(x));
   for (size_t i = 0; i < a.size(); ++i) {
-    const double err = std::abs(a[i] - e[i]);
-    if (!(err <= tol.rtol * std::abs(e[i]) + tol.atol * scale)) {
+    const double err = std::abs(a[i] - e[i]),
+                 allowed = tol.rtol * std::abs(e[i]) + tol.atol * scale;
+    double& worst = worst_ratio[precision == kFloat32];
+    worst = std::max(worst, err / allowed);
+    if (!(err <= allowed)) {
       std::ostringstream out;
       out.precision(10);
       out << "at flat index " << i << ": " << a[i] << " vs torch " << e[i] << " (|diff| " << err
@@ -742,7 +749,9 @@ TEST(Differential, EveryGraphMatchesPyTorch) {
   }
   EXPECT_EQ(failed, 0) << failed << " of " << run << " graphs differ (the first 5 are shown)";
   EXPECT_GT(run, 0);
-  std::cout << "[differential] " << run << " graphs checked\n";
+  std::cout << "[differential] " << run
+            << " graphs checked; largest error / tolerance: " << worst_ratio[0] << " (float64), "
+            << worst_ratio[1] << " (float32)\n";
 }
 
 // Every op of the graphs is in the runner's table, and the files hold graphs of 1 to 12 ops.
