@@ -5,9 +5,15 @@ Run with /usr/bin/python3 (Debian's python3-torch 1.13 and numpy live there):
 
     /usr/bin/python3 scripts/make_differential_graphs.py                  # the committed set
     /usr/bin/python3 scripts/make_differential_graphs.py --count 20000 --seed 7 --out /tmp/g
+    /usr/bin/python3 scripts/make_differential_graphs.py --count 400 --wide 0.25 --out /tmp/w
+    ATTOGRAD_DIFFERENTIAL_DIR=/tmp/g build/test_differential    # runs those instead
 
 tests/test_differential.cpp rebuilds every graph with attograd and compares
-every node's forward value and every input's gradient with PyTorch's.
+every node's forward value and every input's gradient with PyTorch's. The
+committed set is tests/fixtures/differential_{0,1,2}.npz: the defaults below
+(--count 3000 --seed 25), small sizes only (--wide 0: the sizes of matmul and
+attention stay in 1..4, so the files stay small; --wide makes some of them
+large enough for the kernels' blocked paths and flash attention's key blocks).
 
 What a graph is
 ---------------
@@ -215,6 +221,16 @@ def broadcast_partner_shape(shape):
 
 
 OPS = {}
+WIDE = 0.0  # --wide: the chance that a matmul or attention size is large
+
+
+def size(hi, keys=False):
+    """A size in [1, hi]; with --wide, sometimes large enough for the kernels'
+    blocked paths (keys: past flash attention's 512-key block)."""
+    if WIDE > 0 and random.random() < WIDE:
+        return random.randint(400, 700) if keys else random.randint(17, 90)
+    return random.randint(1, hi)
+
 
 
 def op(name, weight=1.0):
@@ -723,7 +739,7 @@ def _index_select(g):
 # ---- matmul family ------------------------------------------------------------------------------
 @op("matmul", 2.0)
 def _matmul(g):
-    k = random.randint(1, 4)
+    k = size(4)
     case = random.choice(["1x1", "2x1", "1x2", "2x2", "3x3", "3x2", "2x3", "4x3", "1x3", "3x1"])
     ra, rb = int(case[0]), int(case[2])
     batch = [random.randint(1, 3) for _ in range(max(ra, rb) - 2)]
@@ -733,7 +749,7 @@ def _matmul(g):
         b = batch[len(batch) - (r - 2):] if r > 2 else []
         b = [1 if random.random() < 0.3 else s for s in b]
         return b + last2
-    n, m = random.randint(1, 4), random.randint(1, 4)
+    n, m = size(4), size(4)
     sa = [k] if ra == 1 else side(ra, [n, k])
     sb = [k] if rb == 1 else side(rb, [k, m])
     a, b = g.pick(shape=sa), g.pick(shape=sb)
@@ -742,14 +758,14 @@ def _matmul(g):
 
 @op("bmm")
 def _bmm(g):
-    B, n, k, m = [random.randint(1, 3) for _ in range(4)]
+    B, n, k, m = random.randint(1, 3), size(3), size(3), size(3)
     a, b = g.pick(shape=[B, n, k]), g.pick(shape=[B, k, m])
     return ["bmm", a, b], torch.bmm(g.t(a), g.t(b))
 
 
 @op("mm")
 def _mm(g):
-    n, k, m = [random.randint(1, 4) for _ in range(3)]
+    n, k, m = [size(4) for _ in range(3)]
     a, b = g.pick(shape=[n, k]), g.pick(shape=[k, m])
     return ["mm", a, b], torch.mm(g.t(a), g.t(b))
 
@@ -759,7 +775,7 @@ def _linear(g):
     x = g.pick(ok=lambda t: t.dim() >= 1, fresh=lambda: g.leaf(random_shape()[:3] + [random.randint(1, 4)]))
     if g.t(x).dim() == 0:
         raise Reject()
-    fin, fout = g.t(x).shape[-1], random.randint(1, 4)
+    fin, fout = g.t(x).shape[-1], size(4)
     w = g.pick(shape=[fout, fin])
     b = g.pick(shape=[fout]) if random.random() < 0.6 else "_"
     ref = F.linear(g.t(x), g.t(w), None if b == "_" else g.t(b))
@@ -812,7 +828,7 @@ def _masked_softmax_last(g):
 # ---- attention --------------------------------------------------------------------------------------
 @op("additive_scores")
 def _additive_scores(g):
-    B, Tq, Tk, h = [random.randint(1, 4) for _ in range(4)]
+    B, Tq, Tk, h = random.randint(1, 4), size(4), size(4), size(4)
     q, k, w = g.pick(shape=[B, Tq, h]), g.pick(shape=[B, Tk, h]), g.pick(shape=[h])
     ref = (g.t(w) * torch.tanh(g.t(q).unsqueeze(2) + g.t(k).unsqueeze(1))).sum(-1)
     return ["additive_scores", q, k, w], ref
@@ -820,7 +836,7 @@ def _additive_scores(g):
 
 def attention_shapes():
     batch = random.choice([[], [2], [3], [2, 2], [1, 3]])
-    L, S, E, Ev = [random.randint(1, 4) for _ in range(4)]
+    L, S, E, Ev = size(4), size(4, keys=True), size(4), size(4)
     def vary(b):
         return [1 if random.random() < 0.25 else s for s in b]
     return batch, L, S, E, Ev, vary
@@ -1190,7 +1206,12 @@ def main():
     ap.add_argument("--seed", type=int, default=25)
     ap.add_argument("--per-file", type=int, default=1000, help="graphs per .npz")
     ap.add_argument("--out", default=DEFAULT_OUT, help="directory of differential_<i>.npz")
+    ap.add_argument("--wide", type=float, default=0.0,
+                    help="chance that a matmul or attention size is large (17-90; keys 400-700)"
+                         " so the kernels' blocked paths run; 0 in the committed set (size)")
     args = ap.parse_args()
+    global WIDE
+    WIDE = args.wide
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
