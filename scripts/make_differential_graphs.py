@@ -102,17 +102,16 @@ def numel(shape):
 
 
 class Graph:
-    def __init__(self, rng, dtype, gid):
-        self.rng = rng
+    def __init__(self, dtype, gid):
         self.dtype = dtype  # the graph's float dtype name
         self.gid = gid
         self.tensors = {}  # name -> torch tensor (leaves and nodes)
         self.kind = {}  # name -> "leaf" | "node"
-        self.lines = []
         self.leaves = []
         self.nodes = []
-        self.used = set()
+        self.used = set()  # names some node reads
         self.n_leaves = 0
+        self.node_tokens = {}  # node name -> [op, args...]
 
     # ---- leaves -----------------------------------------------------------------
     def leaf(self, shape, lo=-1.5, hi=1.5, dtype=None, grad=True, away=0.0, values=None):
@@ -189,7 +188,6 @@ class Graph:
         self.tensors[name] = value
         self.kind[name] = "node"
         self.nodes.append(name)
-        self.node_tokens = getattr(self, "node_tokens", {})
         self.node_tokens[name] = tokens
         return name
 
@@ -258,8 +256,9 @@ def binary_operands(g, ok_b=lambda t: True, b_fresh=None):
     if numel(out) > 48:
         raise Reject()
     b = g.pick(ok=ok_b, shape=sb, fresh=(b_fresh and (lambda: b_fresh(sb))))
-    if random.random() < 0.5:
-        a, b = (b, a) if b_fresh is None else (a, b)
+    swap = random.random() < 0.5  # drawn either way, so the stream of draws is fixed
+    if swap and b_fresh is None:  # a fresh divisor or exponent stays second
+        a, b = b, a
     return a, b
 
 
@@ -1138,14 +1137,14 @@ def sink_weights(shape, k, dtype):
 def build_graph(gid, n_ops):
     dtype = "f64" if random.random() < 0.5 else "f32"
     for _attempt in range(50):
-        g = Graph(random, dtype, gid)
+        g = Graph(dtype, gid)
         names, weights = zip(*[(k, w) for k, (w, _) in OPS.items()])
         tries = 0
         while len(g.nodes) < n_ops and tries < 400:
             tries += 1
             name = random.choices(names, weights)[0]
             snapshot = (dict(g.tensors), dict(g.kind), list(g.leaves), list(g.nodes), set(g.used),
-                        g.n_leaves, dict(getattr(g, "node_tokens", {})))
+                        g.n_leaves, dict(g.node_tokens))
             try:
                 tokens, value = OPS[name][1](g)
                 g.add_node(tokens, value)
