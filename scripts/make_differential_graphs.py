@@ -35,8 +35,10 @@ Values stay where the ops are smooth, so that PyTorch and attograd may only
 differ by rounding: relu/abs inputs are at least 0.05 away from 0, maximum's
 operands 0.05 apart, max's winner 0.02 above the runner-up, log/sqrt/pow
 bases >= 0.1, divisors |d| >= 0.2, exp inputs |x| <= 4, and a node whose
-values leave [-1e4, 1e4] is rejected (the op is drawn again). float32 graphs
-are computed by PyTorch in float32, as attograd computes them.
+values leave [-1e4, 1e4] is rejected (the op is drawn again), as is a float64
+attention row whose kept scores a -1e9 float mask shifts whole
+(check_conditioning). float32 graphs are computed by PyTorch in float32, as
+attograd computes them.
 
 File format (one .npz per --per-file graphs; numpy.savez_compressed)
 -------------------------------------------------------------------
