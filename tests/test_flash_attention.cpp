@@ -127,6 +127,45 @@ TEST(FlashAttentionTest, FullyMaskedRowsAreZeroWithZeroGradients) {
   EXPECT_TRUE(all_close(narrow(v.grad(), 1, 3, 1), {0, 0}, 0, 0));
 }
 
+// A float mask that shifts a whole row by -1e9 (not masked: shifted, so in
+// float32 the row's weights are uniform). The backward used to recompute the
+// weights as exp(s - lse) with lse = m + log l, which rounds to m at 1e9
+// (float32's spacing there is 64): weights, and gradients, l times too large
+// (found by tests/test_differential.cpp, graph 26: dq twice PyTorch's).
+TEST(FlashAttentionTest, RowShiftedByAHugeFloatMaskHasTheReferenceGradient) {
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    manual_seed(11);
+    const Tensor q = uniform({1, 2, 3}, -1, 1, dtype), k = uniform({1, 4, 3}, -1, 1, dtype),
+                 v = uniform({1, 4, 2}, -1, 1, dtype);
+    // row 0: every key shifted by -1e9; row 1: one key shifted, the rest kept
+    const Tensor mask = tensor({-1e9, -1e9, -1e9, -1e9, 0, -1e9, 0.5, 0}, {1, 2, 4}, dtype);
+    const Result s = run(true, q, k, v, mask, false), r = run(false, q, k, v, mask, false);
+    const double tol = dtype == kFloat64 ? 1e-12 : 2e-5;
+    EXPECT_TRUE(all_close(s.out, r.out, tol, tol));
+    EXPECT_TRUE(all_close(s.dq, r.dq, tol, tol));
+    EXPECT_TRUE(all_close(s.dk, r.dk, tol, tol));
+    EXPECT_TRUE(all_close(s.dv, r.dv, tol, tol));
+  }
+}
+
+// The mask broadcasts to the scores with the batch dims of query, key and
+// value: a mask as large as value's batch (query and key's batch is 1) used
+// to be accepted by the streaming path and refused by the materialised one
+// (found by tests/test_differential.cpp, graph 339).
+TEST(FlashAttentionTest, MaskWithValuesBatchWorksOnBothPaths) {
+  manual_seed(12);
+  const Tensor q = uniform({1, 2, 3}, -1, 1, kFloat64), k = uniform({1, 4, 3}, -1, 1, kFloat64),
+               v = uniform({3, 4, 2}, -1, 1, kFloat64);
+  const Tensor keep = testing::bools({1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1}, {3, 1, 4});
+  const Result s = run(true, q, k, v, keep, false), r = run(false, q, k, v, keep, false);
+  EXPECT_EQ(r.out.shape(), (Shape{3, 2, 2}));
+  EXPECT_TRUE(all_close(s.out, r.out, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(s.dq, r.dq, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(s.dk, r.dk, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(s.dv, r.dv, 1e-12, 1e-12));
+}
+
 // Lengths (d2l's valid_lens) through the core op, against the keep mask they stand for.
 TEST(FlashAttentionTest, LengthsMatchTheirKeepMask) {
   manual_seed(5);

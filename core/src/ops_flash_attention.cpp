@@ -21,14 +21,18 @@
 //     P   = exp(scale S - m')                      [Br, Bc]
 //     l   = l e^(m - m') + rowsum P                (old terms rescaled to m')
 //     O_i = O_i e^(m - m') + P V_j                 [Br, Ev]   (gemm)
-//   O_i /= l;  lse = m + log l                     [Br]       (saved)
+//   O_i /= l                                       m, l [Br]  (saved)
 // An additive mask (or a scale <= 0) is applied to S as it is made, scale S
 // + mask, and the exp's scale is then 1.
 //
-// backward, from dO: the weights are P = exp(scale S - lse), recomputed per block.
+// backward, from dO: the weights are P = exp(scale S - m) / l, recomputed per block.
+// (m and l are kept apart, not folded into lse = m + log l: when a float mask
+// shifts a whole row by -1e9, m is so large that m + log l rounds back to m
+// (float32's spacing at 1e9 is 64), and exp(scale S - lse) would be l times
+// the forward's weight.)
 //   D   = rowsum(dO o O)                           [L]   (= sum_j P dP per row)
 //   for each key block j, for each query block i:
-//     S   = Q_i K_j^T;  P = exp(scale S - lse_i)
+//     S   = Q_i K_j^T;  P = exp(scale S - m_i) / l_i
 //     dV_j += P^T dO_i                             [Bc, Ev]
 //     dP   = dO_i V_j^T                            [Br, Bc]
 //     dZ   = P o (dP - D_i)                        (softmax backward)
@@ -44,7 +48,7 @@
 // so a [L, S] mask shared by every item is never copied. Causal and length
 // masks also skip whole key blocks past the last key any row of the query
 // block may see. A row with no key left gives a zero output and zero
-// gradients (lse = +inf makes every P exactly 0), or, with
+// gradients (m = +inf makes every P exactly 0), or, with
 // masked_rows_uniform, the mean of the values (d2l's -1e6 rows).
 //
 // Threads (ag::detail::parallel_for): the forward runs the N x L/Br query
@@ -244,10 +248,12 @@ class Scratch {
 };
 
 // ---- forward: one query block ---------------------------------------------------------------
-// out[n, i0:i0+rows] [rows, Ev] and lse[n, i0:i0+rows]. out is zeroed here,
-// by the thread that fills it, rather than by the caller before the threads start.
+// out[n, i0:i0+rows] [rows, Ev], saved_max and saved_sum[n, i0:i0+rows] (m and l).
+// out is zeroed here, by the thread that fills it, rather than by the caller
+// before the threads start.
 template <typename T>
-void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* out, T* lse, T* s) {
+void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* out, T* saved_max,
+                   T* saved_sum, T* s) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   std::vector<T> m(static_cast<size_t>(rows), -kInf), l(static_cast<size_t>(rows), T(0));
   T* o = out + (n * p.L + i0) * p.Ev;
@@ -278,22 +284,23 @@ void forward_block(const Problem<T>& p, int64_t n, int64_t i0, int64_t rows, T* 
     gemm_block(rows, p.Ev, cols, false, s, cols, false, p.v + (n * p.S + j0) * p.Ev, p.Ev, o, p.Ev,
                true);
   }
-  // O_i /= l, lse = m + log l; fully masked rows (l = 0): lse = +inf, O row = 0
+  // O_i /= l, saving m and l; fully masked rows (l = 0): m = +inf, l = 1, O row = 0
   // (or, uniform, the mean of the values; see fill_uniform_rows)
   for (int64_t r = 0; r < rows; ++r) {
     const T inv = l[r] > 0 ? T(1) / l[r] : T(0);
     for (int64_t e = 0; e < p.Ev; ++e) o[r * p.Ev + e] *= inv;
-    lse[n * p.L + i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : kInf;
+    saved_max[n * p.L + i0 + r] = l[r] > 0 ? m[r] : kInf;
+    saved_sum[n * p.L + i0 + r] = l[r] > 0 ? l[r] : T(1);
   }
 }
 
-// With p.uniform, a fully masked row (lse = +inf) is the mean of the values,
+// With p.uniform, a fully masked row (m = +inf) is the mean of the values,
 // as if every score were the same: out[n, i] = (1/S) sum_j v[n, j].
 template <typename T>
-void fill_uniform_rows(const Problem<T>& p, int64_t n, const T* lse, T* out) {
+void fill_uniform_rows(const Problem<T>& p, int64_t n, const T* saved_max, T* out) {
   std::vector<T> mean;
   for (int64_t i = 0; i < p.L; ++i) {
-    if (!std::isinf(lse[n * p.L + i]) || p.S == 0) continue;
+    if (!std::isinf(saved_max[n * p.L + i]) || p.S == 0) continue;
     if (mean.empty()) {
       mean.assign(static_cast<size_t>(p.Ev), T(0));
       for (int64_t j = 0; j < p.S; ++j)
@@ -305,26 +312,28 @@ void fill_uniform_rows(const Problem<T>& p, int64_t n, const T* lse, T* out) {
 }
 
 template <typename T>
-void forward(const Problem<T>& p, T* out, T* lse) {
+void forward(const Problem<T>& p, T* out, T* saved_max, T* saved_sum) {
   const int64_t blocks = (p.L + kQueryBlock - 1) / kQueryBlock;
   detail::parallel_for(p.N * blocks, [&](int64_t begin, int64_t end) {
     Scratch<T> s(kQueryBlock * std::min(kKeyBlock, p.S));
     for (int64_t task = begin; task < end; ++task) {  // task = n * blocks + block
       const int64_t n = task / blocks, i0 = (task % blocks) * kQueryBlock;
-      forward_block(p, n, i0, std::min(kQueryBlock, p.L - i0), out, lse, s.data());
+      forward_block(p, n, i0, std::min(kQueryBlock, p.L - i0), out, saved_max, saved_sum, s.data());
     }
   });
   if (p.uniform)
-    for (int64_t n = 0; n < p.N; ++n) fill_uniform_rows(p, n, lse, out);
+    for (int64_t n = 0; n < p.N; ++n) fill_uniform_rows(p, n, saved_max, out);
 }
 
 // ---- backward: one batch item ------------------------------------------------------------
-// dq [L, E], dk [S, E], dv [S, Ev] of item n (zeroed here, by its thread), from dout, out, lse.
+// dq [L, E], dk [S, E], dv [S, Ev] of item n (zeroed here, by its thread), from dout, out
+// and the forward's saved_max, saved_sum.
 template <typename T>
-void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, const T* lse, T* dq,
-                   T* dk, T* dv) {
+void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, const T* saved_max,
+                   const T* saved_sum, T* dq, T* dk, T* dv) {
   const T *q = p.q + n * p.L * p.E, *k = p.k + n * p.S * p.E, *v = p.v + n * p.S * p.Ev;
-  const T *go = dout + n * p.L * p.Ev, *o = out + n * p.L * p.Ev, *row_lse = lse + n * p.L;
+  const T *go = dout + n * p.L * p.Ev, *o = out + n * p.L * p.Ev;
+  const T *m = saved_max + n * p.L, *l = saved_sum + n * p.L;
   dq += n * p.L * p.E, dk += n * p.S * p.E, dv += n * p.S * p.Ev;
   std::fill(dq, dq + p.L * p.E, T(0));
   std::fill(dk, dk + p.S * p.E, T(0));
@@ -341,11 +350,15 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
     for (int64_t i0 = 0; i0 < p.L; i0 += kQueryBlock) {
       const int64_t rows = std::min(kQueryBlock, p.L - i0);
       if (p.block_limit(n, i0, rows) <= j0) continue;  // every key of the block masked: P = 0
-      // S = Q_i K_j^T (+ mask); P = exp(scale S - lse_i)   (the forward's weights)
+      // S = Q_i K_j^T (+ mask); P = exp(scale S - m_i) / l_i   (the forward's weights)
       raw_scores(p, n, i0, rows, j0, cols, P.data());
       mask_scores(p, n, i0, rows, j0, cols, P.data());
-      for (int64_t r = 0; r < rows; ++r)
-        exp_affine_sum(P.data() + r * cols, cols, p.exp_scale(), row_lse[i0 + r]);
+      for (int64_t r = 0; r < rows; ++r) {
+        T* row = P.data() + r * cols;
+        exp_affine_sum(row, cols, p.exp_scale(), m[i0 + r]);
+        const T inv = T(1) / l[i0 + r];
+        for (int64_t c = 0; c < cols; ++c) row[c] *= inv;
+      }
       // dV_j += P^T dO_i: [cols, rows] @ [rows, Ev]
       gemm_block(cols, p.Ev, rows, true, P.data(), cols, false, go + i0 * p.Ev, p.Ev,
                  dv + j0 * p.Ev, p.Ev, true);
@@ -369,7 +382,7 @@ void backward_item(const Problem<T>& p, int64_t n, const T* dout, const T* out, 
   // Uniform fully masked rows were out = mean_j v[j]: dv[j] += dO_i / S, no dq, dk.
   if (p.uniform && p.S > 0)
     for (int64_t i = 0; i < p.L; ++i)
-      if (std::isinf(row_lse[i]))
+      if (std::isinf(m[i]))
         for (int64_t j = 0; j < p.S; ++j)
           for (int64_t e = 0; e < p.Ev; ++e)
             dv[j * p.Ev + e] += go[i * p.Ev + e] / static_cast<T>(p.S);
@@ -470,9 +483,9 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   const Shape scores = with_last_two(batch, L, S);
   const std::vector<int64_t> row_len = row_lengths(masks, batch, N, L, S);
 
-  // out [..., L, Ev] and the per-row log-sum-exp lse [N * L]
+  // out [..., L, Ev] and the per-row max m and sum l of the softmax [N * L]
   Tensor out = empty(with_last_two(batch, L, Ev), q.dtype());
-  Tensor lse = empty({N * L}, q.dtype());
+  Tensor saved_max = empty({N * L}, q.dtype()), saved_sum = empty({N * L}, q.dtype());
   const auto problem = [=](auto tag) {
     using T = decltype(tag);
     Problem<T> p{N,
@@ -494,14 +507,14 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   };
   dispatch_floating(q.dtype(), kOp, [&](auto tag) {
     using T = decltype(tag);
-    forward(problem(tag), out.data_ptr<T>(), lse.data_ptr<T>());
+    forward(problem(tag), out.data_ptr<T>(), saved_max.data_ptr<T>(), saved_sum.data_ptr<T>());
   });
 
   // dq, dk, dv by the FlashAttention-2 backward above, block by block from
-  // the saved lse (nothing of size L x S was kept).
+  // the saved m and l (nothing of size L x S was kept).
   if (needs_grad(q, k, v))
     record(out, "FlashAttentionBackward", {q, k, v},
-           [problem, saved_out = out.detach(), lse, qc, kc, vc](const Tensor& g) {
+           [problem, saved_out = out.detach(), saved_max, saved_sum, qc, kc, vc](const Tensor& g) {
              const Tensor gc = g.contiguous();
              Tensor dq = empty(qc.shape(), qc.dtype()), dk = empty(kc.shape(), kc.dtype()),
                     dv = empty(vc.shape(), vc.dtype());
@@ -510,8 +523,9 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
                const Problem<T> p = problem(tag);
                detail::parallel_for(p.N, [&](int64_t begin, int64_t end) {
                  for (int64_t n = begin; n < end; ++n)
-                   backward_item(p, n, gc.data_ptr<T>(), saved_out.data_ptr<T>(), lse.data_ptr<T>(),
-                                 dq.data_ptr<T>(), dk.data_ptr<T>(), dv.data_ptr<T>());
+                   backward_item(p, n, gc.data_ptr<T>(), saved_out.data_ptr<T>(),
+                                 saved_max.data_ptr<T>(), saved_sum.data_ptr<T>(), dq.data_ptr<T>(),
+                                 dk.data_ptr<T>(), dv.data_ptr<T>());
                });
              });
              return grads{dq, dk, dv};

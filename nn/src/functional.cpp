@@ -60,6 +60,13 @@ AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, c
   // L x E queries instead of the L x S scores.
   // (backward: dL/dq = dL/dscores k * scale, dL/dk = dL/dscores^T q * scale)
   Tensor scores = matmul(query * factor, transpose(key, -2, -1));
+  // The mask broadcasts to [..., L, S] with the batch dims of all three
+  // inputs, as in the streaming path: when only value's batch dims are larger,
+  // the scores are expanded to them first (a view; its gradient sums back).
+  Shape value_batch = batch_dims(value);  // [..., 1, 1]
+  value_batch.insert(value_batch.end(), {1, 1});
+  const Shape full = broadcast_shapes(scores.shape(), value_batch, kOp);
+  if (full != scores.shape()) scores = expand(scores, full);
   scores.set_name("scores");
   // weights = softmax over S of the masked scores (fully masked rows -> 0)
   Tensor weights = attention_softmax(scores, {.attn_mask = attn_mask,
