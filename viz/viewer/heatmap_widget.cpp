@@ -212,4 +212,26 @@ void draw_colorbar(const char* id, const viz::ColorScale& scale, float height) {
   ImGui::PopID();
 }
 
+void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale) {
+  const DrawnHeatmap map = drawn_heatmaps().back();
+  ImGui::SameLine();
+  // A group, so that what follows on the line starts at the line's top; in
+  // it the bar starts level with the cells (its top label half a line higher).
+  ImGui::BeginGroup();
+  const float drop = map.y - ImGui::GetTextLineHeight() / 2 - ImGui::GetCursorScreenPos().y -
+                     ImGui::GetStyle().ItemSpacing.y;
+  if (drop > 0) ImGui::Dummy(ImVec2(1, drop));
+  draw_colorbar(id, scale, map.cell * static_cast<float>(map.rows));
+  ImGui::EndGroup();
+}
+
+viz::ColorScale gradient_scale(const std::vector<Tensor>& maps) {
+  std::vector<double> all;
+  for (const Tensor& m : maps) {
+    const std::vector<double> values = m.to_vector();
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  return viz::fit_scale(all, viz::Colormap::Diverging);
+}
+
 }  // namespace ag::viewer

@@ -35,6 +35,11 @@ class MultiHeadScene : public Scene {
     return out;
   }
 
+  std::vector<Knob> knobs() override {
+    return {choice_knob("item", "the batch item whose maps are drawn", {"0", "1"},
+                        [this](int item) { item_ = item; })};
+  }
+
   void draw() override {
     draw_panes(
         340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });

@@ -125,6 +125,15 @@ class PlaygroundScene : public Scene {
     return out;
   }
 
+  std::vector<Knob> knobs() override {
+    return {choice_knob("preset", "the starting points",
+                        {"scattered", "all-ones", "circle", "far-key"}, [this](int preset) {
+                          preset_ = preset;
+                          apply_preset();
+                          forward();
+                        })};
+  }
+
   void draw() override {
     ImGui::BeginChild("controls", ImVec2(310, 0), true);
     draw_controls();

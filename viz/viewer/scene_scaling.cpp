@@ -136,6 +136,19 @@ class ScalingScene : public Scene {
             {"shown.saturated_rows", scalar_tensor(now_.saturated_rows, kFloat64)}};
   }
 
+  std::vector<Knob> knobs() override {
+    return {number_knob("d", "the size of queries and keys", kMinDim, kMaxDim, true,
+                        [this](double dim) {
+                          dim_ = static_cast<int>(dim);
+                          recompute();
+                        }),
+            choice_knob("scaled", "whether the scores are divided by sqrt(d)", {"no", "yes"},
+                        [this](int scaled) {
+                          scaled_ = scaled == 1;
+                          recompute();
+                        })};
+  }
+
   void draw() override {
     ImGui::BeginChild("controls", ImVec2(310, 0), true);
     draw_controls();

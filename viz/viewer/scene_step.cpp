@@ -75,6 +75,11 @@ class StepScene : public Scene {
     return call_ ? call_->inputs() : std::map<std::string, Tensor>{};
   }
 
+  std::vector<Knob> knobs() override {
+    return {number_knob("step", "the card framed in orange (Prev / Next)", 1, kSteps, true,
+                        [this](double step) { focus_ = static_cast<int>(step) - 1; })};
+  }
+
   void draw() override {
     draw_panes(
         300, [&] { draw_controls(); }, error_, [&] { draw_stages(); });
