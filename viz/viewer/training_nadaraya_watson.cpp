@@ -79,14 +79,25 @@ class NadarayaWatsonTask : public AdamTask {
                   "1. The model at step %lld: w = %.3f. Test inputs query the training inputs.",
                   static_cast<long long>(step), record.at("w").item());
     ImGui::TextUnformatted(text);
-    const float plot_width = std::floor((avail.x - bar - 3 * spacing) * 0.36f);
-    draw_fit(record, ImVec2(plot_width, row_height));
+    const ImVec2 third(std::floor((avail.x - 3 * bar - 6 * spacing) / 3), row_height);
+    // Narrow windows: the long axis labels would run into the next map, so
+    // the maps say "keys" and "queries" (the lines above them say which
+    // inputs those are), and the first row gives its map a larger share.
+    const bool narrow =
+        ImGui::CalcTextSize("training inputs (keys) \xe2\x86\x92   (training inputs \xe2\x86\x93)")
+            .x > third.x + bar;
+    const char* const keys = narrow ? "keys" : "training inputs (keys)";
+    const char* const queries = narrow ? "queries" : "training inputs";
+    const float plot_width = std::floor((avail.x - bar - 3 * spacing) * (narrow ? 0.33f : 0.36f));
+    draw_fit(record, narrow ? "Fit f(x), truth" : "Fitted curve f(x) and the truth",
+             ImVec2(plot_width, row_height));
     ImGui::SameLine();
     const float map_width = std::floor(avail.x - 2 * plot_width - bar - 3 * spacing);
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, kWeightTop};
-    draw_heatmap({"training/nw_test_weights", "weights (colours stop at 0.2)",
-                  record.at("shown.test_weights"), Tensor(), weight_scale, "training inputs (keys)",
-                  "test inputs", "test input", "training input", 40},
+    draw_heatmap({"training/nw_test_weights",
+                  narrow ? "weights (up to 0.2)" : "weights (colours stop at 0.2)",
+                  record.at("shown.test_weights"), Tensor(), weight_scale, keys, "test inputs",
+                  "test input", "training input", 40},
                  ImVec2(map_width, row_height));
     colorbar_beside_last_map("test weights bar", weight_scale);
     ImGui::SameLine();
@@ -97,24 +108,22 @@ class NadarayaWatsonTask : public AdamTask {
                   "masked), loss %.4f",
                   record.at("shown.loss").item());
     ImGui::TextUnformatted(text);
-    const ImVec2 third(std::floor((avail.x - 3 * bar - 6 * spacing) / 3), row_height);
     const Tensor& grad_weights = record.at("shown.grad_weights");
     const Tensor& grad_scores = record.at("shown.grad_scores");
     draw_heatmap({"training/nw_weights", "weights", record.at("shown.weights"), keep_, weight_scale,
-                  "training inputs (keys)", "training inputs", "query", "key", 40},
+                  keys, queries, "query", "key", 40},
                  third);
     colorbar_beside_last_map("weights bar", weight_scale);
     ImGui::SameLine();
     const viz::ColorScale grad_weights_scale = gradient_scale({grad_weights});
-    draw_heatmap(
-        {"training/nw_grad_weights", "dL/dweights", grad_weights, Tensor(), grad_weights_scale,
-         "training inputs (keys)", "training inputs", "query", "key", 40},
-        third);
+    draw_heatmap({"training/nw_grad_weights", "dL/dweights", grad_weights, Tensor(),
+                  grad_weights_scale, keys, queries, "query", "key", 40},
+                 third);
     colorbar_beside_last_map("dL/dweights bar", grad_weights_scale);
     ImGui::SameLine();
     const viz::ColorScale grad_scores_scale = gradient_scale({grad_scores});
     draw_heatmap({"training/nw_grad_scores", "dL/dscores", grad_scores, Tensor(), grad_scores_scale,
-                  "training inputs (keys)", "training inputs", "query", "key", 40},
+                  keys, queries, "query", "key", 40},
                  third);
     colorbar_beside_last_map("dL/dscores bar", grad_scores_scale);
   }
@@ -155,12 +164,11 @@ class NadarayaWatsonTask : public AdamTask {
   static constexpr double kWeightTop = 0.2;
 
   // The truth, the training points and the fitted curve of the step shown.
-  void draw_fit(const std::map<std::string, Tensor>& record, ImVec2 size) const {
+  void draw_fit(const std::map<std::string, Tensor>& record, const char* title, ImVec2 size) const {
     const std::vector<double> x = x_train_.to_vector(), y = y_train_.to_vector(),
                               x_test = x_test_.to_vector(), truth = y_truth_.to_vector(),
                               fit = record.at("shown.fit").to_vector();
-    const PlotArea area =
-        draw_axes("Fitted curve f(x) and the truth", size, 0, 5, -2, 5, false, "x");
+    const PlotArea area = draw_axes(title, size, 0, 5, -2, 5, false, "x");
     ImDrawList* draw = ImGui::GetWindowDrawList();
     std::vector<ImVec2> truth_line, fit_line;
     for (size_t i = 0; i < x_test.size(); ++i) {

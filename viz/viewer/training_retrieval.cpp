@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "heatmap_widget.h"
@@ -93,6 +94,10 @@ class RetrievalTask : public AdamTask {
     // takes the height they leave.
     const float bar = 70.0f, line = ImGui::GetTextLineHeightWithSpacing();
     const float map_width = std::floor((avail.x - 3 * (bar + kGap) - 6 * spacing) / 6);
+    if (std::floor((map_width - 30) / kKeys) < kMinCell) {
+      draw_by_model(session, record, avail);
+      return;
+    }
     const float cell = std::clamp(std::floor((map_width - 30) / kKeys), 6.0f, kMaxCell);
     const float maps_height = cell * kExamples + 7 * line;
     const float top_height = std::floor(std::max(avail.y * 0.3f, avail.y - maps_height));
@@ -225,6 +230,75 @@ class RetrievalTask : public AdamTask {
 
   static constexpr float kGap = 52.0f;      // pixels between the two maps of a pair
   static constexpr float kMaxCell = 32.0f;  // the largest cell side, in pixels
+  // Below this cell side the six maps do not go in one row (windows narrower
+  // than about 1500 pixels): draw_by_model lays them out in two.
+  static constexpr float kMinCell = 10.0f;
+  static constexpr float kMinPlotHeight = 140.0f;
+  // The narrow layout's largest cell (about the wide one's at 1600x1000): a
+  // taller window grows the loss plot instead.
+  static constexpr float kMaxNarrowCell = 12.0f;
+
+  // The narrow layout: one row per model, one column per quantity (weights,
+  // dL/dweights, dL/dscores), each column's colour bar beside the dot-product
+  // map, under a loss plot at least kMinPlotHeight tall; the cells are as
+  // large as that leaves room for, and the table and notes beside the plot
+  // scroll in their own child.
+  void draw_by_model(const TrainingSession& session, const std::map<std::string, Tensor>& record,
+                     ImVec2 avail) const {
+    const float text = ImGui::GetTextLineHeight(), gap_y = ImGui::GetStyle().ItemSpacing.y;
+    const float bar = 70.0f, ticks = ImGui::CalcTextSize("15").x + 6.0f;
+    // Per row: the model's name, the maps' titles, cells, tick labels and
+    // axis label (as draw_heatmap lays them out).
+    const float row_overhead = (text + gap_y) + (text + 4) + (2 * text + 6) + gap_y;
+    const float column_width = std::floor((avail.x - ImGui::GetStyle().ItemSpacing.x) / 3);
+    const float width_cell = std::floor((column_width - ticks - bar) / kKeys);
+    const float height_cell =
+        std::floor((avail.y - kMinPlotHeight - gap_y - 2 * row_overhead) / (2 * kExamples));
+    const float cell = std::clamp(std::min(width_cell, height_cell), 3.0f, kMaxNarrowCell);
+    const float row_height = cell * kExamples + row_overhead;
+    const float top_height = std::floor(avail.y - gap_y - 2 * row_height);
+    session.draw_curves(ImVec2(std::floor(avail.x * 0.5f), top_height));
+    ImGui::SameLine();
+    ImGui::BeginChild("summary", ImVec2(0, top_height));
+    draw_summary(record, session.shown_step());
+    show_note(
+        "Maps: rows are the 16 examples, columns their 8 keys; framed: the key the query "
+        "copies.");
+    ImGui::EndChild();
+
+    // One colour scale per quantity, shared by the two models.
+    const char* const fields[] = {"weights", "grad_weights", "grad_scores"};
+    const char* const titles[] = {"weights", "dL/dweights", "dL/dscores"};
+    const viz::ColorScale scales[] = {{viz::Colormap::Viridis, 0.0, 1.0},
+                                      gradient_scale({record.at("shown.additive.grad_weights"),
+                                                      record.at("shown.dot.grad_weights")}),
+                                      gradient_scale({record.at("shown.additive.grad_scores"),
+                                                      record.at("shown.dot.grad_scores")})};
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    for (size_t m = 0; m < std::size(kModels); ++m) {
+      const Model& model = kModels[m];
+      const float row_y = origin.y + row_height * static_cast<float>(m);
+      ImGui::SetCursorScreenPos(ImVec2(origin.x, row_y));
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(model.color), "%s", model.label);
+      const float maps_y = ImGui::GetCursorScreenPos().y;
+      for (size_t q = 0; q < std::size(fields); ++q) {
+        ImGui::SetCursorScreenPos(ImVec2(origin.x + column_width * static_cast<float>(q), maps_y));
+        const bool weights = q == 0;
+        draw_heatmap(
+            {std::string("training/") + model.name + "_" + fields[q], titles[q],
+             record.at(std::string("shown.") + model.name + "." + fields[q]),
+             weights ? keep_ : Tensor(), scales[q], "key", "example", "example", "key", cell},
+            ImVec2(column_width - bar, row_height));
+        if (weights) frame_target_keys(drawn_heatmaps().back());
+        // The bar of a column, once, beside its lower map.
+        if (m + 1 == std::size(kModels)) {
+          colorbar_beside_last_map((std::string(fields[q]) + " bar").c_str(), scales[q]);
+        }
+      }
+    }
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + 2 * row_height));
+    ImGui::Dummy(ImVec2(avail.x, 0));
+  }
 
   // The additive and the dot-product map of one quantity ("weights",
   // "grad_weights", "grad_scores"), then their shared colour bar. The
