@@ -135,7 +135,13 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
                          origin.y + grid_size.y + 2.0f),
                   text_color, label);
   }
-  const std::string axes = view.xlabel + " \xe2\x86\x92   (" + view.ylabel + " \xe2\x86\x93)";
+  std::string axes = view.xlabel + " \xe2\x86\x92   (" + view.ylabel + " \xe2\x86\x93)";
+  // Maps side by side (view.fit_axis_label): the label may run past the
+  // cells into the item spacing and the next map's tick column, no further.
+  const float label_room = grid_size.x + ImGui::GetStyle().ItemSpacing.x + row_tick_width;
+  if (view.fit_axis_label && ImGui::CalcTextSize(axes.c_str()).x > label_room) {
+    axes = view.xlabel + " \xe2\x86\x92";
+  }
   draw->AddText(ImVec2(origin.x, origin.y + grid_size.y + line + 4.0f),
                 ImGui::GetColorU32(ImGuiCol_TextDisabled), axes.c_str());
 

@@ -30,6 +30,9 @@ struct HeatmapView {
   std::string col_name = "key";
   float max_cell = 40.0f;  // cell side in pixels at most; less when space is short
   bool show_values = false;
+  // For maps drawn side by side one item spacing apart: when the axis label
+  // would run into the next map's cells, its "(ylabel ↓)" part is left out.
+  bool fit_axis_label = false;
 };
 
 // What the mouse is over after draw_heatmap() (active = false when nothing).
