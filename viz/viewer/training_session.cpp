@@ -158,12 +158,12 @@ void TrainingSession::reset() {
   error_.clear();
   shown_ = -1;
   manual_seed(static_cast<uint64_t>(seed_));
-  const std::map<std::string, Tensor> start = trainer_.start(lr_);
   for (StepCurve& curve : curves_) curve.clear();
   history_.clear();
   try {
-    record(start);
+    record(trainer_.start(lr_));
   } catch (const Error& e) {
+    // Nothing to show: the history holds no step, and draw() shows the error.
     error_ = e.what();
   }
   first_loss_ = last_loss_;

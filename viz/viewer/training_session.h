@@ -74,7 +74,10 @@ class Trainer {
 class StepHistory {
  public:
   StepHistory(std::vector<RecordField> fields, int64_t capacity);
-  void clear() { size_ = 0; }
+  void clear() {
+    size_ = 0;
+    newest_ = -1;
+  }
   // The record of step newest() + 1 (or of step 0 after clear()); throws
   // ag::Error when a field is missing or has another shape.
   void push(const std::map<std::string, Tensor>& record);
