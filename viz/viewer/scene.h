@@ -80,6 +80,9 @@ void show_error(const std::string& message);
 // "< Prev" and "Next >" buttons, and the Left / Right arrow keys, move
 // `index` through 0 .. count - 1 (clamped).
 void draw_prev_next(int& index, int count);
+// After an item: the next one (`label`, its frame `frame_width` wide) goes on
+// the same line when it fits in the window, else on the next line.
+void same_line_if_fits(const char* label, float frame_width);
 // Wrapped grey explanatory text.
 void show_note(const char* text);
 // "[2, 3, 4]" plus the dtype, for labels such as "weights [1, 4, 8] float32".

@@ -164,6 +164,13 @@ void draw_prev_next(int& index, int count) {
   index = std::clamp(index, 0, count - 1);
 }
 
+void same_line_if_fits(const char* label, float frame_width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetItemRectMax().x + style.ItemSpacing.x + frame_width +
+                      style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
 void show_note(const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("%s", text);
