@@ -371,7 +371,7 @@ class PlaygroundScene : public Scene {
     const float bar_width = 70.0f;
     const ImVec2 map_size(ImGui::GetContentRegionAvail().x - bar_width,
                           std::floor(ImGui::GetContentRegionAvail().y * 0.3f));
-    ImGui::TextUnformatted("Attention weights (rows sum to 1; hatched: past valid_len)");
+    ImGui::TextWrapped("Attention weights (rows sum to 1; hatched: past valid_len)");
     ImGui::BeginGroup();
     draw_heatmap(
         {"playground/additive", "additive " + describe(additive_weights_), additive_weights_, keep,
@@ -390,7 +390,7 @@ class PlaygroundScene : public Scene {
   void draw_scores() {
     const size_t q = static_cast<size_t>(points_.selected_query);
     ImGui::Separator();
-    ImGui::Text("Query q%zu: each key's score before the softmax and weight after it", q);
+    ImGui::TextWrapped("Query q%zu: each key's score before the softmax and weight after it", q);
     const size_t num_keys = points_.keys.size();
     if (!ImGui::BeginTable("scores", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
     ImGui::TableSetupColumn("key");
