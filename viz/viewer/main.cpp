@@ -116,6 +116,15 @@ struct Viewer {
   int exit_code = 0;
 };
 
+// One window fills the screen; a tab bar in it holds the scenes.
+void begin_screen_window() {
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+  ImGui::Begin("attograd", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
+}
+
 // The tab bar, and inside it the shown scene (unless !with_scenes).
 void draw_tab_bar(Viewer& v, bool with_scenes) {
   if (!ImGui::BeginTabBar("scenes")) return;
@@ -144,11 +153,7 @@ void settle_tab_bar(Viewer& v) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGui::NewFrame();
-  ImGui::SetNextWindowPos(ImVec2(0, 0));
-  ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
-  ImGui::Begin("attograd", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
+  begin_screen_window();
   draw_tab_bar(v, /*with_scenes=*/false);
   ImGui::End();
   ImGui::EndFrame();
@@ -180,12 +185,7 @@ bool draw_frame(Viewer& v) {
   ImGui::NewFrame();
   ag::viewer::drawn_heatmaps().clear();
 
-  // One window fills the screen; a tab bar holds the scenes.
-  ImGui::SetNextWindowPos(ImVec2(0, 0));
-  ImGui::SetNextWindowSize(io.DisplaySize);
-  ImGui::Begin("attograd", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
+  begin_screen_window();
   const int keyed = scene_from_keys(v.current, static_cast<int>(v.scenes.size()));
   if (keyed != v.current) {
     v.current = keyed;
