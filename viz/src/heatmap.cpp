@@ -304,7 +304,12 @@ void add_colorbar_labels(Figure& figure, const ColorScale& scale) {
   const auto [bx, by, bw, bh] = figure.layout.colorbar;
   for (int k = 0; k < kColorbarTicks; ++k) {
     double value = scale.lo + (scale.hi - scale.lo) * k / (kColorbarTicks - 1);
-    if (std::abs(value) < 1e-12 * (scale.hi - scale.lo)) value = 0.0;  // no "-0.00" for zero
+    if (!std::isfinite(value)) {  // hi - lo overflowed (vmin -1e308, vmax 1e308)
+      const double t = static_cast<double>(k) / (kColorbarTicks - 1);
+      value = (1 - t) * scale.lo + t * scale.hi;
+    }
+    // No "-0.00" for zero. (Half the range: the range itself may overflow.)
+    if (std::abs(value) < 2e-12 * (scale.hi / 2 - scale.lo / 2)) value = 0.0;
     figure.texts.push_back(make_text(colorbar_label(value, scale),
                                      bx + bw + 1 + kTickLength + kTickLabelGap,
                                      figure.colorbar_tick_y[k], Align::Start));
@@ -489,9 +494,42 @@ std::vector<uint8_t> encode_png(const Image& image) {
 
 // ---- SVG ----------------------------------------------------------------------
 
+// The length of the well-formed UTF-8 sequence at text[i] that XML 1.0 allows
+// (no surrogates, overlong forms, U+FFFE/U+FFFF or code points past
+// U+10FFFF), or 0 when there is none there.
+size_t xml_utf8_length(const std::string& text, size_t i) {
+  const auto byte = [&](size_t k) {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  const unsigned lead = byte(0);
+  const size_t length = lead < 0x80                    ? 1
+                        : lead >= 0xC2 && lead <= 0xDF ? 2
+                        : lead >= 0xE0 && lead <= 0xEF ? 3
+                        : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                       : 0;
+  uint32_t code = length == 1 ? lead : lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return 0;
+    code = code << 6 | (byte(k) & 0x3F);
+  }
+  const bool shortest = length < 3 || (length == 3 ? code >= 0x800 : code >= 0x10000);
+  const bool allowed =
+      (code < 0xD800 || code > 0xDFFF) && code != 0xFFFE && code != 0xFFFF && code <= 0x10FFFF;
+  return length > 0 && shortest && allowed ? length : 0;
+}
+
 std::string xml_escape(const std::string& text) {
   std::string out;
-  for (char ch : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (static_cast<unsigned char>(ch) >= 0x80) {
+      // Bytes that are not UTF-8 would make the whole file unreadable as XML:
+      // each becomes U+FFFD, the replacement character.
+      const size_t length = xml_utf8_length(text, i);
+      out += length > 0 ? text.substr(i, length) : "\xEF\xBF\xBD";
+      i += length > 0 ? length - 1 : 0;
+      continue;
+    }
     switch (ch) {
       case '&':
         out += "&amp;";

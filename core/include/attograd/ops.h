@@ -170,8 +170,9 @@ struct AttentionMasks {
 // values in blocks with an online softmax, so the [..., L, S] scores and
 // weights are never stored, forward or backward (FlashAttention-2; the file
 // explains it). q [..., L, E], k [..., S, E], v [..., S, Ev] -> [..., L, Ev];
-// the batch dims broadcast; one floating dtype. A row with no key left gives
-// 0 (or the mean of v, see masked_rows_uniform) and zero gradients to q and k.
+// the batch dims broadcast; one floating dtype; a finite scale. A row with no
+// key left gives 0 (or the mean of v, see masked_rows_uniform) and zero
+// gradients to q and k.
 // nn::functional::scaled_dot_product_attention calls it when no weights are
 // needed.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,

@@ -59,7 +59,8 @@ struct ColorScale {
 };
 // The scale for `values` under `map`: [min, max] for the sequential maps
 // ([v - 0.5, v + 0.5] when all values are equal, so that one value is drawn
-// mid-map), [-m, m] with m = max |v| for Diverging (m = 1 when all are 0).
+// mid-map; v -+ |v| 2^-40 past |v| = 2^39, where 0.5 would be lost), [-m, m]
+// with m = max |v| for Diverging (m = 1 when all are 0).
 // Non-finite values are skipped.
 ColorScale fit_scale(const std::vector<double>& values, Colormap map);
 
