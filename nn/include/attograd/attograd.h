@@ -10,4 +10,5 @@
 #include "attograd/nn/layers.h"
 #include "attograd/nn/masks.h"
 #include "attograd/nn/module.h"
+#include "attograd/nn/norm.h"
 #include "attograd/nn/optim.h"
