@@ -12,3 +12,4 @@
 #include "attograd/nn/module.h"
 #include "attograd/nn/norm.h"
 #include "attograd/nn/optim.h"
+#include "attograd/nn/transformer.h"
