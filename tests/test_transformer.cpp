@@ -337,21 +337,6 @@ std::unique_ptr<nn::Transformer> fixture_model(DType dtype) {
   return model;
 }
 
-// d2l's MaskedSoftmaxCELoss summed over the batch: sum_b (1/Tout) sum_{t < len_b} CE(b, t).
-Tensor masked_ce_sum(const Tensor& logits, const Tensor& labels, const Tensor& valid_lens) {
-  const int64_t B = logits.size(0), T = logits.size(1), V = logits.size(2);
-  const std::vector<double> lens = valid_lens.to_vector();
-  std::vector<double> rows;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < static_cast<int64_t>(lens[static_cast<size_t>(b)]); ++t)
-      rows.push_back(static_cast<double>(b * T + t));
-  const Tensor index = tensor(rows, {static_cast<int64_t>(rows.size())}, kInt64);
-  const Tensor picked = index_select(reshape(logits, {B * T, V}), 0, index);
-  const Tensor targets = index_select(reshape(labels, {B * T}), 0, index);
-  // cross_entropy is the mean over the picked positions
-  return cross_entropy(picked, targets) * (static_cast<double>(rows.size()) / T);
-}
-
 TEST(TransformerTest, StateDictNamesAndOrderAreTorchs) {
   auto model = nn::make_transformer(12, 11, 8, 16, 2, 2, 0.0);
   const auto ours = model->named_parameters();
@@ -380,8 +365,9 @@ TEST(TransformerTest, MatchesD2lLogitsLossGradientsAndAttention) {
     const Tensor src_lens = fixture_tensor(kModel, "src_valid_lens");
     const Tensor logits = (*model)(src, tgt_in, src_lens);
     EXPECT_TRUE(all_close(logits, fixture_tensor(kModel, "logits"), tol.atol, tol.rtol));
-    const Tensor loss = masked_ce_sum(logits, fixture_tensor(kModel, "labels"),
-                                      fixture_tensor(kModel, "tgt_valid_lens"));
+    // d2l's MaskedSoftmaxCELoss, summed over the batch as its training loop does
+    const Tensor loss = sum(nn::masked_softmax_ce_loss(logits, fixture_tensor(kModel, "labels"),
+                                                       fixture_tensor(kModel, "tgt_valid_lens")));
     EXPECT_TRUE(all_close(loss, fixture_tensor(kModel, "loss"), tol.atol, tol.rtol));
     loss.backward();
     for (const auto& [name, p] : model->named_parameters()) {
