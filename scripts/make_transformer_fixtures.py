@@ -29,6 +29,8 @@ Writes
     logits_no_causal      the same model's logits without the look-ahead mask
     greedy_logits [B, S, V], greedy_tokens [B, S]   eval mode, one step at a
                           time from <bos> = 1 with the key/value cache, S steps
+    adam_losses [20]      the loss before each of 20 torch.optim.Adam(lr=0.01)
+                          steps on the batch, from the saved state dict
 """
 import os
 import sys
@@ -131,6 +133,21 @@ def model():
                      ("dec_cross_weights", net.decoder._attention_weights[1])]:
         for i, w in enumerate(ws):
             e["%s.%d" % (kind, i)] = np64(w.reshape(B, H, w.shape[1], w.shape[2]))
+
+    # 20 Adam steps on the same batch from the same weights: the loss before each.
+    trained = make_model()
+    trained.load_state_dict(net.state_dict(), strict=True)
+    trained.train()
+    adam = torch.optim.Adam(trained.parameters(), lr=0.01)
+    losses = []
+    for _ in range(20):
+        adam.zero_grad()
+        step_loss = d2l.masked_softmax_ce_loss(trained(src, tgt_in, src_valid_lens), labels,
+                                               tgt_valid_lens).sum()
+        step_loss.backward()
+        adam.step()
+        losses.append(step_loss.item())
+    e["adam_losses"] = np.array(losses)
 
     unmasked = make_model(causal=False)
     unmasked.load_state_dict(net.state_dict(), strict=True)
