@@ -605,6 +605,11 @@ TEST(TransformerTest, BadInput) {
   nn::DecoderState empty_state;
   EXPECT_TRUE(throws_error([&] { m.decoder().forward(tgt, empty_state); },
                            {"TransformerDecoder", "init_state"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        model->transformer_decoder().blks[1].forward(zeros({2, 1, 8}), empty_state, true);
+      },
+      {"TransformerDecoderBlock", "block 1", "init_state"}));
   nn::DecoderState state = m.decoder().init_state(m.encoder().forward(src, lens), lens);
   m.eval();
   m.decoder().forward(narrow(tgt, 1, 0, 1), state);

@@ -184,6 +184,11 @@ TransformerDecoderBlock::TransformerDecoderBlock(int64_t num_hiddens, int64_t ff
 
 // X [B, Tout, d] -> [B, Tout, d]
 Tensor TransformerDecoderBlock::forward(const Tensor& X, DecoderState& state, bool causal) {
+  AG_CHECK(X.defined() && X.dim() == 3, type_name().c_str(),
+           "expected X [B, Tout, d], got " + (X.defined() ? shape_str(X.shape()) : "none"));
+  AG_CHECK(state.tensors.size() == 2 && static_cast<int64_t>(state.key_values.size()) > i,
+           type_name().c_str(),
+           "block " + std::to_string(i) + " needs a state from TransformerDecoder::init_state");
   const Tensor& enc_outputs = state.tensors[0];
   const Tensor& enc_valid_lens = state.tensors[1];
   Tensor& cached = state.key_values[static_cast<size_t>(i)];
