@@ -142,6 +142,15 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
 // without materialising that [B, Tq, Tk, h] tensor, forward or backward.
 Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w);
 
+// ---- recurrent cells (ops_rnn.cpp) -------------------------------------------
+// One GRU step's gate math (torch.nn.GRU's), fused: with the input side
+// gi = W_ih x + b_ih [B, 3H] and the hidden side gh = W_hh h + b_hh [B, 3H]
+// (gates in PyTorch's order r, z, n) and h [B, H]:
+//   r = sigmoid(gi_r + gh_r),  z = sigmoid(gi_z + gh_z),
+//   n = tanh(gi_n + r * gh_n),  h' = (1 - z) * n + z * h   -> [B, H]
+// One floating dtype, no broadcasting.
+Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h);
+
 // ---- streaming attention (ops_flash_attention.cpp) ---------------------------
 // Which keys each query may attend, for flash_attention; all optional and
 // combined (a key is attended only if every one allows it). Shapes are

@@ -1,5 +1,6 @@
 // attograd — one header for everything: core (tensors, autograd, ops,
-// gradcheck, .npy/.npz) and nn (masks, attention, modules, losses, optimizers).
+// gradcheck, .npy/.npz) and nn (masks, attention, modules, recurrent layers,
+// losses, optimizers).
 #pragma once
 
 #include "attograd/core.h"
@@ -11,3 +12,5 @@
 #include "attograd/nn/masks.h"
 #include "attograd/nn/module.h"
 #include "attograd/nn/optim.h"
+#include "attograd/nn/rnn.h"
+#include "attograd/nn/training.h"

@@ -1,0 +1,277 @@
+// The fused GRU step ag::gru_cell (against the same cell composed from
+// primitives, and gradcheck) and nn::GRU (torch.nn.GRU: parameter names and
+// order, init, outputs and every gradient against
+// tests/fixtures/seq2seq_gru.npz from scripts/make_seq2seq_block_fixtures.py,
+// gradcheck through inputs, h0 and all parameters, dropout between layers,
+// bad input).
+#include <cmath>
+#include <iostream>
+
+#include "test_util.h"
+
+namespace ag {
+namespace {
+
+using testing::all_close;
+using testing::grad_ok;
+using testing::leaf64;
+using testing::throws_error;
+
+// ---- gru_cell --------------------------------------------------------------------------
+
+// The reference: the same step composed from primitive ops.
+Tensor composed_gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
+  const int64_t H = h.size(1);
+  const auto gate = [H](const Tensor& t, int64_t i) { return narrow(t, 1, i * H, H); };
+  const Tensor r = sigmoid(gate(gi, 0) + gate(gh, 0));
+  const Tensor z = sigmoid(gate(gi, 1) + gate(gh, 1));
+  const Tensor n = tanh(gate(gi, 2) + r * gate(gh, 2));
+  return (1.0 - z) * n + z * h;
+}
+
+TEST(GruCellTest, MatchesComposedCellForwardAndBackward) {
+  for (const auto& [dtype, tol] : {std::pair{kFloat64, 1e-13}, {kFloat32, 2e-6}}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    manual_seed(3);
+    const int64_t B = 5, H = 7;
+    // Pre-activations of a few units, as a trained net gives them.
+    const Tensor gi0 = randn({B, 3 * H}, dtype) * 2.0, gh0 = randn({B, 3 * H}, dtype) * 2.0,
+                 h0 = uniform({B, H}, -1, 1, dtype), w = randn({B, H}, dtype);
+    Tensor grads_fused[3], grads_composed[3];
+    for (int fused = 0; fused < 2; ++fused) {
+      Tensor gi = gi0.clone().requires_grad_(), gh = gh0.clone().requires_grad_(),
+             h = h0.clone().requires_grad_();
+      const Tensor out = fused ? gru_cell(gi, gh, h) : composed_gru_cell(gi, gh, h);
+      if (fused) {
+        EXPECT_EQ(out.grad_fn_name(), "GruCellBackward");
+        EXPECT_TRUE(all_close(out, composed_gru_cell(gi0, gh0, h0), tol, tol));
+      }
+      sum(out * w).backward();
+      Tensor* dst = fused ? grads_fused : grads_composed;
+      dst[0] = gi.grad(), dst[1] = gh.grad(), dst[2] = h.grad();
+    }
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_close(grads_fused[i], grads_composed[i], tol, tol));
+  }
+}
+
+TEST(GruCellTest, Gradcheck) {
+  const int64_t B = 3, H = 4;
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return gru_cell(in[0], in[1], in[2]); },
+                      {leaf64({B, 3 * H}, -2, 2), leaf64({B, 3 * H}, -2, 2), leaf64({B, H})}));
+  // Only some inputs requiring grad, and a non-contiguous gh.
+  const Tensor gi = leaf64({B, 3 * H}).detach(), h = leaf64({B, H}).detach();
+  EXPECT_TRUE(grad_ok(
+      [&](const std::vector<Tensor>& in) { return gru_cell(gi, transpose(in[0], 0, 1), h); },
+      {leaf64({3 * H, B}, -2, 2)}));
+}
+
+TEST(GruCellTest, BadInput) {
+  const Tensor h = zeros({2, 3}), g = zeros({2, 9});
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru_cell(zeros({2, 8}), g, h);
+      },
+      {"gru_cell", "gi [2, 8]", "gh [2, 9]", "h [2, 3]"}));
+  EXPECT_TRUE(throws_error([&] { gru_cell(g, zeros({3, 9}), h); }, {"gru_cell", "gh [3, 9]"}));
+  EXPECT_TRUE(throws_error([&] { gru_cell(g, g, zeros({6})); }, {"gru_cell", "h [6]"}));
+  EXPECT_TRUE(
+      throws_error([&] { gru_cell(g, g.to(kFloat64), h); }, {"gru_cell", "float32", "float64"}));
+  EXPECT_TRUE(throws_error([&] { gru_cell(g.to(kInt64), g.to(kInt64), h.to(kInt64)); },
+                           {"gru_cell", "int64"}));
+  EXPECT_TRUE(throws_error([&] { gru_cell(g, Tensor(), h); }, {"gru_cell", "defined"}));
+}
+
+// ---- nn::GRU -----------------------------------------------------------------------------
+
+const char* const kTorchNames[] = {"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
+                                   "weight_ih_l1", "weight_hh_l1", "bias_ih_l1", "bias_hh_l1"};
+
+TEST(GruTest, ParametersHaveTorchsNamesOrderShapesAndInit) {
+  manual_seed(1);
+  nn::GRU gru(4, 6, 2);
+  const auto named = gru.named_parameters();
+  ASSERT_EQ(named.size(), 8u);
+  const Shape shapes[] = {{18, 4}, {18, 6}, {18}, {18}, {18, 6}, {18, 6}, {18}, {18}};
+  const double k = 1 / std::sqrt(6.0);
+  for (size_t i = 0; i < named.size(); ++i) {
+    EXPECT_EQ(named[i].first, kTorchNames[i]);
+    EXPECT_EQ(named[i].second.shape(), shapes[i]) << kTorchNames[i];
+    for (double v : named[i].second.to_vector()) {
+      EXPECT_GE(v, -k);
+      EXPECT_LE(v, k);
+    }
+  }
+  manual_seed(1);
+  nn::GRU again(4, 6, 2);
+  for (size_t i = 0; i < named.size(); ++i)
+    EXPECT_TRUE(all_close(again.parameters()[i], named[i].second, 0, 0));
+}
+
+TEST(GruTest, LoadsTorchsStateDictStrictly) {
+  // torch's gru.state_dict() as numpy.savez wrote it.
+  const auto state = load_npz(testing::source_path("tests/fixtures/seq2seq_gru_state.npz"));
+  ASSERT_EQ(state.size(), 8u);
+  nn::GRU gru(4, 6, 2);
+  gru.load_state_dict(state, /*strict=*/true);
+  for (const auto& [name, value] : gru.state_dict()) {
+    EXPECT_TRUE(state.count(name)) << name;
+    EXPECT_TRUE(all_close(value, state.at(name), 1e-7, 0)) << name;  // float32 rounding
+  }
+  nn::GRU one_layer(4, 6, 1);
+  EXPECT_TRUE(throws_error([&] { one_layer.load_state_dict(state); },
+                           {"GRU.load_state_dict", "unexpected entry 'bias_hh_l1'"}));
+}
+
+struct Tolerance {
+  DType dtype;
+  double atol, rtol;
+};
+
+TEST(GruTest, MatchesTorchOutputsAndGradients) {
+  const std::string file = "seq2seq_gru.npz";
+  const auto fix = [&](const std::string& name) { return testing::fixture_tensor(file, name); };
+  const auto state = load_npz(testing::source_path("tests/fixtures/seq2seq_gru_state.npz"));
+  for (const Tolerance& tol : {Tolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
+    nn::GRU gru(4, 6, 2);
+    gru.to(tol.dtype);
+    gru.load_state_dict(state);
+    for (const char* c : {"h0", "zeros"}) {
+      const std::string name = c;
+      SCOPED_TRACE(name + ", " + dtype_name(tol.dtype));
+      gru.zero_grad();
+      Tensor x = fix("x").to(tol.dtype).clone().requires_grad_();
+      Tensor h0 = name == "h0" ? fix("h0").to(tol.dtype).clone().requires_grad_() : Tensor();
+      auto [output, h_n] = gru(x, h0);
+      EXPECT_TRUE(all_close(output, fix(name + ".output"), tol.atol, tol.rtol));
+      EXPECT_TRUE(all_close(h_n, fix(name + ".h_n"), tol.atol, tol.rtol));
+      (sum(output * fix(name + ".w_out").to(tol.dtype)) +
+       sum(h_n * fix(name + ".w_h").to(tol.dtype)))
+          .backward();
+      EXPECT_TRUE(all_close(x.grad(), fix(name + ".grad.x"), tol.atol, tol.rtol));
+      if (h0.defined()) {
+        EXPECT_TRUE(all_close(h0.grad(), fix(name + ".grad.h0"), tol.atol, tol.rtol));
+      }
+      for (const auto& [param, value] : gru.named_parameters())
+        EXPECT_TRUE(all_close(value.grad(), fix(name + ".grad." + param), tol.atol, tol.rtol))
+            << param;
+    }
+  }
+}
+
+// Runs gru with its parameters replaced by in[first], in[first + 1], ...
+// (registration order), so gradcheck can perturb them.
+nn::GRUOutput run_with(nn::GRU& gru, const std::vector<Tensor>& in, size_t first, const Tensor& x,
+                       const Tensor& h0) {
+  for (size_t k = 0; k < gru.weight_ih.size(); ++k) {
+    gru.weight_ih[k] = in[first + 4 * k];
+    gru.weight_hh[k] = in[first + 4 * k + 1];
+    gru.bias_ih[k] = in[first + 4 * k + 2];
+    gru.bias_hh[k] = in[first + 4 * k + 3];
+  }
+  return gru(x, h0);
+}
+
+TEST(GruTest, GradcheckThroughInputsH0AndAllParameters) {
+  manual_seed(7);
+  nn::GRU gru(3, 4, 2);
+  gru.to(kFloat64);
+  const int64_t T = 3, B = 2;
+  std::vector<Tensor> inputs = {leaf64({T, B, 3}), leaf64({2, B, 4})};
+  for (const Tensor& p : gru.parameters()) inputs.push_back(p.detach().clone().requires_grad_());
+  // output and h_n in one tensor: every element of both is checked.
+  const auto both = [](const nn::GRUOutput& r) {
+    return cat({reshape(r.output, {-1}), reshape(r.h_n, {-1})});
+  };
+  EXPECT_TRUE(grad_ok(
+      [&](const std::vector<Tensor>& in) { return both(run_with(gru, in, 2, in[0], in[1])); },
+      inputs));
+  // h0 undefined (zeros): no h0 among the inputs.
+  std::vector<Tensor> no_h0 = inputs;
+  no_h0.erase(no_h0.begin() + 1);
+  EXPECT_TRUE(grad_ok(
+      [&](const std::vector<Tensor>& in) { return both(run_with(gru, in, 1, in[0], Tensor())); },
+      no_h0));
+}
+
+TEST(GruTest, ShapesAndH0Defaults) {
+  nn::GRU gru(5, 3, 2);
+  const Tensor x = randn({4, 2, 5});
+  auto [output, h_n] = gru(x);
+  EXPECT_EQ(output.shape(), (Shape{4, 2, 3}));
+  EXPECT_EQ(h_n.shape(), (Shape{2, 2, 3}));
+  // The last step of the output is the last layer's final state.
+  EXPECT_TRUE(all_close(reshape(narrow(output, 0, 3, 1), {2, 3}),
+                        reshape(narrow(h_n, 0, 1, 1), {2, 3}), 0, 0));
+  // An undefined h0 means zeros.
+  auto [output0, h_n0] = gru(x, zeros({2, 2, 3}));
+  EXPECT_TRUE(all_close(output, output0, 0, 0));
+  EXPECT_TRUE(all_close(h_n, h_n0, 0, 0));
+}
+
+TEST(GruTest, DropoutBetweenLayersInTrainingOnly) {
+  manual_seed(11);
+  nn::GRU gru(3, 5, 2, /*dropout=*/0.5);
+  nn::GRU plain(3, 5, 2);
+  plain.load_state_dict(gru.state_dict());
+  const Tensor x = randn({4, 3, 3});
+  const nn::GRUOutput reference = plain(x);
+  // eval: no dropout at all.
+  gru.eval();
+  const nn::GRUOutput evaluated = gru(x);
+  EXPECT_TRUE(all_close(evaluated.output, reference.output, 0, 0));
+  EXPECT_TRUE(all_close(evaluated.h_n, reference.h_n, 0, 0));
+  // train: layer 0's states are untouched (dropout comes after a layer), the
+  // last layer sees a dropped input.
+  gru.train();
+  const nn::GRUOutput trained = gru(x);
+  EXPECT_TRUE(all_close(narrow(trained.h_n, 0, 0, 1), narrow(reference.h_n, 0, 0, 1), 0, 0));
+  EXPECT_GT(testing::max_abs_diff(trained.output, reference.output), 1e-3);
+  // One layer: nothing comes after it, so dropout changes nothing.
+  nn::GRU single(3, 5, 1, 0.5);
+  single.train();
+  const nn::GRUOutput a = single(x);
+  single.eval();
+  EXPECT_TRUE(all_close(a.output, single(x).output, 0, 0));
+}
+
+TEST(GruTest, BadInput) {
+  nn::GRU gru(3, 4, 2);
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru(zeros({5, 3}));
+      },
+      {"GRU", "[T, B, input_size = 3]", "[5, 3]"}));
+  EXPECT_TRUE(throws_error([&] { gru(zeros({5, 2, 4})); }, {"GRU", "input_size = 3", "[5, 2, 4]"}));
+  EXPECT_TRUE(throws_error([&] { gru(zeros({0, 2, 3})); }, {"GRU", "T > 0", "[0, 2, 3]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru(zeros({5, 2, 3}), zeros({1, 2, 4}));
+      },
+      {"GRU", "h0", "[2, 2, 4]", "[1, 2, 4]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru(zeros({5, 2, 3}), zeros({2, 3, 4}));
+      },
+      {"GRU", "h0", "[2, 2, 4]", "[2, 3, 4]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru(zeros({5, 2, 3}, kFloat64));
+      },
+      {"GRU", "float64", "[5, 2, 3]", "float32"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru(zeros({5, 2, 3}), zeros({2, 2, 4}, kFloat64));
+      },
+      {"GRU", "h0", "float64", "float32"}));
+  EXPECT_TRUE(throws_error([&] { gru(zeros({5, 2, 3}, kInt64)); }, {"GRU", "int64"}));
+  EXPECT_TRUE(throws_error([&] { gru(Tensor()); }, {"GRU", "undefined"}));
+  EXPECT_TRUE(throws_error([] { nn::GRU(3, 0); }, {"GRU", "hidden_size 0"}));
+  EXPECT_TRUE(throws_error([] { nn::GRU(0, 3); }, {"GRU", "input_size 0"}));
+  EXPECT_TRUE(throws_error([] { nn::GRU(3, 3, 0); }, {"GRU", "num_layers 0"}));
+  EXPECT_TRUE(throws_error([] { nn::GRU(3, 3, 2, 1.0); }, {"GRU", "dropout", "[0, 1)"}));
+  EXPECT_TRUE(throws_error([] { nn::GRU(3, 3, 2, -0.1); }, {"GRU", "dropout"}));
+  EXPECT_TRUE(throws_error([] { nn::GRU(3, 3, 2, std::nan("")); }, {"GRU", "dropout"}));
+}
+
+}  // namespace
+}  // namespace ag
