@@ -1,11 +1,14 @@
 """d2l's PyTorch attention code (Dive into Deep Learning, "Attention Scoring
-Functions" and "Multi-Head Attention", the edition with explicit sizes), as
-the reference for attograd's nn::AdditiveAttention, nn::DotProductAttention
-and nn::MultiHeadAttention. Parameter names and shapes are what attograd's
-state dicts must match.
+Functions", "Multi-Head Attention", "The Encoder-Decoder Architecture",
+"Sequence to Sequence Learning" and "Bahdanau Attention", the edition with
+explicit sizes), as the reference for attograd's nn::AdditiveAttention,
+nn::DotProductAttention, nn::MultiHeadAttention and the seq2seq models of
+nn/seq2seq.h. Parameter names and shapes are what attograd's state dicts must
+match.
 
-Imported by make_keras_optim_fixtures.py, check_state_dict_roundtrip.py and
-bench_attention_torch.py (run them with /usr/bin/python3, which has torch).
+Imported by make_keras_optim_fixtures.py, make_seq2seq_fixtures.py,
+check_state_dict_roundtrip.py and bench_attention_torch.py (run them with
+/usr/bin/python3, which has torch).
 """
 import math
 
@@ -96,3 +99,135 @@ class MultiHeadAttention(nn.Module):
             valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
         output = self.attention(queries, keys, values, valid_lens)
         return self.W_o(transpose_output(output, self.num_heads))
+
+
+# ---- "The Encoder-Decoder Architecture" -------------------------------------------------
+class Encoder(nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    def forward(self, X, *args):
+        raise NotImplementedError
+
+
+class Decoder(nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    def init_state(self, enc_outputs, *args):
+        raise NotImplementedError
+
+    def forward(self, X, state):
+        raise NotImplementedError
+
+
+class EncoderDecoder(nn.Module):
+    def __init__(self, encoder, decoder, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def forward(self, enc_X, dec_X, *args):
+        enc_outputs = self.encoder(enc_X, *args)
+        dec_state = self.decoder.init_state(enc_outputs, *args)
+        return self.decoder(dec_X, dec_state)
+
+
+# ---- "Sequence to Sequence Learning" ----------------------------------------------------
+class Seq2SeqEncoder(Encoder):
+    """Embedding + multi-layer GRU; the valid lengths are not used."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, **kwargs):
+        super().__init__(**kwargs)
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout)
+
+    def forward(self, X, *args):
+        X = self.embedding(X)  # [B, T] -> [B, T, E]
+        X = X.permute(1, 0, 2)  # time-major: [T, B, E]
+        output, state = self.rnn(X)  # [T, B, H], [L, B, H]
+        return output, state
+
+
+class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
+    """pred [B, T, V], label [B, T], valid_len [B] -> [B]: the mean over T of
+    the cross-entropy, zero at padded steps."""
+
+    def forward(self, pred, label, valid_len):
+        weights = torch.ones_like(label)
+        weights = sequence_mask(weights, valid_len)
+        self.reduction = "none"
+        unweighted_loss = super().forward(pred.permute(0, 2, 1), label)
+        weighted_loss = (unweighted_loss * weights).mean(dim=1)
+        return weighted_loss
+
+
+def grad_clipping(net, theta):
+    """d2l's clipping: scale every gradient by theta / norm when norm > theta."""
+    params = [p for p in net.parameters() if p.requires_grad]
+    norm = torch.sqrt(sum(torch.sum((p.grad ** 2)) for p in params))
+    if norm > theta:
+        for param in params:
+            param.grad[:] *= theta / norm
+
+
+def init_seq2seq(module):
+    """d2l's xavier_init_weights of train_seq2seq: Xavier-uniform Linear
+    weights and GRU weights (biases and embeddings keep PyTorch's init).
+    Applied with net.apply(init_seq2seq)."""
+    if type(module) == nn.Linear:
+        nn.init.xavier_uniform_(module.weight)
+    if type(module) == nn.GRU:
+        for param in module._flat_weights_names:
+            if "weight" in param:
+                nn.init.xavier_uniform_(module._parameters[param])
+
+
+# ---- "Bahdanau Attention" ---------------------------------------------------------------
+class AttentionDecoder(Decoder):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    @property
+    def attention_weights(self):
+        raise NotImplementedError
+
+
+class Seq2SeqAttentionDecoder(AttentionDecoder):
+    """attention="dot" is attograd's Luong-style variant (DotProductAttention,
+    no attention parameters); "additive" is the book's."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0,
+                 attention="additive", **kwargs):
+        super().__init__(**kwargs)
+        if attention == "additive":
+            self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout)
+        else:
+            self.attention = DotProductAttention(dropout)
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout)
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_outputs, enc_valid_lens, *args):
+        # outputs [T, B, H] -> [B, T, H]; hidden_state [L, B, H]
+        outputs, hidden_state = enc_outputs
+        return (outputs.permute(1, 0, 2), hidden_state, enc_valid_lens)
+
+    def forward(self, X, state):
+        # enc_outputs [B, T, H], hidden_state [L, B, H]
+        enc_outputs, hidden_state, enc_valid_lens = state
+        X = self.embedding(X).permute(1, 0, 2)  # [Tout, B, E]
+        outputs, self._attention_weights = [], []
+        for x in X:
+            query = torch.unsqueeze(hidden_state[-1], dim=1)  # [B, 1, H]
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # [B, 1, H]
+            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)  # [B, 1, H + E]
+            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)  # [1, B, H]
+            outputs.append(out)
+            self._attention_weights.append(self.attention.attention_weights)
+        outputs = self.dense(torch.cat(outputs, dim=0))  # [Tout, B, V]
+        return outputs.permute(1, 0, 2), [enc_outputs, hidden_state, enc_valid_lens]
+
+    @property
+    def attention_weights(self):
+        return self._attention_weights

@@ -168,6 +168,17 @@ TEST(ModuleTest, TrainAndEvalPropagateToEverySubModule) {
   EXPECT_FALSE(net.block.drop.is_training());
 }
 
+// As torch's Module.apply: children first (depth first, registration order),
+// then the module itself.
+TEST(ModuleTest, ApplyVisitsSubModulesThenItself) {
+  Net net;
+  std::vector<const nn::Module*> visited;
+  net.apply([&](nn::Module& m) { visited.push_back(&m); });
+  const std::vector<const nn::Module*> expected{&net.block.proj, &net.block.drop, &net.block.out,
+                                                &net.block,      &net.head,       &net};
+  EXPECT_EQ(visited, expected);
+}
+
 TEST(ModuleTest, ZeroGradClearsEveryParameter) {
   Net net;
   Tensor y = net.head(net.block.out(net.block.proj(ones({1, 3}))) * net.scale);

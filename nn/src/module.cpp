@@ -143,6 +143,12 @@ void Module::zero_grad() {
   for (const auto& [name, slot] : all_parameter_slots()) slot->zero_grad();
 }
 
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  for (auto& [name, child] : children_) child->apply(fn);
+  fn(*this);
+  return *this;
+}
+
 Module& Module::to(DType dtype) {
   check_floating(dtype, (type_name_ + ".to").c_str(), "parameters");
   for (const auto& [name, slot] : all_parameter_slots())

@@ -13,4 +13,5 @@
 #include "attograd/nn/module.h"
 #include "attograd/nn/optim.h"
 #include "attograd/nn/rnn.h"
+#include "attograd/nn/seq2seq.h"
 #include "attograd/nn/training.h"

@@ -16,6 +16,7 @@
 // members. Hold them by value in their parent or by std::unique_ptr.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -89,6 +90,9 @@ class Module {
   bool is_training() const { return training_; }
 
   void zero_grad();
+  // Calls fn on every sub-module, depth first in registration order, then on
+  // this module, as torch's Module.apply (d2l: net.apply(init_seq2seq)).
+  Module& apply(const std::function<void(Module&)>& fn);
   // Converts every parameter to `dtype` (float32 or float64); create
   // optimizers after calling it.
   Module& to(DType dtype);

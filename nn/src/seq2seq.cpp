@@ -1,0 +1,209 @@
+// d2l's seq2seq with attention ("Bahdanau Attention"), composed from
+// Embedding, GRU, the attention modules and Linear.
+// Legend: B batch, T source steps, Tout target steps, E embedding size,
+// H hidden units, L GRU layers, V vocabulary.
+#include "attograd/nn/seq2seq.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ag::nn {
+
+namespace {
+
+std::string shape_or_none(const Tensor& t) {
+  return t.defined() ? shape_str(t.shape()) : std::string("none");
+}
+
+// Token ids: int64 [B, T] with T >= 1 (the range is Embedding's check).
+void check_tokens(const Tensor& tokens, const char* what, const std::string& op) {
+  AG_CHECK(tokens.defined() && tokens.dtype() == kInt64 && tokens.dim() == 2 &&
+               tokens.size(0) > 0 && tokens.size(1) > 0,
+           op.c_str(),
+           std::string("expected ") + what + " as int64 [B, T] with B, T >= 1, got " +
+               shape_or_none(tokens) +
+               (tokens.defined() ? std::string(" ") + dtype_name(tokens.dtype()) : ""));
+}
+
+std::unique_ptr<Module> make_attention(AttentionKind kind, int64_t num_hiddens, double dropout) {
+  if (kind == AttentionKind::Additive)
+    return std::make_unique<AdditiveAttention>(num_hiddens, num_hiddens, num_hiddens, dropout);
+  return std::make_unique<DotProductAttention>(dropout);
+}
+
+}  // namespace
+
+// ---- Seq2SeqEncoder -------------------------------------------------------------------
+
+Seq2SeqEncoder::Seq2SeqEncoder(int64_t vocab_size, int64_t embed_size, int64_t num_hiddens,
+                               int64_t num_layers, double dropout)
+    : Encoder("Seq2SeqEncoder"),
+      embedding(vocab_size, embed_size),
+      rnn(embed_size, num_hiddens, num_layers, dropout) {
+  register_module("embedding", &embedding);
+  register_module("rnn", &rnn);
+}
+
+std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& /*src_valid_lens*/) {
+  check_tokens(src, "src", type_name());
+  // d2l embeds [B, T] -> [B, T, E] and permutes to time-major [T, B, E];
+  // embedding the transposed ids [T, B] gives that tensor directly (a gather
+  // either way: the same numbers), contiguous for the GRU.
+  Tensor X = embedding(transpose(src, 0, 1));
+  // outputs [T, B, H] (the last layer at every step), state [L, B, H] (every
+  // layer at the last step); h0 = 0
+  auto [outputs, state] = rnn.forward(X);
+  return {outputs, state};
+}
+
+// ---- Seq2SeqAttentionDecoder ----------------------------------------------------------
+
+Seq2SeqAttentionDecoder::Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t embed_size,
+                                                 int64_t num_hiddens, int64_t num_layers,
+                                                 double dropout, AttentionKind kind)
+    : Decoder("Seq2SeqAttentionDecoder"),
+      kind(kind),
+      attention(make_attention(kind, num_hiddens, dropout)),
+      embedding(vocab_size, embed_size),
+      rnn(embed_size + num_hiddens, num_hiddens, num_layers, dropout),
+      dense(num_hiddens, vocab_size) {
+  register_module("attention", attention.get());
+  register_module("embedding", &embedding);
+  register_module("rnn", &rnn);
+  register_module("dense", &dense);
+}
+
+DecoderState Seq2SeqAttentionDecoder::init_state(const std::vector<Tensor>& enc_outputs,
+                                                 const Tensor& src_valid_lens) {
+  const char* op = "Seq2SeqAttentionDecoder.init_state";
+  AG_CHECK(enc_outputs.size() == 2 && enc_outputs[0].defined() && enc_outputs[1].defined(), op,
+           "expected the encoder's {outputs [T, B, H], state [L, B, H]}, got " +
+               std::to_string(enc_outputs.size()) + " tensors");
+  const Tensor &outputs = enc_outputs[0], &hidden = enc_outputs[1];
+  AG_CHECK(outputs.dim() == 3 && hidden.dim() == 3 && outputs.size(1) == hidden.size(1) &&
+               outputs.size(2) == rnn.hidden_size && hidden.size(2) == rnn.hidden_size &&
+               hidden.size(0) == rnn.num_layers,
+           op,
+           "expected outputs [T, B, " + std::to_string(rnn.hidden_size) + "] and state [" +
+               std::to_string(rnn.num_layers) + ", B, " + std::to_string(rnn.hidden_size) +
+               "], got " + shape_str(outputs.shape()) + " and " + shape_str(hidden.shape()));
+  if (src_valid_lens.defined())
+    AG_CHECK(src_valid_lens.dtype() == kInt64 && src_valid_lens.dim() == 1 &&
+                 src_valid_lens.size(0) == outputs.size(1),
+             op,
+             "expected src_valid_lens int64 [" + std::to_string(outputs.size(1)) + "], got " +
+                 shape_str(src_valid_lens.shape()) + " " + dtype_name(src_valid_lens.dtype()));
+  // outputs [T, B, H] -> [B, T, H], copied once here (contiguous) rather than
+  // walked through strides by the attention at every target step.
+  return {{permute(outputs, {1, 0, 2}).contiguous(), hidden, src_valid_lens}, {}};
+}
+
+Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) {
+  const std::string& op = type_name();
+  check_tokens(tgt, "tgt", op);
+  AG_CHECK(state.tensors.size() == 3 && state.tensors[0].defined() && state.tensors[1].defined(),
+           op.c_str(),
+           "expected the state of init_state {enc_outputs, hidden, enc_valid_lens}, got " +
+               std::to_string(state.tensors.size()) + " tensors");
+  const Tensor& enc_outputs = state.tensors[0];  // [B, T, H]
+  const Tensor& enc_valid_lens = state.tensors[2];
+  Tensor hidden = state.tensors[1];  // [L, B, H]
+  const int64_t B = tgt.size(0), Tout = tgt.size(1), L = hidden.size(0);
+  AG_CHECK(enc_outputs.size(0) == B && hidden.size(1) == B, op.c_str(),
+           "batch sizes differ: tgt " + shape_str(tgt.shape()) + ", enc_outputs " +
+               shape_str(enc_outputs.shape()) + ", hidden " + shape_str(hidden.shape()));
+
+  // X = embedding(tgt) permuted to time-major: [B, Tout] -> [Tout, B, E]
+  // (the transposed ids embedded, as in the encoder)
+  const Tensor X = embedding(transpose(tgt, 0, 1));
+
+  // AdditiveAttention projects its keys with W_k on every call; d2l calls it
+  // once per step with the same keys (enc_outputs), so here they are
+  // projected once per forward ([B, T, H] -> [B, T, H], k W_k^T) and every
+  // step starts from W_q(query). The numbers are the same; the backward sums
+  // the steps' dL/dk' before going through W_k once, instead of Tout times.
+  auto* additive =
+      kind == AttentionKind::Additive ? static_cast<AdditiveAttention*>(attention.get()) : nullptr;
+  auto* dot =
+      kind == AttentionKind::Dot ? static_cast<DotProductAttention*>(attention.get()) : nullptr;
+  const Tensor projected_keys = additive ? additive->project_keys(enc_outputs) : Tensor();
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(static_cast<size_t>(Tout));
+  step_weights_.clear();
+  step_weights_.reserve(static_cast<size_t>(Tout));
+  for (int64_t t = 0; t < Tout; ++t) {
+    // query = the last layer's hidden state: [L, B, H] -> [1, B, H] -> [B, 1, H]
+    const Tensor query = permute(narrow(hidden, 0, L - 1, 1), {1, 0, 2});
+    // context = attention(query, enc_outputs, enc_outputs, enc_valid_lens): [B, 1, H]
+    Tensor context =
+        additive ? additive->forward_projected(query, projected_keys, enc_outputs, enc_valid_lens)
+                 : dot->forward(query, enc_outputs, enc_outputs, enc_valid_lens);
+    step_weights_.push_back(
+        (additive ? additive->attention_weights() : dot->attention_weights()).detach());
+    // x = cat(context, embedded step) on the features, time-major:
+    // [B, 1, H] -> [1, B, H]; with [1, B, E] -> [1, B, H + E]
+    // (d2l concatenates [B, 1, H] and [B, 1, E], then permutes: the same tensor)
+    const Tensor x = cat({permute(context, {1, 0, 2}), narrow(X, 0, t, 1)}, 2);
+    // One GRU step: out [1, B, H] (the new last layer), hidden [L, B, H]
+    auto [out, h_n] = rnn.forward(x, hidden);
+    outputs.push_back(out);
+    hidden = h_n;
+  }
+  state.tensors[1] = hidden;
+  // outputs: Tout x [1, B, H] -> [Tout, B, H] -> [B, Tout, H]; d2l applies
+  // dense first and permutes the logits, the same numbers; permuting the
+  // smaller [*, H] tensor first leaves the logits contiguous.
+  const Tensor steps = permute(cat(outputs, 0), {1, 0, 2});
+  // logits = dense(steps): [B, Tout, H] -> [B, Tout, V]
+  return dense(steps);
+}
+
+Tensor Seq2SeqAttentionDecoder::alignment() const {
+  if (step_weights_.empty()) return Tensor();
+  // Tout x [B, 1, T] -> [B, Tout, T]
+  return cat(step_weights_, 1);
+}
+
+std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(int64_t src_vocab_size,
+                                                      int64_t tgt_vocab_size, int64_t embed_size,
+                                                      int64_t num_hiddens, int64_t num_layers,
+                                                      double dropout, AttentionKind kind) {
+  return std::make_unique<EncoderDecoder>(
+      std::make_unique<Seq2SeqEncoder>(src_vocab_size, embed_size, num_hiddens, num_layers,
+                                       dropout),
+      std::make_unique<Seq2SeqAttentionDecoder>(tgt_vocab_size, embed_size, num_hiddens, num_layers,
+                                                dropout, kind));
+}
+
+// ---- init ---------------------------------------------------------------------------
+
+void xavier_uniform_(Tensor& weight, double gain) {
+  AG_CHECK(
+      weight.defined() && weight.dim() == 2 && is_floating(weight.dtype()) &&
+          weight.is_contiguous(),
+      "xavier_uniform_",
+      "expected a contiguous 2-D floating weight [fan_out, fan_in], got " + shape_or_none(weight));
+  const double fan_out = static_cast<double>(weight.size(0));
+  const double fan_in = static_cast<double>(weight.size(1));
+  const double a = gain * std::sqrt(6.0 / (fan_in + fan_out));
+  const Tensor values = uniform(weight.shape(), -a, a, weight.dtype());
+  // In place, as load_state_dict: optimizers holding the parameter see the
+  // new values, and graphs recorded before see the version change.
+  dispatch_floating(weight.dtype(), "xavier_uniform_", [&](auto tag) {
+    using T = decltype(tag);
+    std::copy_n(values.data_ptr<T>(), values.numel(), weight.data_ptr<T>());
+  });
+  weight.impl()->storage()->bump_version();
+}
+
+void init_seq2seq(Module& module) {
+  module.apply([](Module& m) {
+    if (auto* linear = dynamic_cast<Linear*>(&m)) xavier_uniform_(linear->weight);
+    if (auto* gru = dynamic_cast<GRU*>(&m))
+      for (auto& [name, parameter] : gru->named_parameters())
+        if (name.starts_with("weight")) xavier_uniform_(parameter);
+  });
+}
+
+}  // namespace ag::nn
