@@ -7,6 +7,7 @@
 //
 // Progress and the held-out summary go to stderr; predictions (tables or
 // JSON lines) and --stats to stdout. Bad input: one line on stderr, exit 2.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -60,7 +61,8 @@ prediction:
   --heatmap FILE.png|.svg     draw each prediction's alignment (FILE-2.png, ... for more)
   --json                      one JSON object per prediction instead of a table
   --stats                     print "key value" lines at the end (steps_per_sec,
-                              accuracy, alignment, rss_kib_first, rss_kib_last, ...)
+                              steps_per_cpu_sec, accuracy, alignment, rss_kib_first
+                              (after 1,000 steps), rss_kib_last, ...)
   --help                      this text
 )";
 
@@ -210,6 +212,15 @@ int64_t default_steps(Task task) {
   return 1000;
 }
 
+// CPU seconds this process has used (user + system, every thread): on a busy
+// machine the fair measure of a one-thread run, beside the wall time.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
 // Resident set size in KiB (Linux /proc/self/statm; 0 elsewhere).
 int64_t rss_kib() {
   std::ifstream statm("/proc/self/statm");
@@ -249,7 +260,7 @@ int run(const Options& o) {
     return *data;
   };
   int64_t steps = 0;
-  double train_seconds = 0, loss_last = std::nan("");
+  double train_seconds = 0, train_cpu_seconds = 0, loss_last = std::nan("");
   int64_t rss_first = 0;
   std::optional<Evaluation> final_eval;
   if (!o.load.empty()) {
@@ -276,16 +287,20 @@ int run(const Options& o) {
       const bool evaluate_now =
           o.eval_every > 0 && (s.step % o.eval_every == 0 || s.step == s.steps);
       if (evaluate_now) accuracy = evaluate(translator, d.heldout()).accuracy;
+      // A TTY redraws one line ten times a second; a pipe or file gets a
+      // line at every evaluation and every tenth of the run.
       const bool draw = tty ? (s.seconds - last_draw >= 0.1 || evaluate_now || s.step == s.steps)
-                            : (evaluate_now || s.step == s.steps);
+                            : (evaluate_now || s.step == s.steps ||
+                               s.step % std::max<int64_t>(1, s.steps / 10) == 0);
       if (!draw) return;
       last_draw = s.seconds;
       char acc[32] = "";
       if (!std::isnan(accuracy))
         std::snprintf(acc, sizeof acc, "  held-out %.1f%%", 100 * accuracy);
-      std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  %.1f steps/s%s%s", tty ? "\r\033[K" : "",
-                   static_cast<long long>(s.step), static_cast<long long>(s.steps), s.loss,
-                   s.step / std::max(s.seconds, 1e-9), acc, tty ? "" : "\n");
+      std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  %.1f steps/s  RSS %.1f MiB%s%s",
+                   tty ? "\r\033[K" : "", static_cast<long long>(s.step),
+                   static_cast<long long>(s.steps), s.loss, s.step / std::max(s.seconds, 1e-9),
+                   static_cast<double>(rss_kib()) / 1024, acc, tty ? "" : "\n");
       std::fflush(stderr);
     };
     TrainOptions train_options;
@@ -294,19 +309,26 @@ int run(const Options& o) {
     train_options.lr = o.lr;
     train_options.seed = o.seed;
     const auto start = std::chrono::steady_clock::now();
-    double eval_seconds = 0;
+    const double cpu_start = cpu_seconds();
+    double eval_seconds = 0, eval_cpu_seconds = 0;
     loss_last = train_seq2seq(translator, d, train_options, [&](const StepInfo& s) {
       const auto before = std::chrono::steady_clock::now();
+      const double cpu_before = cpu_seconds();
       on_step(s);
       eval_seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+      eval_cpu_seconds += cpu_seconds() - cpu_before;
     });
+    train_cpu_seconds = cpu_seconds() - cpu_start - eval_cpu_seconds;
     train_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
         eval_seconds;
     if (tty) std::fprintf(stderr, "\n");
-    std::fprintf(stderr, "trained %lld steps in %.1f s (%.1f steps/s, evaluation excluded)\n",
-                 static_cast<long long>(steps), train_seconds, steps / train_seconds);
+    std::fprintf(stderr,
+                 "trained %lld steps in %.1f s (%.1f steps/s; %.1f CPU s, %.1f steps per CPU s; "
+                 "evaluation excluded)\n",
+                 static_cast<long long>(steps), train_seconds, steps / train_seconds,
+                 train_cpu_seconds, steps / std::max(train_cpu_seconds, 1e-9));
   }
   if (steps > 0 || o.stats) {
     final_eval = evaluate(translator, dataset(translator.task).heldout());
@@ -345,7 +367,10 @@ int run(const Options& o) {
   }
   if (o.stats) {
     std::cout << "steps " << steps << "\ntrain_seconds " << train_seconds << "\nsteps_per_sec "
-              << (train_seconds > 0 ? steps / train_seconds : 0) << "\nloss_last " << loss_last;
+              << (train_seconds > 0 ? steps / train_seconds : 0) << "\ntrain_cpu_seconds "
+              << train_cpu_seconds << "\nsteps_per_cpu_sec "
+              << (train_cpu_seconds > 0 ? steps / train_cpu_seconds : 0) << "\nloss_last "
+              << loss_last;
     if (final_eval) {
       std::cout << "\naccuracy " << final_eval->accuracy << "\nbleu " << final_eval->bleu;
       if (translator.task == Task::Dates) std::cout << "\nalignment " << final_eval->alignment;

@@ -54,6 +54,7 @@ double train_seq2seq(Translator& translator, const Dataset& data, const TrainOpt
   const Tensor bos = full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64);
   const auto start = std::chrono::steady_clock::now();
   double last_loss = std::numeric_limits<double>::quiet_NaN();
+  double callback_seconds = 0;  // left out of StepInfo::seconds
   for (int64_t step = 1; step <= options.steps; ++step) {
     const Batch batch = batches.next();
     optimizer.zero_grad();
@@ -70,9 +71,11 @@ double train_seq2seq(Translator& translator, const Dataset& data, const TrainOpt
     const double tokens = batch.tgt_valid_len.sum().item();
     last_loss = total.item() * static_cast<double>(data.tgt_steps()) / tokens;
     if (on_step) {
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto now = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(now - start).count() - callback_seconds;
       on_step({step, options.steps, last_loss, seconds});
+      callback_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count();
     }
   }
   return last_loss;
