@@ -5,9 +5,12 @@ greedy outputs on held-out inputs as attograd-translate did.
 
   scripts/check_translate_torch.py BUILD_DIR [--task dates] [--attention additive]
                                    [--steps 1500] [--count 200] [--keep DIR]
+  scripts/check_translate_torch.py BUILD_DIR --load MODEL.npz [--seed S] [--count 200]
 
 Runs BUILD_DIR/attograd-translate --task T --attention A --steps N --save M.npz
---dump-heldout COUNT H.tsv, then decodes every held-out source of H.tsv with
+--dump-heldout COUNT H.tsv (or, with --load, --load MODEL.npz --seed S
+--dump-heldout COUNT H.tsv: the held-out set of the seed it was trained
+with), then decodes every held-out source of H.tsv with
 d2l's predict_seq2seq (one sentence at a time, characters as tokens) and
 compares with the program's output. Prints "agree K of COUNT" and exits 1
 unless all agree. Run with /usr/bin/python3 (it has torch).
@@ -78,14 +81,23 @@ def main():
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--keep", help="directory to keep the model and the dump in")
+    parser.add_argument("--load", help="a model attograd-translate saved (no training)")
+    parser.add_argument("--seed", type=int, default=0, help="with --load: its training seed")
     args = parser.parse_args()
     torch.set_num_threads(1)
     work = args.keep or tempfile.mkdtemp(prefix="check_translate_")
-    model = os.path.join(work, f"{args.task}_{args.attention}.npz")
-    dump = os.path.join(work, f"{args.task}_{args.attention}_heldout.tsv")
-    subprocess.run([os.path.join(args.build_dir, "attograd-translate"), "--task", args.task,
-                    "--attention", args.attention, "--steps", str(args.steps), "--save", model,
-                    "--dump-heldout", str(args.count), dump], check=True)
+    program = os.path.join(args.build_dir, "attograd-translate")
+    if args.load:
+        model = args.load
+        dump = os.path.join(work, os.path.basename(model) + "_heldout.tsv")
+        subprocess.run([program, "--load", model, "--seed", str(args.seed), "--dump-heldout",
+                        str(args.count), dump], check=True)
+    else:
+        model = os.path.join(work, f"{args.task}_{args.attention}.npz")
+        dump = os.path.join(work, f"{args.task}_{args.attention}_heldout.tsv")
+        subprocess.run([program, "--task", args.task, "--attention", args.attention, "--steps",
+                        str(args.steps), "--save", model, "--dump-heldout", str(args.count), dump],
+                       check=True)
     net, src_vocab, tgt_vocab, src_steps, tgt_steps = load_translate_model(model)
     agree, lines = 0, open(dump).read().splitlines()
     for line in lines:
@@ -95,8 +107,7 @@ def main():
             agree += 1
         else:
             print(f"differ: {source!r}: attograd {ours!r}, PyTorch {theirs!r} (target {target!r})")
-    print(f"agree {agree} of {len(lines)} ({args.task}, {args.attention} attention, "
-          f"{args.steps} steps)")
+    print(f"agree {agree} of {len(lines)} ({model})")
     sys.exit(0 if agree == len(lines) and lines else 1)
 
 
