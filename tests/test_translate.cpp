@@ -65,8 +65,10 @@ TEST(TranslateReport, JsonLineAndTable) {
   std::filesystem::remove(png);
 }
 
-// A small model on `reverse`, trained for `steps` steps.
-Translator trained_reverse(const Dataset& data, int64_t steps, int64_t hidden) {
+// A small model on `reverse`, trained for `steps` steps; the first and last
+// batch losses (per token) go to *first_loss / *last_loss when given.
+Translator trained_reverse(const Dataset& data, int64_t steps, int64_t hidden,
+                           double* first_loss = nullptr, double* last_loss = nullptr) {
   ag::manual_seed(1);
   ModelConfig config;
   config.embed_size = hidden;
@@ -77,7 +79,10 @@ Translator trained_reverse(const Dataset& data, int64_t steps, int64_t hidden) {
   TrainOptions options;
   options.steps = steps;
   options.lr = 0.01;
-  train_seq2seq(translator, data, options);
+  train_seq2seq(translator, data, options, [&](const StepInfo& s) {
+    if (s.step == 1 && first_loss) *first_loss = s.loss;
+    if (s.step == s.steps && last_loss) *last_loss = s.loss;
+  });
   return translator;
 }
 
@@ -163,24 +168,30 @@ TEST(TranslatePredict, GreedyBatchMatchesOneByOne) {
 }
 
 TEST(TranslateTrain, ReverseLearns) {
+  // Release: 400 steps of a one-layer model (about 3 CPU seconds) reverse
+  // half the held-out strings exactly (0.87 measured). Under the sanitizers
+  // (~10x slower) a shorter run must at least halve the loss.
 #if defined(__SANITIZE_ADDRESS__)
-  const int64_t steps = 150, hidden = 16;
-  const double required = 0.02;
+  const int64_t steps = 100;
+  const double required_accuracy = 0.0;
 #else
-  const int64_t steps = 600, hidden = 32;
-  const double required = 0.5;
+  const int64_t steps = 400;
+  const double required_accuracy = 0.5;
 #endif
   const Dataset data({Task::Reverse, 20000, 300, 5});
   const auto start = std::chrono::steady_clock::now();
-  Translator translator = trained_reverse(data, steps, hidden);
+  double first_loss = 0, last_loss = 0;
+  Translator translator = trained_reverse(data, steps, 32, &first_loss, &last_loss);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const Evaluation e = evaluate(translator, data.heldout());
-  EXPECT_GE(e.accuracy, required) << "after " << steps << " steps (" << seconds << " s)";
-  EXPECT_GT(e.bleu, e.accuracy * 0.9);
+  EXPECT_LT(last_loss, 0.5 * first_loss);
+  EXPECT_GE(e.accuracy, required_accuracy) << "after " << steps << " steps (" << seconds << " s)";
+  EXPECT_GE(e.bleu, e.accuracy);         // an exact match has BLEU 1
   EXPECT_TRUE(std::isnan(e.alignment));  // dates only
-  std::cout << "reverse: " << steps << " steps in " << seconds << " s, held-out exact match "
-            << e.accuracy << ", BLEU " << e.bleu << "\n";
+  std::cout << "reverse: " << steps << " steps in " << seconds << " s, loss " << first_loss
+            << " -> " << last_loss << ", held-out exact match " << e.accuracy << ", BLEU " << e.bleu
+            << "\n";
 }
 
 TEST(TranslateTrain, MismatchedDataIsAnError) {
