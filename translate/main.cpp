@@ -43,13 +43,14 @@ task and model:
   --embed N --hidden N --layers N --dropout P
                               sizes (d2l's defaults: 32, 32, 2, 0.1)
 training:
-  --steps N                   Adam steps (default: dates 2500, reverse 3000,
-                              sort 2500; 0 with --load)
+  --steps N                   Adam steps (default: dates 1500, reverse 3000,
+                              sort 5000; 0 with --load)
   --batch B                   batch size (default 64)
   --lr X                      Adam's learning rate (default 0.005)
   --seed S                    data, split, initialisation and batch order (default 0)
   --threads T                 threads (default 1)
-  --train-size N              training examples (default 50000)
+  --train-size N              training examples (default: dates 50000; reverse
+                              and sort 200000, whose strings seldom repeat)
   --heldout N                 held-out examples (default 1000)
   --eval-every N              held-out accuracy every N steps (default 500; 0: never)
 files:
@@ -71,7 +72,8 @@ struct Options {
   bool task_given = false, model_given = false, attention_given = false, sizes_given = false;
   ModelConfig config;
   std::optional<int64_t> steps;
-  int64_t batch = 64, threads = 1, train_size = 50000, heldout = 1000, eval_every = 500;
+  int64_t batch = 64, threads = 1, heldout = 1000, eval_every = 500;
+  std::optional<int64_t> train_size;
   double lr = 0.005;
   uint64_t seed = 0;
   std::string save, load, heatmap, dump_path;
@@ -195,8 +197,9 @@ Options parse_args(int argc, char** argv) {
       throw UsageError{
           "--load restores a trained model; it does not train it further (drop --steps)"};
   }
-  if (o.heldout > o.train_size) throw UsageError{"--heldout cannot exceed --train-size"};
-  if (o.batch > o.train_size) throw UsageError{"--batch cannot exceed --train-size"};
+  const int64_t train_size = o.train_size.value_or(50000);
+  if (o.heldout > train_size) throw UsageError{"--heldout cannot exceed --train-size"};
+  if (o.batch > train_size) throw UsageError{"--batch cannot exceed --train-size"};
   return o;
 }
 
@@ -219,6 +222,14 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+// Reverse and sort draw from ~10^10 strings: a larger training set keeps the
+// model from learning its examples by heart (sort: 98% held-out after 3000
+// steps on 50,000 examples, 99% on 200,000). Dates repeat anyway (36,525
+// dates, 15 formats).
+int64_t default_train_size(Task task) {
+  return task == Task::Dates ? 50000 : 200000;
 }
 
 // Resident set size in KiB (Linux /proc/self/statm; 0 elsewhere).
@@ -256,7 +267,9 @@ int run(const Options& o) {
   Translator translator;
   std::optional<Dataset> data;
   const auto dataset = [&](Task task) -> const Dataset& {
-    if (!data) data.emplace(DatasetOptions{task, o.train_size, o.heldout, o.seed});
+    if (!data)
+      data.emplace(
+          DatasetOptions{task, o.train_size.value_or(default_train_size(task)), o.heldout, o.seed});
     return *data;
   };
   int64_t steps = 0;
