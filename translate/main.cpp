@@ -206,11 +206,11 @@ Options parse_args(int argc, char** argv) {
 int64_t default_steps(Task task) {
   switch (task) {
     case Task::Dates:
-      return 2500;
+      return 1500;
     case Task::Reverse:
       return 3000;
     case Task::Sort:
-      return 2500;
+      return 5000;
   }
   return 1000;
 }
