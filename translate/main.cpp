@@ -44,7 +44,7 @@ task and model:
                               sizes (d2l's defaults: 32, 32, 2, 0.1)
 training:
   --steps N                   Adam steps (default: dates 1500, reverse 3000,
-                              sort 5000; 0 with --load)
+                              sort 4000; 0 with --load)
   --batch B                   batch size (default 64)
   --lr X                      Adam's learning rate (default 0.005)
   --seed S                    data, split, initialisation and batch order (default 0)
@@ -210,7 +210,7 @@ int64_t default_steps(Task task) {
     case Task::Reverse:
       return 3000;
     case Task::Sort:
-      return 5000;
+      return 4000;
   }
   return 1000;
 }
