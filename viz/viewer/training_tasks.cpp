@@ -33,21 +33,14 @@ std::map<std::string, Tensor> AdamTask::evaluate_with_fresh_gradients() {
   return evaluate();
 }
 
-Staged staged_backward(const Tensor& scores, const std::function<Tensor(const Tensor&)>& weights_of,
+Staged staged_backward(Tensor scores, const std::function<Tensor(const Tensor&)>& weights_of,
                        const std::function<Tensor(const Tensor&)>& loss_of) {
-  Tensor scores_leaf = scores.detach().requires_grad_();
-  const Tensor weights = weights_of(scores_leaf);
-  Tensor weights_leaf = weights.detach().requires_grad_();
-  Staged out;
-  out.loss = loss_of(weights_leaf);
-  out.loss.backward();
-  out.grad_weights = weights_leaf.grad();
-  weights.backward(out.grad_weights);
-  out.grad_scores = scores_leaf.grad();
-  scores.backward(out.grad_scores);
-  out.weights = weights_leaf.detach();
-  out.loss = out.loss.detach();
-  return out;
+  scores.retain_grad();
+  Tensor weights = weights_of(scores);
+  weights.retain_grad();
+  const Tensor loss = loss_of(weights);
+  loss.backward();
+  return {weights.detach(), loss.detach(), weights.grad(), scores.grad()};
 }
 
 }  // namespace ag::viewer

@@ -55,21 +55,18 @@ std::unique_ptr<TrainingTask> make_retrieval_task();
 std::unique_ptr<TrainingTask> make_nadaraya_watson_task();
 
 // ---- the chain rule one link at a time ------------------------------------------------
-// attograd keeps gradients for leaves only (it has no retain_grad), so to see
-// dL/dweights and dL/dscores the graph is cut where we want to look. Each cut
-// end becomes a leaf copy (detach, then requires_grad_), and three backward
-// calls carry the gradient across the cuts:
-//   scores  = f(parameters)           (built by the caller; its graph is kept)
-//   weights = weights_of(scores')     scores' = scores.detach().requires_grad_()
-//   loss    = loss_of(weights')       weights' = weights.detach().requires_grad_()
-//   1. loss.backward()                fills weights'.grad() = dL/dweights
-//   2. weights.backward(dL/dweights)  fills scores'.grad()  = dL/dscores
-//   3. scores.backward(dL/dscores)    fills the parameters' grad(), as one
-//                                     loss.backward() of the uncut graph would
+// One backward call shows every link: the intermediate tensors ask to keep
+// their gradients (Tensor::retain_grad, as PyTorch's), so after
+//   scores  = f(parameters)           (built by the caller)
+//   weights = weights_of(scores)
+//   loss    = loss_of(weights)
+//   loss.backward()
+// weights.grad() is dL/dweights, scores.grad() is dL/dscores, and the
+// parameters' grad() is filled as by any backward.
 struct Staged {
   Tensor weights, loss, grad_weights, grad_scores;
 };
-Staged staged_backward(const Tensor& scores, const std::function<Tensor(const Tensor&)>& weights_of,
+Staged staged_backward(Tensor scores, const std::function<Tensor(const Tensor&)>& weights_of,
                        const std::function<Tensor(const Tensor&)>& loss_of);
 
 }  // namespace ag::viewer
