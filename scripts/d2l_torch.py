@@ -1,13 +1,17 @@
 """d2l's PyTorch attention code (Dive into Deep Learning, "Attention Scoring
 Functions", "Multi-Head Attention", "The Encoder-Decoder Architecture",
-"Sequence to Sequence Learning" and "Bahdanau Attention", the edition with
-explicit sizes), as the reference for attograd's nn::AdditiveAttention,
-nn::DotProductAttention, nn::MultiHeadAttention and the seq2seq models of
-nn/seq2seq.h. Parameter names and shapes are what attograd's state dicts must
-match.
+"Sequence to Sequence Learning", "Bahdanau Attention" and "The Transformer
+Architecture", the edition with explicit sizes), as the reference for
+attograd's nn::AdditiveAttention, nn::DotProductAttention,
+nn::MultiHeadAttention, the seq2seq models of nn/seq2seq.h and the
+Transformer of nn/transformer.h (PositionWiseFFN, AddNorm,
+PositionalEncoding, the encoder and decoder blocks, TransformerEncoder,
+TransformerDecoder). Parameter names and shapes are what attograd's state
+dicts must match.
 
 Imported by make_keras_optim_fixtures.py, make_seq2seq_fixtures.py,
-check_state_dict_roundtrip.py and bench_attention_torch.py (run them with
+check_state_dict_roundtrip.py, bench_attention_torch.py and
+make_transformer_fixtures.py (run them with
 /usr/bin/python3, which has torch).
 """
 import math
@@ -231,3 +235,167 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     @property
     def attention_weights(self):
         return self._attention_weights
+
+
+# ---- "The Transformer Architecture" ------------------------------------------------------
+# The book's edition with TransformerEncoderBlock(num_hiddens, ffn_num_hiddens,
+# num_heads, dropout, use_bias). Where the book uses nn.LazyLinear the input
+# size is given explicitly (the parameters are the same). Two deliberate
+# changes, both about prediction one step at a time:
+#  * PositionalEncoding.forward takes `offset`, the position of X's first step:
+#    the book adds P[:, :1] to every step it decodes, so step t is encoded as
+#    position 0 and the cached decoder disagrees with the full-sequence one;
+#  * the decoder block's self-attention masks the future whenever `causal`
+#    (the book: only in training mode), with lengths offset + 1 .. offset + T;
+#    one step after the cache sees every key, as the book's unmasked call.
+
+
+class PositionWiseFFN(nn.Module):
+    """dense2(relu(dense1(X))) over the last axis."""
+
+    def __init__(self, ffn_num_input, ffn_num_hiddens, ffn_num_outputs):
+        super().__init__()
+        self.dense1 = nn.Linear(ffn_num_input, ffn_num_hiddens)
+        self.relu = nn.ReLU()
+        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
+
+    def forward(self, X):
+        return self.dense2(self.relu(self.dense1(X)))
+
+
+class AddNorm(nn.Module):
+    """Residual connection followed by layer normalization: ln(dropout(Y) + X)."""
+
+    def __init__(self, norm_shape, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.ln = nn.LayerNorm(norm_shape)
+
+    def forward(self, X, Y):
+        return self.ln(self.dropout(Y) + X)
+
+
+class PositionalEncoding(nn.Module):
+    """X + P[:, offset:offset + T] (sin on even features, cos on odd), then dropout."""
+
+    def __init__(self, num_hiddens, dropout, max_len=1000):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        # The book builds P in float32; float64 here, so that parity is to 1e-10.
+        self.P = torch.zeros((1, max_len, num_hiddens), dtype=torch.float64)
+        X = torch.arange(max_len, dtype=torch.float64).reshape(-1, 1) / torch.pow(
+            10000, torch.arange(0, num_hiddens, 2, dtype=torch.float64) / num_hiddens)
+        self.P[:, :, 0::2] = torch.sin(X)
+        self.P[:, :, 1::2] = torch.cos(X)
+
+    def forward(self, X, offset=0):
+        X = X + self.P[:, offset:offset + X.shape[1], :].to(X.dtype)
+        return self.dropout(X)
+
+
+class TransformerEncoderBlock(nn.Module):
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self.attention = MultiHeadAttention(num_hiddens, num_hiddens, num_hiddens, num_hiddens,
+                                            num_heads, dropout, use_bias)
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, valid_lens):
+        Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
+        return self.addnorm2(Y, self.ffn(Y))
+
+
+class TransformerEncoder(nn.Module):
+    def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout,
+                 use_bias=False):
+        super().__init__()
+        self.num_hiddens = num_hiddens
+        self.embedding = nn.Embedding(vocab_size, num_hiddens)
+        self.pos_encoding = PositionalEncoding(num_hiddens, dropout)
+        self.blks = nn.Sequential()
+        for i in range(num_blks):
+            self.blks.add_module("block" + str(i), TransformerEncoderBlock(
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
+
+    def forward(self, X, valid_lens):
+        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
+        self.attention_weights = [None] * len(self.blks)
+        for i, blk in enumerate(self.blks):
+            X = blk(X, valid_lens)
+            self.attention_weights[i] = blk.attention.attention.attention_weights
+        return X
+
+
+class TransformerDecoderBlock(nn.Module):
+    # The i-th block in the Transformer decoder
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i, causal=True):
+        super().__init__()
+        self.i = i
+        self.causal = causal
+        self.attention1 = MultiHeadAttention(num_hiddens, num_hiddens, num_hiddens, num_hiddens,
+                                             num_heads, dropout)
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.attention2 = MultiHeadAttention(num_hiddens, num_hiddens, num_hiddens, num_hiddens,
+                                             num_heads, dropout)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm3 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, state):
+        enc_outputs, enc_valid_lens = state[0], state[1]
+        # state[2][i]: this block's inputs of the steps decoded so far (None
+        # before the first call); the keys and values of self-attention.
+        offset = 0 if state[2][self.i] is None else state[2][self.i].shape[1]
+        if state[2][self.i] is None:
+            key_values = X
+        else:
+            key_values = torch.cat((state[2][self.i], X), dim=1)
+        state[2][self.i] = key_values
+        if self.causal:
+            batch_size, num_steps, _ = X.shape
+            # dec_valid_lens [B, T]: every row is [offset + 1, ..., offset + T]
+            dec_valid_lens = torch.arange(offset + 1, offset + num_steps + 1).repeat(batch_size, 1)
+        else:
+            dec_valid_lens = None
+        X2 = self.attention1(X, key_values, key_values, dec_valid_lens)  # self-attention
+        Y = self.addnorm1(X, X2)
+        Y2 = self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens)  # encoder-decoder
+        Z = self.addnorm2(Y, Y2)
+        return self.addnorm3(Z, self.ffn(Z)), state
+
+
+class TransformerDecoder(nn.Module):
+    def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout,
+                 causal=True):
+        super().__init__()
+        self.num_hiddens = num_hiddens
+        self.num_blks = num_blks
+        self.embedding = nn.Embedding(vocab_size, num_hiddens)
+        self.pos_encoding = PositionalEncoding(num_hiddens, dropout)
+        self.blks = nn.Sequential()
+        for i in range(num_blks):
+            self.blks.add_module("block" + str(i), TransformerDecoderBlock(
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, i, causal))
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_outputs, enc_valid_lens):
+        return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
+
+    def forward(self, X, state):
+        offset = 0 if state[2][0] is None else state[2][0].shape[1]
+        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens), offset)
+        self._attention_weights = [[None] * len(self.blks) for _ in range(2)]
+        for i, blk in enumerate(self.blks):
+            X, state = blk(X, state)
+            # Decoder self-attention weights
+            self._attention_weights[0][i] = blk.attention1.attention.attention_weights
+            # Encoder-decoder attention weights
+            self._attention_weights[1][i] = blk.attention2.attention.attention_weights
+        return self.dense(X), state
+
+
+def masked_softmax_ce_loss(pred, label, valid_len):
+    """d2l's MaskedSoftmaxCELoss as a function: pred [B, T, V], label [B, T], valid_len [B] -> [B]."""
+    return MaskedSoftmaxCELoss()(pred, label, valid_len)

@@ -177,6 +177,17 @@ struct AttentionMasks {
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                        const AttentionMasks& masks = {});
 
+// ---- normalization (ops_norm.cpp) --------------------------------------------
+// PyTorch's F.layer_norm: each row of the trailing dims normalized_shape
+// (x [..., *normalized_shape]) is normalized to mean 0 and variance 1
+// (biased variance, eps added under the square root), then scaled by weight
+// and shifted by bias (each shaped normalized_shape; either may be undefined):
+//   y = (x - mean) / sqrt(var + eps) * weight + bias
+// One fused kernel, forward and backward; its composed reference is in
+// tests/test_transformer.cpp.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+
 // ---- random and losses (ops_loss.cpp) ----------------------------------------
 // Inverted dropout: in training, zero each element with probability p and scale
 // the rest by 1/(1-p); identity when !training or p == 0. p in [0, 1).

@@ -1,0 +1,202 @@
+// layer_norm: PyTorch's F.layer_norm as one fused op, forward and backward.
+//
+// Legend: M rows (every leading dim of x merged), N = numel(normalized_shape)
+// features per row (the trailing dims of x, merged); k indexes N.
+//
+//   mean     = (1/N) sum_k x[k]
+//   var      = (1/N) sum_k (x[k] - mean)^2        (biased, as PyTorch)
+//   rstd     = 1 / sqrt(var + eps)
+//   x̂[k]     = (x[k] - mean) rstd
+//   y[k]     = x̂[k] w[k] + b[k]                   (w, b optional, shaped normalized_shape)
+//
+// Why fused: composed from primitives (mean, sub, pow, mean, add, sqrt, div,
+// mul, add) the op makes nine temporaries of x's size and its backward walks
+// all of them back; here the forward makes one pass per row for the moments
+// and one for y, keeps only mean and rstd per row (M numbers each), and the
+// backward is one pass per row for dx plus one sweep for dw and db. The
+// composed version is the test reference (tests/test_transformer.cpp).
+//
+// Backward, from g = dL/dy. In the forward this was y = x̂ w + b, so
+//   dL/dw[k] = sum_rows g[k] x̂[k],  dL/db[k] = sum_rows g[k],
+// and with ĝ = g w (dL/dx̂), since x̂ depends on x through mean and rstd,
+//   dL/dx = rstd / N (N ĝ - sum_k ĝ - x̂ sum_k(ĝ x̂)).
+// (dx̂[k]/dx[j] = rstd (δ_kj - 1/N - x̂[k] x̂[j] / N).)
+//
+// Moments and row sums accumulate in double, so float32 rows of any length
+// keep their precision. Rows are independent and split across threads; dw
+// and db add the rows up in row order on one thread, so the bits of every
+// result are the same for any number of threads.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
+#include "parallel.h"
+
+namespace ag {
+
+namespace {
+
+constexpr const char* kOp = "layer_norm";
+
+// ---- one row of N features ---------------------------------------------------------
+
+// forward: x̂ and y of one row; returns {mean, rstd}. w, b may be null.
+template <typename T>
+void forward_row(const T* x, const T* w, const T* b, T* y, int64_t n, double eps, double& mean,
+                 double& rstd) {
+  double s = 0;
+  for (int64_t k = 0; k < n; ++k) s += x[k];
+  mean = s / static_cast<double>(n);
+  double ss = 0;  // two passes: sum((x - mean)^2) does not cancel as sum(x^2) - N mean^2 would
+  for (int64_t k = 0; k < n; ++k) {
+    const double d = x[k] - mean;
+    ss += d * d;
+  }
+  rstd = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
+  for (int64_t k = 0; k < n; ++k) {
+    const double xhat = (x[k] - mean) * rstd;
+    y[k] = static_cast<T>(xhat * (w ? static_cast<double>(w[k]) : 1.0) + (b ? b[k] : T(0)));
+  }
+}
+
+// backward of one row, dx only (dw and db sum over rows; the caller does them):
+//   ĝ = g w,  dx = rstd / N (N ĝ - sum ĝ - x̂ sum(ĝ x̂))
+template <typename T>
+void backward_row(const T* x, const T* w, const T* g, T* dx, int64_t n, double mean, double rstd) {
+  double sum_g = 0, sum_gx = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const double gk = w ? static_cast<double>(g[k]) * w[k] : g[k];
+    sum_g += gk;
+    sum_gx += gk * (x[k] - mean) * rstd;
+  }
+  const double N = static_cast<double>(n), scale = rstd / N;
+  for (int64_t k = 0; k < n; ++k) {
+    const double gk = w ? static_cast<double>(g[k]) * w[k] : g[k];
+    const double xhat = (x[k] - mean) * rstd;
+    dx[k] = static_cast<T>(scale * (N * gk - sum_g - xhat * sum_gx));
+  }
+}
+
+// What the backward keeps of the forward: per row mean and rstd.
+struct Moments {
+  std::vector<double> mean, rstd;
+};
+
+// Every row of contiguous x [M, N] on the threads.
+template <typename T>
+void forward(const T* x, const T* w, const T* b, T* y, int64_t m, int64_t n, double eps,
+             Moments& moments) {
+  detail::parallel_for(
+      m,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r)
+          forward_row(x + r * n, w, b, y + r * n, n, eps, moments.mean[static_cast<size_t>(r)],
+                      moments.rstd[static_cast<size_t>(r)]);
+      },
+      detail::grain_for(3 * n));
+}
+
+// dx [M, N] on the threads (rows independent), then dw and db [N] in row order.
+template <typename T>
+void backward(const T* x, const T* w, const T* g, T* dx, T* dw, T* db, int64_t m, int64_t n,
+              const Moments& moments) {
+  if (dx)
+    detail::parallel_for(
+        m,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r)
+            backward_row(x + r * n, w, g + r * n, dx + r * n, n,
+                         moments.mean[static_cast<size_t>(r)],
+                         moments.rstd[static_cast<size_t>(r)]);
+        },
+        detail::grain_for(4 * n));
+  if (!dw && !db) return;
+  // dw = sum_rows g x̂, db = sum_rows g, accumulated in double.
+  std::vector<double> sw(static_cast<size_t>(n)), sb(static_cast<size_t>(n));
+  for (int64_t r = 0; r < m; ++r) {
+    const double mean = moments.mean[static_cast<size_t>(r)];
+    const double rstd = moments.rstd[static_cast<size_t>(r)];
+    for (int64_t k = 0; k < n; ++k) {
+      const double gk = g[r * n + k];
+      sw[static_cast<size_t>(k)] += gk * (x[r * n + k] - mean) * rstd;
+      sb[static_cast<size_t>(k)] += gk;
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    if (dw) dw[k] = static_cast<T>(sw[static_cast<size_t>(k)]);
+    if (db) db[k] = static_cast<T>(sb[static_cast<size_t>(k)]);
+  }
+}
+
+void check_affine(const Tensor& p, const char* what, const Tensor& x, const Shape& normalized) {
+  if (!p.defined()) return;
+  AG_CHECK(
+      p.dtype() == x.dtype(), kOp,
+      std::string(what) + " is " + dtype_name(p.dtype()) + ", input is " + dtype_name(x.dtype()));
+  AG_CHECK(p.shape() == normalized, kOp,
+           std::string(what) + " " + shape_str(p.shape()) + " must have normalized_shape " +
+               shape_str(normalized));
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  check_floating(x, kOp, "input");
+  AG_CHECK(!normalized_shape.empty(), kOp, "normalized_shape must not be empty");
+  for (const int64_t s : normalized_shape)
+    AG_CHECK(s > 0, kOp, "normalized_shape " + shape_str(normalized_shape) + " has a size < 1");
+  AG_CHECK(std::isfinite(eps) && eps >= 0, kOp,
+           "eps must be finite and >= 0, got " + number_str(eps));
+  const size_t nd = normalized_shape.size();
+  const Shape& xs = x.shape();
+  AG_CHECK(xs.size() >= nd &&
+               Shape(xs.end() - static_cast<std::ptrdiff_t>(nd), xs.end()) == normalized_shape,
+           kOp,
+           "input " + shape_str(xs) + " does not end with normalized_shape " +
+               shape_str(normalized_shape));
+  check_affine(weight, "weight", x, normalized_shape);
+  check_affine(bias, "bias", x, normalized_shape);
+
+  int64_t n = 1;
+  for (const int64_t s : normalized_shape) n *= s;
+  const int64_t m = x.numel() / n;
+  const Tensor xc = x.detach().contiguous();
+  const Tensor wc = weight.defined() ? weight.detach().contiguous() : Tensor();
+  const Tensor bc = bias.defined() ? bias.detach().contiguous() : Tensor();
+  auto moments = std::make_shared<Moments>();
+  moments->mean.resize(static_cast<size_t>(m));
+  moments->rstd.resize(static_cast<size_t>(m));
+  // y = (x - mean) rstd w + b: [..., normalized_shape]
+  Tensor y = empty(xs, x.dtype());
+  dispatch_floating(x.dtype(), kOp, [&](auto tag) {
+    using T = decltype(tag);
+    forward(xc.data_ptr<T>(), wc.defined() ? wc.data_ptr<T>() : nullptr,
+            bc.defined() ? bc.data_ptr<T>() : nullptr, y.data_ptr<T>(), m, n, eps, *moments);
+  });
+  // dx = rstd/N (N ĝ - sum ĝ - x̂ sum ĝ x̂) with ĝ = g w; dw = sum_rows g x̂; db = sum_rows g
+  if (needs_grad(x, weight, bias))
+    record(y, "LayerNormBackward", {x, weight, bias},
+           [xc, wc, moments, m, n, normalized_shape, want_x = detail::requires_grad(x),
+            want_w = detail::requires_grad(weight),
+            want_b = detail::requires_grad(bias)](const Tensor& g) {
+             const Tensor gc = g.contiguous();
+             Tensor dx = want_x ? empty(xc.shape(), xc.dtype()) : Tensor();
+             Tensor dw = want_w ? empty(normalized_shape, xc.dtype()) : Tensor();
+             Tensor db = want_b ? empty(normalized_shape, xc.dtype()) : Tensor();
+             dispatch_floating(xc.dtype(), kOp, [&](auto tag) {
+               using T = decltype(tag);
+               backward(xc.data_ptr<T>(), wc.defined() ? wc.data_ptr<T>() : nullptr,
+                        gc.data_ptr<T>(), dx.defined() ? dx.data_ptr<T>() : nullptr,
+                        dw.defined() ? dw.data_ptr<T>() : nullptr,
+                        db.defined() ? db.data_ptr<T>() : nullptr, m, n, *moments);
+             });
+             return grads{dx, dw, db};
+           });
+  return y;
+}
+
+}  // namespace ag
