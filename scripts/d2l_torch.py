@@ -4,14 +4,13 @@ Functions", "Multi-Head Attention", "The Encoder-Decoder Architecture",
 Architecture", the edition with explicit sizes), as the reference for
 attograd's nn::AdditiveAttention, nn::DotProductAttention,
 nn::MultiHeadAttention, the seq2seq models of nn/seq2seq.h and the
-Transformer of nn/transformer.h (PositionWiseFFN, AddNorm,
-PositionalEncoding, the encoder and decoder blocks, TransformerEncoder,
-TransformerDecoder). Parameter names and shapes are what attograd's state
-dicts must match.
+Transformer of nn/transformer.h (PositionWiseFFN, AddNorm, PositionalEncoding,
+the encoder and decoder blocks, TransformerEncoder, TransformerDecoder).
+Parameter names and shapes are what attograd's state dicts must match.
 
 Imported by make_keras_optim_fixtures.py, make_seq2seq_fixtures.py,
-check_state_dict_roundtrip.py, bench_attention_torch.py and
-make_transformer_fixtures.py (run them with
+make_transformer_fixtures.py, check_state_dict_roundtrip.py and
+bench_attention_torch.py (run them with
 /usr/bin/python3, which has torch).
 """
 import math
@@ -394,8 +393,3 @@ class TransformerDecoder(nn.Module):
             # Encoder-decoder attention weights
             self._attention_weights[1][i] = blk.attention2.attention.attention_weights
         return self.dense(X), state
-
-
-def masked_softmax_ce_loss(pred, label, valid_len):
-    """d2l's MaskedSoftmaxCELoss as a function: pred [B, T, V], label [B, T], valid_len [B] -> [B]."""
-    return MaskedSoftmaxCELoss()(pred, label, valid_len)

@@ -119,8 +119,8 @@ def model():
     for name, t in [("src", src), ("src_valid_lens", src_valid_lens), ("tgt_in", tgt_in),
                     ("labels", labels), ("tgt_valid_lens", tgt_valid_lens)]:
         e[name] = np64(t)
-    logits = net(src, tgt_in, src_valid_lens)[0]  # the decoder returns (output, state)
-    loss = d2l.masked_softmax_ce_loss(logits, labels, tgt_valid_lens).sum()
+    logits, _ = net(src, tgt_in, src_valid_lens)
+    loss = d2l.MaskedSoftmaxCELoss()(logits, labels, tgt_valid_lens).sum()
     loss.backward()
     e["logits"] = np64(logits)
     e["loss"] = np64(loss)
@@ -142,7 +142,7 @@ def model():
     losses = []
     for _ in range(20):
         adam.zero_grad()
-        step_loss = d2l.masked_softmax_ce_loss(trained(src, tgt_in, src_valid_lens)[0], labels,
+        step_loss = d2l.MaskedSoftmaxCELoss()(trained(src, tgt_in, src_valid_lens)[0], labels,
                                                tgt_valid_lens).sum()
         step_loss.backward()
         adam.step()

@@ -1,12 +1,28 @@
 #include "test_util.h"
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace ag::testing {
 
 std::string source_path(const std::string& relative) {
   return std::string(ATTOGRAD_SOURCE_DIR) + "/" + relative;
+}
+
+ScratchDir::ScratchDir(const std::string& name)
+    // The process id keeps two runs of the suite (Release, sanitizers) apart.
+    : path_((std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid())))
+                .string()) {
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;  // a destructor must not throw
+  std::filesystem::remove_all(path_, ignored);
 }
 
 const std::map<std::string, Tensor>& fixture(const std::string& file) {

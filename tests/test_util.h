@@ -15,6 +15,21 @@ namespace ag::testing {
 // Path of a file under the source tree, e.g. source_path("tests/fixtures/core.npz").
 std::string source_path(const std::string& relative);
 
+// A fresh directory under the system's temporary directory, removed with
+// everything in it when the object goes: dir / "file.npz" is a path in it.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string operator/(const std::string& file) const { return path_ + "/" + file; }
+  const std::string& str() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Fixtures written by scripts/make_*_fixtures.py (PyTorch), loaded with our own load_npz.
 const std::map<std::string, Tensor>& fixture(const std::string& file);
 const Tensor& fixture_tensor(const std::string& file, const std::string& name);

@@ -169,18 +169,19 @@ Tensor add_grads(const Tensor& a, const Tensor& b) {
 // on two threads at once (see autograd.h).
 std::mutex leaf_grad_mutex;
 
-// `grad` is the engine's only handle to that gradient (the caller moved it in).
-void accumulate_into_leaf(const Tensor& leaf, Tensor grad) {
+// Adds `grad` into t.grad(): a leaf's, or a retained one's (retain_grad).
+// When the caller moved `grad` in, it may be the only handle to its buffer.
+void accumulate_grad(const Tensor& t, Tensor grad) {
   std::lock_guard<std::mutex> lock(leaf_grad_mutex);
   std::shared_ptr<Tensor>& leaf_grad =
-      detail::TensorImplAccess::grad(*detail::TensorImplAccess::shared(leaf));
+      detail::TensorImplAccess::grad(*detail::TensorImplAccess::shared(t));
   if (!leaf_grad) {
     // The first gradient becomes grad(): its own buffer, contiguous so that
     // optimizers can walk it linearly. The buffer is adopted as is only when
     // nothing else can see it (no other handle, no view of its storage);
     // otherwise it is copied: AddBackward hands the same g to both inputs, a
-    // seed belongs to the caller, and clipping one leaf's gradient in place
-    // must not change another's.
+    // seed belongs to the caller, a hook may keep what it saw, and clipping
+    // one leaf's gradient in place must not change another's.
     const bool sole_owner = detail::TensorImplAccess::shared(grad).use_count() == 1 &&
                             grad.impl()->storage().use_count() == 1 && grad.is_contiguous();
     leaf_grad =
@@ -190,7 +191,77 @@ void accumulate_into_leaf(const Tensor& leaf, Tensor grad) {
   }
 }
 
+// Runs a tensor's hooks in registration order on `grad`, the gradient
+// flowing into it; each sees the previous one's result. `node` made the
+// tensor (null for a leaf): it names the tensor in errors.
+Tensor run_hooks(const detail::GradHooks& hooks, Tensor grad, const Node* node) {
+  // A copy of the list: a hook may remove itself, or add another, as it runs.
+  const std::vector<detail::GradHooks::Entry> entries = hooks.entries;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Tensor replacement = entries[i].hook(grad);
+    if (!replacement.defined()) continue;  // the hook only watched
+    if (replacement.shape() != grad.shape() || replacement.dtype() != grad.dtype())
+      throw Error("register_hook: hook " + std::to_string(i) + " of " +
+                  (node ? "the output of " + node->name() : std::string("a leaf")) +
+                  " returned a " + dtype_name(replacement.dtype()) + " gradient of shape " +
+                  shape_str(replacement.shape()) + " for a " + dtype_name(grad.dtype()) +
+                  " gradient of shape " + shape_str(grad.shape()) +
+                  "; a hook must keep the shape and dtype");
+    grad = std::move(replacement);
+  }
+  return grad;
+}
+
+// A leaf's gradient in one sweep, summed over the leaf's uses so that its
+// hooks run once, on the sum (as PyTorch's AccumulateGrad node does).
+struct HookedLeaf {
+  Tensor leaf, grad;
+};
+
 }  // namespace
+
+// ---- hooks and retained gradients ------------------------------------------------
+// An op output's hooks live in its node (the sweep reaches nodes, not
+// tensors); a leaf's in its TensorImpl.
+
+HookHandle Tensor::add_hook(GradHook hook) {
+  AG_CHECK(requires_grad(), "register_hook",
+           "cannot register a hook on a tensor that does not require grad (" +
+               std::string(dtype_name(dtype())) + " " + shape_str(shape()) + ")");
+  std::shared_ptr<detail::GradHooks>& hooks = is_leaf() ? impl_->hooks_ : grad_fn()->output_hooks_;
+  if (!hooks) hooks = std::make_shared<detail::GradHooks>();
+  const uint64_t id = hooks->next_id++;
+  hooks->entries.push_back({id, std::move(hook)});
+  return HookHandle(hooks, id);
+}
+
+void HookHandle::remove() {
+  const std::shared_ptr<detail::GradHooks> hooks = hooks_.lock();
+  hooks_.reset();
+  if (hooks) std::erase_if(hooks->entries, [&](const auto& entry) { return entry.id == id_; });
+}
+
+// PyTorch 1.13's way: retaining is a hook, in order with the others, that
+// adds (a copy of) the gradient it sees into grad(). It holds the tensor
+// weakly: a graph does not keep its op outputs alive, and once the tensor is
+// gone the hook does nothing.
+void Tensor::retain_grad() {
+  AG_CHECK(requires_grad(), "retain_grad",
+           "cannot retain the gradient of a tensor that does not require grad (" +
+               std::string(dtype_name(dtype())) + " " + shape_str(shape()) + ")");
+  if (is_leaf() || retains_grad()) return;  // a leaf's grad() is kept anyway
+  add_hook([target = std::weak_ptr<TensorImpl>(impl_)](const Tensor& g) {
+    if (std::shared_ptr<TensorImpl> alive = target.lock()) accumulate_grad(Tensor(alive), g);
+    return Tensor();
+  });
+  grad_fn()->output_hooks_->retains_grad = true;
+}
+
+bool Tensor::retains_grad() const {
+  if (is_leaf()) return false;
+  const std::shared_ptr<detail::GradHooks>& hooks = grad_fn()->output_hooks_;
+  return hooks && hooks->retains_grad;
+}
 
 namespace detail {
 // backward()'s walk over the graph. A friend of Node: it keeps its
@@ -235,9 +306,10 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph,
            std::string("grad_output is ") + dtype_name(seed.dtype()) + ", tensor is " +
                dtype_name(root.dtype()));
 
-  NoGradGuard no_grad;  // backward lambdas must not record
+  NoGradGuard no_grad;  // backward lambdas and hooks must not record
   if (root.is_leaf()) {
-    accumulate_into_leaf(root, std::move(seed));
+    const std::shared_ptr<detail::GradHooks>& hooks = detail::TensorImplAccess::hooks(root);
+    accumulate_grad(root, hooks ? run_hooks(*hooks, std::move(seed), nullptr) : std::move(seed));
     return;
   }
   detail::Sweep::run(root.grad_fn().get(), std::move(seed), retain_graph, observer);
@@ -280,11 +352,15 @@ void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserv
   static std::atomic<uint64_t> sweeps{0};
   const std::vector<Node*> order = topological_order(root, ++sweeps);
   root->grad_ = std::move(seed);
+  std::vector<HookedLeaf> hooked_leaves;  // allocates only when a leaf has hooks
   try {
     size_t step = 0;
     for (Node* node : order) {
       if (!node->grad_.defined()) continue;  // no gradient flowed here
       Tensor grad_out = std::move(node->grad_);
+      // dL/d(this node's output) is complete: its tensor's hooks see it first.
+      if (node->output_hooks_)
+        grad_out = run_hooks(*node->output_hooks_, std::move(grad_out), node);
       grads input_grads = node->apply(grad_out);
       // Each gradient summed to its input's shape (and checked) first, so that
       // an observer sees them all before any is accumulated.
@@ -308,7 +384,17 @@ void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserv
         Tensor g = std::move(input_grads[i]);  // the engine's only handle, unless observed
         const NodeInput& input = node->inputs_[i];
         if (input.is_leaf()) {
-          accumulate_into_leaf(input.tensor(), std::move(g));
+          Tensor leaf = input.tensor();
+          if (!TensorImplAccess::hooks(leaf)) {
+            accumulate_grad(leaf, std::move(g));
+            continue;
+          }
+          auto same_leaf = [&](const HookedLeaf& h) { return h.leaf.is_same(leaf); };
+          const auto it = std::find_if(hooked_leaves.begin(), hooked_leaves.end(), same_leaf);
+          if (it == hooked_leaves.end())
+            hooked_leaves.push_back({std::move(leaf), std::move(g)});
+          else
+            it->grad = add_grads(it->grad, g);
           continue;
         }
         Tensor& pending = input.grad_fn()->grad_;  // the first gradient is kept as is
@@ -316,6 +402,10 @@ void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserv
       }
       if (!retain_graph) node->release();
     }
+    // Every use of every leaf has been swept: their hooks see the sums.
+    for (HookedLeaf& h : hooked_leaves)
+      accumulate_grad(h.leaf,
+                      run_hooks(*TensorImplAccess::hooks(h.leaf), std::move(h.grad), nullptr));
   } catch (...) {
     // Gradients waiting in nodes the sweep did not reach are dropped with it.
     for (Node* node : order) node->grad_ = Tensor();

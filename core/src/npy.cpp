@@ -440,6 +440,11 @@ void save_npz(const std::string& path, const std::map<std::string, Tensor>& tens
   zip::Writer writer("save_npz: '" + path + "'");
   for (const auto& [name, tensor] : tensors) {
     AG_CHECK(tensor.defined(), "save_npz", "tensor '" + name + "' is undefined (Tensor{})");
+    // Python's zipfile cuts a member name at its first NUL, so numpy.load
+    // would see another name (or none ending in .npy).
+    AG_CHECK(name.find('\0') == std::string::npos, "save_npz",
+             "tensor name '" + name.substr(0, name.find('\0')) +
+                 "\\0...' contains a NUL byte (numpy.load would cut the name there)");
     writer.add(name + ".npy", serialize(tensor, "save_npz"));
   }
   write_file(path, writer.finish(), "save_npz");

@@ -2,6 +2,10 @@
 // Backward lambdas return gradients at the broadcast (output) shape; the
 // engine's sum_to_shape reduces them to each input's shape.
 #include <cmath>
+#include <compare>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
@@ -190,59 +194,205 @@ Tensor operator-(const Tensor& a) {
 }
 
 // ---- comparisons and logic: bool results, no gradient ------------------------------
+// Each comparison is one test of an ordering (x <=> y), shared by its tensor
+// and number forms. NaN is unordered with everything: only `ne` holds.
 
 namespace {
 
-template <typename Fn>
-Tensor compare(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
+constexpr auto is_eq = [](std::partial_ordering o) { return o == 0; };
+constexpr auto is_ne = [](std::partial_ordering o) { return o != 0; };
+constexpr auto is_lt = [](std::partial_ordering o) { return o < 0; };
+constexpr auto is_le = [](std::partial_ordering o) { return o <= 0; };
+constexpr auto is_gt = [](std::partial_ordering o) { return o > 0; };
+constexpr auto is_ge = [](std::partial_ordering o) { return o >= 0; };
+
+// a vs b, elementwise with broadcasting, in their common dtype.
+template <typename Test>
+Tensor compare(const Tensor& a, const Tensor& b, const char* op, Test test) {
   AG_CHECK(a.defined() && b.defined(), op, "undefined tensor operand");
   check_same_dtype(a, b, op);
   return dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return detail::map_binary<T, bool>(a, b, op, kBool, fn);
+    return detail::map_binary<T, bool>(a, b, op, kBool, [&](T x, T y) { return test(x <=> y); });
+  });
+}
+
+// A number (not NaN) placed among the int64 values, to compare them with it
+// exactly: x <=> number is x <=> whole, except that x == whole gives `tie`.
+struct IntegerPlace {
+  int64_t whole;
+  std::partial_ordering tie;
+  std::partial_ordering order(int64_t x) const {
+    return x < whole   ? std::partial_ordering::less
+           : x > whole ? std::partial_ordering::greater
+                       : tie;
+  }
+};
+IntegerPlace integer_place(double number) {
+  using order = std::partial_ordering;
+  if (number >= 0x1p63) return {INT64_MAX, order::less};     // above every int64
+  if (number < -0x1p63) return {INT64_MIN, order::greater};  // below every int64
+  const double whole = std::floor(number);                   // in [-2^63, 2^63): exact
+  return {static_cast<int64_t>(whole), whole == number ? order::equivalent : order::less};
+}
+
+// The number as a floating T, for comparing T values in T (PyTorch's
+// promotion keeps a tensor's dtype against a Python number). Beyond float32's
+// range it is +-inf, still above or below every finite float32 (a plain cast
+// would be undefined behaviour).
+template <typename T>
+T rounded_to(double number) {
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr double largest = std::numeric_limits<float>::max();
+    if (number > largest) return std::numeric_limits<float>::infinity();
+    if (number < -largest) return -std::numeric_limits<float>::infinity();
+  }
+  return static_cast<T>(number);
+}
+
+// a vs the number b: a floating a in its dtype, an int64 or bool a exactly.
+template <typename Test>
+Tensor compare(const Tensor& a, double b, const char* op, Test test) {
+  AG_CHECK(a.defined(), op, "undefined tensor operand");
+  return dispatch_all(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T number = rounded_to<T>(b);
+      return detail::map_unary<T, bool>(a, kBool, [&](T x) { return test(x <=> number); });
+    } else {
+      if (std::isnan(b)) return full(a.shape(), test(std::partial_ordering::unordered), kBool);
+      const IntegerPlace place = integer_place(b);
+      return detail::map_unary<T, bool>(
+          a, kBool, [&](T x) { return test(place.order(static_cast<int64_t>(x))); });
+    }
   });
 }
 
 Tensor as_bool(const Tensor& t, const char* op) {
-  AG_CHECK(
-      t.defined() && t.dtype() == kBool, op,
-      std::string("expected a bool tensor, got ") + (t.defined() ? dtype_name(t.dtype()) : "none"));
+  AG_CHECK(t.defined() && t.dtype() == kBool, op,
+           t.defined() ? std::string("expected a bool tensor, got ") + dtype_name(t.dtype()) + " " +
+                             shape_str(t.shape())
+                       : std::string("expected a bool tensor, got none"));
   return t;
 }
 
 }  // namespace
 
 Tensor eq(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "eq", [](auto x, auto y) { return x == y; });
+  return compare(a, b, "eq", is_eq);
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "ne", [](auto x, auto y) { return x != y; });
+  return compare(a, b, "ne", is_ne);
 }
 Tensor lt(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "lt", [](auto x, auto y) { return x < y; });
+  return compare(a, b, "lt", is_lt);
 }
 Tensor le(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "le", [](auto x, auto y) { return x <= y; });
+  return compare(a, b, "le", is_le);
 }
 Tensor gt(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "gt", [](auto x, auto y) { return x > y; });
+  return compare(a, b, "gt", is_gt);
 }
 Tensor ge(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "ge", [](auto x, auto y) { return x >= y; });
+  return compare(a, b, "ge", is_ge);
+}
+Tensor eq(const Tensor& a, double b) {
+  return compare(a, b, "eq", is_eq);
+}
+Tensor ne(const Tensor& a, double b) {
+  return compare(a, b, "ne", is_ne);
+}
+Tensor lt(const Tensor& a, double b) {
+  return compare(a, b, "lt", is_lt);
+}
+Tensor le(const Tensor& a, double b) {
+  return compare(a, b, "le", is_le);
+}
+Tensor gt(const Tensor& a, double b) {
+  return compare(a, b, "gt", is_gt);
+}
+Tensor ge(const Tensor& a, double b) {
+  return compare(a, b, "ge", is_ge);
 }
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return compare(as_bool(a, "logical_and"), as_bool(b, "logical_and"), "logical_and",
-                 [](auto x, auto y) { return x && y; });
+  return detail::map_binary<bool, bool>(as_bool(a, "logical_and"), as_bool(b, "logical_and"),
+                                        "logical_and", kBool,
+                                        [](bool x, bool y) { return x && y; });
 }
 
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return compare(as_bool(a, "logical_or"), as_bool(b, "logical_or"), "logical_or",
-                 [](auto x, auto y) { return x || y; });
+  return detail::map_binary<bool, bool>(as_bool(a, "logical_or"), as_bool(b, "logical_or"),
+                                        "logical_or", kBool, [](bool x, bool y) { return x || y; });
 }
 
 Tensor logical_not(const Tensor& a) {
   return detail::map_unary<bool, bool>(as_bool(a, "logical_not"), kBool, [](bool x) { return !x; });
+}
+
+Tensor operator==(const Tensor& a, const Tensor& b) {
+  return eq(a, b);
+}
+Tensor operator!=(const Tensor& a, const Tensor& b) {
+  return ne(a, b);
+}
+Tensor operator<(const Tensor& a, const Tensor& b) {
+  return lt(a, b);
+}
+Tensor operator<=(const Tensor& a, const Tensor& b) {
+  return le(a, b);
+}
+Tensor operator>(const Tensor& a, const Tensor& b) {
+  return gt(a, b);
+}
+Tensor operator>=(const Tensor& a, const Tensor& b) {
+  return ge(a, b);
+}
+Tensor operator==(const Tensor& a, double b) {
+  return eq(a, b);
+}
+Tensor operator!=(const Tensor& a, double b) {
+  return ne(a, b);
+}
+Tensor operator<(const Tensor& a, double b) {
+  return lt(a, b);
+}
+Tensor operator<=(const Tensor& a, double b) {
+  return le(a, b);
+}
+Tensor operator>(const Tensor& a, double b) {
+  return gt(a, b);
+}
+Tensor operator>=(const Tensor& a, double b) {
+  return ge(a, b);
+}
+// A number on the left: the same comparison seen from the tensor's side.
+Tensor operator==(double a, const Tensor& b) {
+  return eq(b, a);
+}
+Tensor operator!=(double a, const Tensor& b) {
+  return ne(b, a);
+}
+Tensor operator<(double a, const Tensor& b) {
+  return gt(b, a);
+}
+Tensor operator<=(double a, const Tensor& b) {
+  return ge(b, a);
+}
+Tensor operator>(double a, const Tensor& b) {
+  return lt(b, a);
+}
+Tensor operator>=(double a, const Tensor& b) {
+  return le(b, a);
+}
+Tensor operator&(const Tensor& a, const Tensor& b) {
+  return logical_and(a, b);
+}
+Tensor operator|(const Tensor& a, const Tensor& b) {
+  return logical_or(a, b);
+}
+Tensor operator~(const Tensor& a) {
+  return logical_not(a);
 }
 
 }  // namespace ag

@@ -465,6 +465,13 @@ void check_flash_inputs(const Tensor& q, const Tensor& k, const Tensor& v,
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                        const AttentionMasks& masks) {
   check_flash_inputs(q, k, v, masks);
+  // A NaN or infinite scale makes every score NaN or +-inf: no softmax. But
+  // with no features every score is an empty sum, 0, whatever the scale (the
+  // default 1/sqrt(E) is inf there): uniform weights, as the composed path
+  // and torch's scaled_dot_product_attention give.
+  AG_CHECK(std::isfinite(scale) || q.size(-1) == 0, kOp,
+           "scale must be finite, got " + number_str(scale));
+  if (q.size(-1) == 0) scale = 0;
   const Shape batch =
       broadcast_shapes(broadcast_shapes(batch_of(q), batch_of(k), kOp), batch_of(v), kOp);
   const int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);

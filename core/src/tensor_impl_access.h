@@ -20,8 +20,10 @@ struct TensorImplAccess {
   }
   // The shared handle (the engine keeps leaves alive and counts owners with it).
   static const std::shared_ptr<TensorImpl>& shared(const Tensor& t) { return t.impl_; }
-  // The accumulated gradient of a leaf, written by backward.
+  // The accumulated gradient (a leaf's, or a retained one), written by backward.
   static std::shared_ptr<Tensor>& grad(TensorImpl& leaf) { return leaf.grad_; }
+  // A leaf's hooks (register_hook), null without any.
+  static const std::shared_ptr<GradHooks>& hooks(const Tensor& leaf) { return leaf.impl_->hooks_; }
   // Makes `out` the output of `node` (record, in autograd.h).
   static void set_grad_fn(TensorImpl& out, std::shared_ptr<Node> node) {
     out.requires_grad_ = true;

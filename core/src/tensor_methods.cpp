@@ -115,6 +115,52 @@ Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
   return ag::index_select(*this, dim, index);
 }
 
+Tensor Tensor::eq(const Tensor& other) const {
+  return ag::eq(*this, other);
+}
+Tensor Tensor::eq(double other) const {
+  return ag::eq(*this, other);
+}
+Tensor Tensor::ne(const Tensor& other) const {
+  return ag::ne(*this, other);
+}
+Tensor Tensor::ne(double other) const {
+  return ag::ne(*this, other);
+}
+Tensor Tensor::lt(const Tensor& other) const {
+  return ag::lt(*this, other);
+}
+Tensor Tensor::lt(double other) const {
+  return ag::lt(*this, other);
+}
+Tensor Tensor::le(const Tensor& other) const {
+  return ag::le(*this, other);
+}
+Tensor Tensor::le(double other) const {
+  return ag::le(*this, other);
+}
+Tensor Tensor::gt(const Tensor& other) const {
+  return ag::gt(*this, other);
+}
+Tensor Tensor::gt(double other) const {
+  return ag::gt(*this, other);
+}
+Tensor Tensor::ge(const Tensor& other) const {
+  return ag::ge(*this, other);
+}
+Tensor Tensor::ge(double other) const {
+  return ag::ge(*this, other);
+}
+Tensor Tensor::logical_and(const Tensor& other) const {
+  return ag::logical_and(*this, other);
+}
+Tensor Tensor::logical_or(const Tensor& other) const {
+  return ag::logical_or(*this, other);
+}
+Tensor Tensor::logical_not() const {
+  return ag::logical_not(*this);
+}
+
 Tensor Tensor::matmul(const Tensor& other) const {
   return ag::matmul(*this, other);
 }

@@ -41,6 +41,8 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, double drop
 
 // scale, or 1/sqrt(E) when it is nullopt or NaN.
 double scale_factor(const Tensor& query, std::optional<double> scale) {
+  AG_CHECK(!scale.has_value() || !std::isinf(*scale), kOp,
+           "scale must be finite (or NaN for the default 1/sqrt(E)), got " + number_str(*scale));
   return scale.has_value() && !std::isnan(*scale)
              ? *scale
              : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));

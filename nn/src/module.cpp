@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 namespace ag::nn {
 
@@ -31,15 +32,20 @@ std::vector<std::pair<std::string, Tensor*>> Module::all_parameter_slots() const
   return slots;
 }
 
+// A tensor held by two slots (weights tied by assignment, b.weight = a.weight)
+// is listed once, under its first name, as torch's named_parameters(): an
+// optimizer given it twice would update it twice (and refuses to).
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   std::vector<std::pair<std::string, Tensor>> named;
-  for (const auto& [name, slot] : all_parameter_slots()) named.emplace_back(name, *slot);
+  std::unordered_set<const TensorImpl*> seen;
+  for (const auto& [name, slot] : all_parameter_slots())
+    if (seen.insert(slot->impl()).second) named.emplace_back(name, *slot);
   return named;
 }
 
 std::vector<Tensor> Module::parameters() const {
   std::vector<Tensor> params;
-  for (const auto& [name, slot] : all_parameter_slots()) params.push_back(*slot);
+  for (auto& [name, p] : named_parameters()) params.push_back(std::move(p));
   return params;
 }
 
@@ -85,6 +91,9 @@ StateDict::operator std::map<std::string, Tensor>() const {
 void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
   const std::string op = type_name_ + ".load_state_dict";
   const auto slots = all_parameter_slots();
+  const auto shape_of = [](const Tensor& t) {
+    return t.defined() ? shape_str(t.shape()) : std::string("none (undefined)");
+  };
   // Check everything first, so a failed load changes nothing.
   std::set<std::string> known;
   for (const auto& [name, slot] : slots) {
@@ -96,15 +105,14 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
       continue;
     }
     AG_CHECK(it->second.defined() && it->second.shape() == slot->shape(), op.c_str(),
-             "entry '" + name + "' has shape " +
-                 (it->second.defined() ? shape_str(it->second.shape()) : std::string("none")) +
+             "entry '" + name + "' has shape " + shape_of(it->second) +
                  ", the parameter has shape " + shape_str(slot->shape()));
     AG_CHECK(it->second.dtype() != kBool, op.c_str(), "entry '" + name + "' is a bool tensor");
   }
   if (strict) {
     for (const auto& [name, value] : state)
       AG_CHECK(known.count(name) > 0, op.c_str(),
-               "unexpected entry '" + name + "' of shape " + shape_str(value.shape()));
+               "unexpected entry '" + name + "' of shape " + shape_of(value));
   }
   // Then every source as a fresh copy in the parameter's dtype: converting or
   // allocating can still fail, and must fail before anything is written; and

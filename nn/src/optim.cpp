@@ -1,6 +1,7 @@
 #include "attograd/nn/optim.h"
 
 #include <cmath>
+#include <unordered_map>
 
 namespace ag::optim {
 
@@ -19,6 +20,10 @@ Tensor contiguous_grad(const Tensor& p) {
 Optimizer::Optimizer(std::string name, std::vector<Tensor> params, double lr)
     : name_(std::move(name)), params_(std::move(params)) {
   AG_CHECK(!params_.empty(), name_.c_str(), "got an empty parameter list");
+  // Where each tensor first appeared: the same tensor twice would be updated
+  // twice per step (PyTorch refuses it too). Identity is the TensorImpl, not
+  // the values (two parameters may well hold equal values).
+  std::unordered_map<const TensorImpl*, size_t> first_position;
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
     const std::string which = "parameter " + std::to_string(i);
@@ -29,12 +34,18 @@ Optimizer::Optimizer(std::string name, std::vector<Tensor> params, double lr)
                  p.grad_fn_name() + ")");
     AG_CHECK(p.is_contiguous(), name_.c_str(),
              which + " of shape " + shape_str(p.shape()) + " is not contiguous");
+    const auto [seen, inserted] = first_position.emplace(p.impl(), i);
+    AG_CHECK(inserted, name_.c_str(),
+             which + " of shape " + shape_str(p.shape()) + " is the same tensor as parameter " +
+                 std::to_string(seen->second) +
+                 " (each parameter may appear once, or it would be updated twice per step)");
   }
   set_lr(lr);
 }
 
 void Optimizer::set_lr(double lr) {
-  AG_CHECK(lr >= 0, name_.c_str(), "invalid learning rate " + number_str(lr) + " (must be >= 0)");
+  AG_CHECK(std::isfinite(lr) && lr >= 0, name_.c_str(),
+           "invalid learning rate " + number_str(lr) + " (must be finite and >= 0)");
   lr_ = lr;
 }
 
@@ -46,7 +57,8 @@ void Optimizer::zero_grad() {
 
 SGD::SGD(std::vector<Tensor> params, double lr, double momentum)
     : Optimizer("SGD", std::move(params), lr), momentum(momentum) {
-  AG_CHECK(momentum >= 0, "SGD", "invalid momentum " + number_str(momentum) + " (must be >= 0)");
+  AG_CHECK(std::isfinite(momentum) && momentum >= 0, "SGD",
+           "invalid momentum " + number_str(momentum) + " (must be finite and >= 0)");
   momentum_buffers_.resize(params_.size());
 }
 
@@ -84,7 +96,8 @@ void SGD::step() {
 
 Adam::Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps)
     : Optimizer("Adam", std::move(params), lr), beta1(betas.first), beta2(betas.second), eps(eps) {
-  AG_CHECK(eps >= 0, "Adam", "invalid eps " + number_str(eps) + " (must be >= 0)");
+  AG_CHECK(std::isfinite(eps) && eps >= 0, "Adam",
+           "invalid eps " + number_str(eps) + " (must be finite and >= 0)");
   AG_CHECK(beta1 >= 0 && beta1 < 1, "Adam",
            "invalid beta1 " + number_str(beta1) + " (must be in [0, 1))");
   AG_CHECK(beta2 >= 0 && beta2 < 1, "Adam",
@@ -137,7 +150,8 @@ StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : optimizer_(optimizer), step_size_(step_size), gamma_(gamma) {
   AG_CHECK(step_size >= 1, "StepLR",
            "invalid step_size " + std::to_string(step_size) + " (must be >= 1)");
-  AG_CHECK(gamma >= 0, "StepLR", "invalid gamma " + number_str(gamma) + " (must be >= 0)");
+  AG_CHECK(std::isfinite(gamma) && gamma >= 0, "StepLR",
+           "invalid gamma " + number_str(gamma) + " (must be finite and >= 0)");
 }
 
 // PyTorch's chainable form: lr <- lr * gamma at every multiple of step_size.
@@ -152,19 +166,22 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double
     : optimizer_(optimizer), t_max_(T_max), eta_min_(eta_min), base_lr_(optimizer.lr) {
   AG_CHECK(T_max >= 1, "CosineAnnealingLR",
            "invalid T_max " + std::to_string(T_max) + " (must be >= 1)");
-  AG_CHECK(eta_min >= 0, "CosineAnnealingLR",
-           "invalid eta_min " + number_str(eta_min) + " (must be >= 0)");
+  AG_CHECK(std::isfinite(eta_min) && eta_min >= 0, "CosineAnnealingLR",
+           "invalid eta_min " + number_str(eta_min) + " (must be finite and >= 0)");
 }
 
 // PyTorch's chainable form (torch/optim/lr_scheduler.py, CosineAnnealingLR.get_lr):
 // lr_e = (1 + cos(pi e / T)) / (1 + cos(pi (e - 1) / T)) (lr_(e-1) - eta_min) + eta_min,
 // except one epoch past each minimum, where that ratio's denominator is 0 and
-// the step adds (base - eta_min) (1 - cos(pi / T)) / 2 instead.
+// the step adds (base - eta_min) (1 - cos(pi / T)) / 2 instead. (PyTorch
+// tests (e - 1 - T) % (2 T) == 0; it is written without 2 T, which overflows
+// int64 for a T_max above 2^62.)
 void CosineAnnealingLR::step() {
   ++last_epoch_;
   const double e = static_cast<double>(last_epoch_), T = static_cast<double>(t_max_);
   const double lr = optimizer_.lr;
-  if ((last_epoch_ - 1 - t_max_) % (2 * t_max_) == 0)
+  const int64_t past_minimum = last_epoch_ - 1 - t_max_;
+  if (past_minimum >= 0 && past_minimum % t_max_ == 0 && past_minimum / t_max_ % 2 == 0)
     optimizer_.set_lr(lr + (base_lr_ - eta_min_) * (1 - std::cos(M_PI / T)) / 2);
   else
     optimizer_.set_lr((1 + std::cos(M_PI * e / T)) / (1 + std::cos(M_PI * (e - 1) / T)) *

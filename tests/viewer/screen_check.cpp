@@ -64,8 +64,8 @@ std::string viewer_command(const std::string& scene, int frames,
   std::ostringstream line;
 #ifdef ATTOGRAD_WEB_SITE
   std::ostringstream query;
-  query << "scene=" << scene << "&frames=" << frames
-        << "&layout=/tmp/layout.txt&dump-inputs=/tmp/inputs.npz";
+  if (!scene.empty()) query << "scene=" << scene << "&";
+  query << "frames=" << frames << "&layout=/tmp/layout.txt&dump-inputs=/tmp/inputs.npz";
   line << "node " << quote(ATTOGRAD_WEB_DRIVER) << " --site " << quote(ATTOGRAD_WEB_SITE)
        << " --out " << quote(dir.string()) << " --fetch " << quote("/tmp/layout.txt=" + layout)
        << " --fetch " << quote("/tmp/inputs.npz=" + inputs);
@@ -83,9 +83,10 @@ std::string viewer_command(const std::string& scene, int frames,
   }
   line << " --query " << quote(query.str());
 #else
-  line << quote(ATTOGRAD_VIEWER_PATH) << " --scene " << quote(scene) << " --frames " << frames
-       << " --screenshot " << quote((dir / "screen.png").string()) << " --layout " << quote(layout)
-       << " --dump-inputs " << quote(inputs);
+  line << quote(ATTOGRAD_VIEWER_PATH);
+  if (!scene.empty()) line << " --scene " << quote(scene);
+  line << " --frames " << frames << " --screenshot " << quote((dir / "screen.png").string())
+       << " --layout " << quote(layout) << " --dump-inputs " << quote(inputs);
   for (const std::string& arg : extra) line << " " << quote(arg);
 #endif
   return line.str();
@@ -93,13 +94,12 @@ std::string viewer_command(const std::string& scene, int frames,
 
 }  // namespace
 
-SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::string>& extra) {
+SceneRun run_viewer(const std::string& scene, int frames, const std::vector<std::string>& extra) {
   std::ostringstream name;
   name << "attograd-screen-" << scene << "-" << getpid();
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / name.str();
   std::filesystem::create_directories(dir);
-  const std::string png = (dir / "screen.png").string(), layout = (dir / "layout.txt").string(),
-                    inputs = (dir / "inputs.npz").string(), log = (dir / "output.txt").string();
+  const std::string log = (dir / "output.txt").string();
   std::string command = viewer_command(scene, frames, extra, dir);
   command.append(" >").append(quote(log)).append(" 2>&1");
   SceneRun run;
@@ -107,15 +107,24 @@ SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream output(log);
   run.output.assign(std::istreambuf_iterator<char>(output), std::istreambuf_iterator<char>());
+  run.command = command;
+  run.dir = dir.string();
+  return run;
+}
+
+SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::string>& extra) {
+  SceneRun run = run_viewer(scene, frames, extra);
   if (run.exit_code != 0) {
     ADD_FAILURE() << "viewer exited with " << run.exit_code << ":\n"
-                  << command << "\n"
+                  << run.command << "\n"
                   << run.output;
     return run;
   }
+  const std::filesystem::path dir = run.dir;
+  const std::string png = (dir / "screen.png").string();
   run.screenshot = viz::read_png(png);
-  run.layout = read_layout(layout);
-  run.inputs = load_npz(inputs);
+  run.layout = read_layout((dir / "layout.txt").string());
+  run.inputs = load_npz((dir / "inputs.npz").string());
   // Keep the screenshot where a person can look at it: ctest's output names it.
   std::printf("screenshot: %s\n", png.c_str());
   return run;

@@ -37,13 +37,22 @@ struct SceneRun {
   std::map<std::string, Tensor> inputs;
   std::string output;  // what the viewer printed (stdout and stderr)
   int exit_code = -1;
+  std::string command;  // how the viewer was run
+  std::string dir;      // where its files went
 };
 
-// Runs the viewer for `frames` frames on `scene` (plus `extra` arguments) and
+// Runs the viewer for `frames` frames on `scene` ("": no --scene, the viewer
+// chooses) plus `extra` arguments (the browser runner passes them as URL
+// parameters: --set a.b=c becomes ?set=a.b=c), and
 // collects its screenshot, layout, inputs and output. Fails the test (and
 // returns what it has) when the viewer exits non-zero.
 SceneRun run_scene(const std::string& scene, int frames = 4,
                    const std::vector<std::string>& extra = {});
+
+// Runs the viewer as run_scene does, but only collects its exit code and
+// output, and fails nothing: for runs that are meant to fail.
+SceneRun run_viewer(const std::string& scene, int frames = 4,
+                    const std::vector<std::string>& extra = {});
 
 // The layout entry of heatmap `id`; throws ag::Error listing the ids drawn.
 const LayoutEntry& find_map(const SceneRun& run, const std::string& id);

@@ -45,5 +45,33 @@ TEST(MasksScreen, SaneAt1280x800) {
   EXPECT_LE(map.y + map.cell * 2, 800);
 }
 
+// --set opens a mode directly (and, without --scene, its scene): the causal
+// mask's weights, cell by cell, with the upper triangle hatched.
+TEST(MasksScreen, SetOpensTheCausalModeDirectly) {
+  SceneRun run = run_scene("", 2, {"--set", "masks.mode=causal"});
+  ASSERT_EQ(run.exit_code, 0);
+  const Tensor& scores = run.inputs.at("scores");
+  ASSERT_EQ(scores.shape(), Shape({1, 6, 6}));
+  const Tensor keep = broadcast_to(causal_mask(6, 6), scores.shape());
+  EXPECT_EQ(run.inputs.at("keep").to_vector(), keep.to_vector());
+  const Tensor weights = masked_softmax(scores, keep, MaskedRows::Uniform);
+  EXPECT_TRUE(cells_match(run, "masks/weights/0", slice_of(weights, 0), slice_of(keep, 0)));
+  EXPECT_TRUE(cells_match(run, "masks/scores/0", slice_of(scores, 0)));
+}
+
+// A setting the viewer does not know stops it before the first frame with
+// exit code 2 and a message naming what it accepts (on the page: on screen).
+TEST(MasksScreen, UnknownSetValueIsAClearError) {
+  const SceneRun run = run_viewer("masks", 2, {"--set", "masks.mode=sideways"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("--set masks.mode: takes batch-lengths | row-lengths | causal"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("got 'sideways'"), std::string::npos) << run.output;
+  const SceneRun knob = run_viewer("masks", 2, {"--set", "masks.colour=red"});
+  EXPECT_EQ(knob.exit_code, 2);
+  EXPECT_NE(knob.output.find("scene masks has no knob 'colour'"), std::string::npos) << knob.output;
+}
+
 }  // namespace
 }  // namespace ag::viewer_test

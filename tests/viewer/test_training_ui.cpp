@@ -36,42 +36,42 @@ class TrainingUi : public NullBackend {
 
 TEST_F(TrainingUi, TrainsLiveFromTheFirstFrameAtStepsPerFrame) {
   EXPECT_EQ(scene.task(), Task::Retrieval);
-  EXPECT_FALSE(scene.paused());
-  EXPECT_EQ(scene.steps(), 0);
+  EXPECT_FALSE(scene.session().paused());
+  EXPECT_EQ(scene.session().steps(), 0);
   frame();
   frame();
-  EXPECT_EQ(scene.steps(), 2);
-  EXPECT_EQ(scene.shown_step(), 2);
-  scene.steps_per_frame = 5;
+  EXPECT_EQ(scene.session().steps(), 2);
+  EXPECT_EQ(scene.session().shown_step(), 2);
+  scene.set_steps_per_frame(5);
   frame();
-  EXPECT_EQ(scene.steps(), 7);
+  EXPECT_EQ(scene.session().steps(), 7);
   EXPECT_EQ(scene.inputs().at("shown.step").item(), 7);
 }
 
 TEST_F(TrainingUi, PauseStopsTrainingAndPlayResumes) {
   frame();
-  scene.set_paused(true);
+  scene.session().set_paused(true);
   const Inputs before = scene.inputs();
   for (int i = 0; i < 3; ++i) frame();
-  EXPECT_EQ(scene.steps(), 1);
+  EXPECT_EQ(scene.session().steps(), 1);
   EXPECT_TRUE(same(scene.inputs().at("dot.W_q.weight"), before.at("dot.W_q.weight")));
-  scene.set_paused(false);
+  scene.session().set_paused(false);
   frame();
-  EXPECT_EQ(scene.steps(), 2);
+  EXPECT_EQ(scene.session().steps(), 2);
   EXPECT_FALSE(same(scene.inputs().at("dot.W_q.weight"), before.at("dot.W_q.weight")));
 }
 
 TEST_F(TrainingUi, SingleStepTakesOneStepAndPauses) {
   frame();
-  scene.single_step();
-  EXPECT_TRUE(scene.paused());
-  EXPECT_EQ(scene.steps(), 2);
+  scene.session().single_step();
+  EXPECT_TRUE(scene.session().paused());
+  EXPECT_EQ(scene.session().steps(), 2);
   frame();
   frame();
-  EXPECT_EQ(scene.steps(), 2);
-  scene.single_step();
-  EXPECT_EQ(scene.steps(), 3);
-  EXPECT_EQ(scene.shown_step(), 3);
+  EXPECT_EQ(scene.session().steps(), 2);
+  scene.session().single_step();
+  EXPECT_EQ(scene.session().steps(), 3);
+  EXPECT_EQ(scene.session().shown_step(), 3);
 }
 
 TEST_F(TrainingUi, ResetGoesBackToTheSameStart) {
@@ -80,9 +80,9 @@ TEST_F(TrainingUi, ResetGoesBackToTheSameStart) {
   const Inputs first_step = scene.inputs();
   for (int i = 0; i < 5; ++i) frame();
   ASSERT_FALSE(same(scene.inputs().at("additive.W_q.weight"), start.at("additive.W_q.weight")));
-  scene.reset();
-  EXPECT_EQ(scene.steps(), 0);
-  EXPECT_EQ(scene.oldest_step(), 0);
+  scene.session().reset();
+  EXPECT_EQ(scene.session().steps(), 0);
+  EXPECT_EQ(scene.session().oldest_step(), 0);
   const Inputs again = scene.inputs();
   for (const auto& [name, t] : start) EXPECT_TRUE(same(again.at(name), t)) << name;
   // And it trains the same way again: deterministic from the seed.
@@ -92,14 +92,14 @@ TEST_F(TrainingUi, ResetGoesBackToTheSameStart) {
 }
 
 TEST_F(TrainingUi, LearningRateIsTheShownTasksAndTrainingGoesOn) {
-  EXPECT_DOUBLE_EQ(scene.learning_rate(), 0.01);
-  scene.set_learning_rate(0.03);
-  EXPECT_DOUBLE_EQ(scene.learning_rate(), 0.03);
+  EXPECT_DOUBLE_EQ(scene.session().learning_rate(), 0.01);
+  scene.session().set_learning_rate(0.03);
+  EXPECT_DOUBLE_EQ(scene.session().learning_rate(), 0.03);
   frame();
-  EXPECT_EQ(scene.steps(), 1);
+  EXPECT_EQ(scene.session().steps(), 1);
   scene.set_task(Task::NadarayaWatson);
-  EXPECT_DOUBLE_EQ(scene.learning_rate(), 0.05);  // its own default
-  EXPECT_EQ(scene.steps(), 0);                    // each task keeps its own progress
+  EXPECT_DOUBLE_EQ(scene.session().learning_rate(), 0.05);  // its own default
+  EXPECT_EQ(scene.session().steps(), 0);                    // each task keeps its own progress
 }
 
 // The slider shows an older step exactly as it was drawn live: the same
@@ -112,37 +112,38 @@ TEST_F(TrainingUi, HistoryShowsOlderStepsAsTheyWere) {
     frame();
     live.push_back(scene.inputs());
   }
-  scene.show_step(4);
-  EXPECT_TRUE(scene.paused());
-  EXPECT_EQ(scene.shown_step(), 4);
+  scene.session().show_step(4);
+  EXPECT_TRUE(scene.session().paused());
+  EXPECT_EQ(scene.session().shown_step(), 4);
   frame();
-  EXPECT_EQ(scene.steps(), 10);
+  EXPECT_EQ(scene.session().steps(), 10);
   const Inputs shown = scene.inputs();
   for (const auto& [name, t] : live[4]) EXPECT_TRUE(same(shown.at(name), t)) << name;
 
-  scene.single_step();  // through the history, not a new training step
-  EXPECT_EQ(scene.shown_step(), 5);
-  EXPECT_EQ(scene.steps(), 10);
+  scene.session().single_step();  // through the history, not a new training step
+  EXPECT_EQ(scene.session().shown_step(), 5);
+  EXPECT_EQ(scene.session().steps(), 10);
   EXPECT_TRUE(same(scene.inputs().at("shown.dot.weights"), live[5].at("shown.dot.weights")));
 
-  scene.set_paused(false);
+  scene.session().set_paused(false);
   frame();
-  EXPECT_EQ(scene.steps(), 11);
-  EXPECT_EQ(scene.shown_step(), 11);
+  EXPECT_EQ(scene.session().steps(), 11);
+  EXPECT_EQ(scene.session().shown_step(), 11);
 }
 
 TEST_F(TrainingUi, HistoryHoldsTheLastStepsOnly) {
-  scene.steps_per_frame = 20;
+  scene.set_steps_per_frame(20);
   const int64_t frames = TrainingScene::kHistory / 20 + 3;
   for (int64_t i = 0; i < frames; ++i) frame();
   const int64_t steps = frames * 20;
-  ASSERT_EQ(scene.steps(), steps);
-  EXPECT_EQ(scene.oldest_step(), steps - TrainingScene::kHistory + 1);
-  scene.show_step(0);  // clamped to the oldest held
-  EXPECT_EQ(scene.shown_step(), scene.oldest_step());
-  EXPECT_EQ(scene.inputs().at("shown.step").item(), static_cast<double>(scene.oldest_step()));
-  scene.show_step(steps + 100);  // the newest: live again
-  EXPECT_EQ(scene.shown_step(), steps);
+  ASSERT_EQ(scene.session().steps(), steps);
+  EXPECT_EQ(scene.session().oldest_step(), steps - TrainingScene::kHistory + 1);
+  scene.session().show_step(0);  // clamped to the oldest held
+  EXPECT_EQ(scene.session().shown_step(), scene.session().oldest_step());
+  EXPECT_EQ(scene.inputs().at("shown.step").item(),
+            static_cast<double>(scene.session().oldest_step()));
+  scene.session().show_step(steps + 100);  // the newest: live again
+  EXPECT_EQ(scene.session().shown_step(), steps);
 }
 
 // ---- both tasks draw their maps and learn --------------------------------------------------
@@ -204,7 +205,7 @@ double stat(const TrainingScene& scene, const std::string& key) {
 }
 
 TEST_F(TrainingUi, BothTasksLowerTheirLossWithin300Steps) {
-  scene.steps_per_frame = 30;
+  scene.set_steps_per_frame(30);
   for (Task task : {Task::Retrieval, Task::NadarayaWatson}) {
     scene.set_task(task);
     for (int i = 0; i < 10; ++i) frame();
@@ -224,7 +225,7 @@ std::vector<bool> on_target(const Inputs& in, const std::string& model) {
 
 // What the scene's "Try this" note promises a learner.
 TEST_F(TrainingUi, TryThisNotesHold) {
-  scene.steps_per_frame = 30;
+  scene.set_steps_per_frame(30);
   for (int i = 0; i < 10; ++i) frame();
   Inputs in = scene.inputs();
   // At the defaults, dot product gets every example right; additive does not, yet.
@@ -240,8 +241,8 @@ TEST_F(TrainingUi, TryThisNotesHold) {
   // At learning rate 0.1 dot product's softmax saturates: an example sits on a
   // wrong key with (almost) no gradient left on its scores. (Which model then
   // ends lower depends on rounding: it differs between -O2 and -O3 builds.)
-  scene.set_learning_rate(0.1);
-  scene.reset();
+  scene.session().set_learning_rate(0.1);
+  scene.session().reset();
   for (int i = 0; i < 10; ++i) frame();
   in = scene.inputs();
   const std::vector<bool> right = on_target(in, "dot");

@@ -9,6 +9,7 @@
 #include "null_backend.h"
 #include "options.h"
 #include "scene.h"
+#include "scene_training.h"
 #include "test_util.h"
 
 namespace ag::viewer {
@@ -78,6 +79,92 @@ TEST_F(NullBackend, EverySceneDrawsAndReportsItsInputs) {
     EXPECT_FALSE(drawn_heatmaps().empty());
     EXPECT_FALSE(scene->inputs().empty());
   }
+}
+
+// The choices a knob accepts ("a | b | c"); none for a number knob.
+std::vector<std::string> choices_of(const Knob& knob) {
+  std::vector<std::string> choices;
+  if (knob.accepts.find(" | ") == std::string::npos) return choices;
+  size_t start = 0;
+  while (start <= knob.accepts.size()) {
+    const size_t bar = std::min(knob.accepts.find(" | ", start), knob.accepts.size());
+    choices.push_back(knob.accepts.substr(start, bar - start));
+    start = bar + 3;
+  }
+  return choices;
+}
+
+// --set reaches every choice of every knob, and the scene draws with it.
+TEST_F(NullBackend, EveryKnobChoiceAppliesAndDraws) {
+  std::vector<std::unique_ptr<Scene>> scenes = make_scenes();
+  int applied = 0;
+  for (size_t i = 0; i < scenes.size(); ++i) {
+    for (const Knob& knob : scenes[i]->knobs()) {
+      for (const std::string& choice : choices_of(knob)) {
+        const std::string setting = std::string(scenes[i]->name()) + "." + knob.name + "=" + choice;
+        SCOPED_TRACE(setting);
+        EXPECT_EQ(apply_setting(scenes, setting), i);
+        frame([&] { scenes[i]->draw(); });
+        EXPECT_FALSE(drawn_heatmaps().empty());
+        ++applied;
+      }
+    }
+  }
+  EXPECT_GE(applied, 7 + 2);  // at least the masks scene's seven modes and the training tasks
+}
+
+TEST_F(NullBackend, KnobsChangeWhatTheSceneFeedsTheLibrary) {
+  std::vector<std::unique_ptr<Scene>> scenes = make_scenes();
+  auto scene_named = [&](const std::string& name) -> Scene& {
+    for (auto& scene : scenes) {
+      if (name == scene->name()) return *scene;
+    }
+    throw Error("no scene " + name);
+  };
+  // Causal mode: valid_lens make way for the lower triangle.
+  apply_setting(scenes, "masks.mode=causal");
+  const Tensor keep = scene_named("masks").inputs().at("keep");
+  EXPECT_EQ(keep.to_vector(), expand(causal_mask(6, 6), {1, 6, 6}).to_vector());
+  // Training: the other task, and numbers within range.
+  apply_setting(scenes, "training.task=nadaraya-watson");
+  EXPECT_EQ(scene_named("training").inputs().count("x_train"), 1u);
+  apply_setting(scenes, "training.lr=0.2");
+  auto& training = dynamic_cast<TrainingScene&>(scene_named("training"));
+  EXPECT_DOUBLE_EQ(training.session().learning_rate(), 0.2);
+  apply_setting(scenes, "training.paused=yes");
+  frame([&] { training.draw(); });
+  EXPECT_EQ(training.session().steps(), 0);
+}
+
+TEST(ViewerKnobs, UnknownSceneKnobOrValueSaysWhatIsAccepted) {
+  using testing::throws_error;
+  std::vector<std::unique_ptr<Scene>> scenes = make_scenes();
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "nope.mode=causal"); },
+                           {"--set nope.mode=causal", "no scene 'nope'", "masks", "training"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "masks.speed=2"); },
+                           {"scene masks has no knob 'speed'", "mode"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "masks.mode=sideways"); },
+                           {"--set masks.mode", "batch-lengths |", "causal", "'sideways'"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "training.lr=5"); },
+                           {"--set training.lr", "from 0.001 to 1", "'5'"}));
+  EXPECT_TRUE(
+      throws_error([&] { apply_setting(scenes, "training.seed=1.5"); }, {"whole number", "'1.5'"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "training.seed=x"); }, {"'x'"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "graph.step=50"); }, {"from 1 to"}));
+}
+
+TEST(ViewerOptions, SetIsRepeatableAndCommaSeparated) {
+  const ViewerOptions o =
+      parse_options({"--set", "masks.mode=causal,masks.seed=3", "--set", "training.lr=0.1"});
+  EXPECT_EQ(o.settings,
+            (std::vector<std::string>{"masks.mode=causal", "masks.seed=3", "training.lr=0.1"}));
+  EXPECT_FALSE(o.scene_chosen);  // the first --set's scene opens
+  EXPECT_TRUE(parse_options({"--scene", "masks"}).scene_chosen);
+  EXPECT_TRUE(parse_options({"--list-knobs"}).list_knobs);
+  using testing::throws_error;
+  EXPECT_TRUE(throws_error([] { parse_options({"--set", "masks"}); }, {"SCENE.KNOB=VALUE"}));
+  EXPECT_TRUE(throws_error([] { parse_options({"--set", "a=b.c"}); }, {"'a=b.c'"}));
+  EXPECT_TRUE(throws_error([] { parse_options({"--set", "a.b=1,"}); }, {"got ''"}));
 }
 
 TEST(ViewerOptions, ParsesTheCommandLineTestsUse) {

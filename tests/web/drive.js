@@ -152,7 +152,8 @@ async function main() {
     }
     const {data} = await page("Page.captureScreenshot", {format: "png"});
     fs.writeFileSync(path.join(args.out, "screen.png"), Buffer.from(data, "base64"));
-    for (const pair of args.fetch) {
+    // A viewer that stopped with an error (a bad ?set=) wrote no files.
+    for (const pair of exitCode === 0 ? args.fetch : []) {
       const [from, to] = pair.split("=");
       const base64 = await evaluate(`attograd.readBase64(${JSON.stringify(from)})`);
       fs.writeFileSync(to, Buffer.from(base64, "base64"));

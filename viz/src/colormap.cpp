@@ -130,7 +130,9 @@ Colormap colormap_from_name(const std::string& name) {
 }
 
 double ColorScale::position(double value) const {
-  const double t = (value - lo) / (hi - lo);
+  // In halves when hi - lo overflows (a range as wide as [-1e308, 1e308]).
+  const double t =
+      std::isfinite(hi - lo) ? (value - lo) / (hi - lo) : (value / 2 - lo / 2) / (hi / 2 - lo / 2);
   return std::isnan(t) ? 0.0 : std::clamp(t, 0.0, 1.0);
 }
 
@@ -148,7 +150,9 @@ ColorScale fit_scale(const std::vector<double>& values, Colormap map) {
     return {map, m > 0 ? -m : -1.0, m > 0 ? m : 1.0};
   }
   if (lo > hi) return {map, 0.0, 1.0};
-  if (lo == hi) return {map, lo - 0.5, lo + 0.5};
+  // +-0.5, or +-|v| 2^-40 past |v| = 2^39 (v +- 0.5 rounds back to v past 2^53).
+  const double half = std::max(0.5, std::abs(lo) * 0x1p-40);
+  if (lo == hi) return {map, lo - half, lo + half};
   return {map, lo, hi};
 }
 

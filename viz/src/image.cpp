@@ -14,6 +14,10 @@ Rgb Image::at(int x, int y) const {
   AG_CHECK(x >= 0 && y >= 0 && x < width && y < height, "Image::at",
            "pixel (" + std::to_string(x) + ", " + std::to_string(y) + ") is outside the " +
                std::to_string(width) + "x" + std::to_string(height) + " image");
+  // An Image is a plain struct: its fields may disagree (rgb resized by hand).
+  AG_CHECK(rgb.size() == static_cast<size_t>(width) * static_cast<size_t>(height) * 3, "Image::at",
+           "the image is " + std::to_string(width) + "x" + std::to_string(height) + " with " +
+               std::to_string(rgb.size()) + " bytes; expected 3 a pixel");
   const size_t k =
       (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
   return {rgb[k], rgb[k + 1], rgb[k + 2]};

@@ -135,7 +135,13 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
                          origin.y + grid_size.y + 2.0f),
                   text_color, label);
   }
-  const std::string axes = view.xlabel + " \xe2\x86\x92   (" + view.ylabel + " \xe2\x86\x93)";
+  std::string axes = view.xlabel + " \xe2\x86\x92   (" + view.ylabel + " \xe2\x86\x93)";
+  // Maps side by side (view.fit_axis_label): the label may run past the
+  // cells into the item spacing and the next map's tick column, no further.
+  const float label_room = grid_size.x + ImGui::GetStyle().ItemSpacing.x + row_tick_width;
+  if (view.fit_axis_label && ImGui::CalcTextSize(axes.c_str()).x > label_room) {
+    axes = view.xlabel + " \xe2\x86\x92";
+  }
   draw->AddText(ImVec2(origin.x, origin.y + grid_size.y + line + 4.0f),
                 ImGui::GetColorU32(ImGuiCol_TextDisabled), axes.c_str());
 
@@ -210,6 +216,28 @@ void draw_colorbar(const char* id, const viz::ColorScale& scale, float height) {
   }
   ImGui::Dummy(ImVec2(width + 8 + label_width, height + line));
   ImGui::PopID();
+}
+
+void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale) {
+  const DrawnHeatmap map = drawn_heatmaps().back();
+  ImGui::SameLine();
+  // A group, so that what follows on the line starts at the line's top; in
+  // it the bar starts level with the cells (its top label half a line higher).
+  ImGui::BeginGroup();
+  const float drop = map.y - ImGui::GetTextLineHeight() / 2 - ImGui::GetCursorScreenPos().y -
+                     ImGui::GetStyle().ItemSpacing.y;
+  if (drop > 0) ImGui::Dummy(ImVec2(1, drop));
+  draw_colorbar(id, scale, map.cell * static_cast<float>(map.rows));
+  ImGui::EndGroup();
+}
+
+viz::ColorScale gradient_scale(const std::vector<Tensor>& maps) {
+  std::vector<double> all;
+  for (const Tensor& m : maps) {
+    const std::vector<double> values = m.to_vector();
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  return viz::fit_scale(all, viz::Colormap::Diverging);
 }
 
 }  // namespace ag::viewer

@@ -30,6 +30,9 @@ struct HeatmapView {
   std::string col_name = "key";
   float max_cell = 40.0f;  // cell side in pixels at most; less when space is short
   bool show_values = false;
+  // For maps drawn side by side one item spacing apart: when the axis label
+  // would run into the next map's cells, its "(ylabel ↓)" part is left out.
+  bool fit_axis_label = false;
 };
 
 // What the mouse is over after draw_heatmap() (active = false when nothing).
@@ -47,6 +50,13 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size = ImVec2(0, 0));
 
 // A vertical colour bar for `scale`, `height` pixels tall, with tick labels.
 void draw_colorbar(const char* id, const viz::ColorScale& scale, float height);
+// The colour bar on the same line as the heatmap drawn last, level with its
+// cells and as tall as they are.
+void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale);
+// One diverging scale for gradient maps, symmetric around 0 (blue negative,
+// white zero, red positive) and wide enough for every value of `maps`, so
+// that maps drawn with it can be compared cell by cell.
+viz::ColorScale gradient_scale(const std::vector<Tensor>& maps);
 
 // Where a heatmap's cells landed in this frame, in ImGui coordinates (times
 // io.DisplayFramebufferScale for framebuffer pixels).

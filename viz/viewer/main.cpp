@@ -116,6 +116,50 @@ struct Viewer {
   int exit_code = 0;
 };
 
+// One window fills the screen; a tab bar in it holds the scenes.
+void begin_screen_window() {
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+  ImGui::Begin("attograd", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
+}
+
+// The tab bar, and inside it the shown scene (unless !with_scenes).
+void draw_tab_bar(Viewer& v, bool with_scenes) {
+  if (!ImGui::BeginTabBar("scenes")) return;
+  // The scene asked for (--scene, a key, a dropped file); `current` itself
+  // follows whichever tab ImGui opens.
+  const int requested = v.current;
+  for (size_t i = 0; i < v.scenes.size(); ++i) {
+    const bool select = v.select_from_code && static_cast<int>(i) == requested;
+    if (ImGui::BeginTabItem(v.scenes[i]->label(), nullptr,
+                            select ? ImGuiTabItemFlags_SetSelected : 0)) {
+      v.current = static_cast<int>(i);
+      if (with_scenes) v.scenes[i]->draw();
+      ImGui::EndTabItem();
+    }
+  }
+  ImGui::EndTabBar();
+}
+
+// A frame that is laid out but neither drawn nor counted, before the first
+// one: on a tab bar's first frame ImGui opens the first tab whatever was
+// asked for, and selects the requested one from the next frame on. After
+// this frame the first counted frame (and --frames 1's screenshot) shows the
+// scene --scene or --set named, and that scene has drawn every frame.
+void settle_tab_bar(Viewer& v) {
+  const int requested = v.current;
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  begin_screen_window();
+  draw_tab_bar(v, /*with_scenes=*/false);
+  ImGui::End();
+  ImGui::EndFrame();
+  v.current = requested;
+}
+
 // One frame: poll, build the frame, render, (screenshot), swap. Returns false
 // once the viewer should stop (the last counted frame, Esc, an error).
 bool draw_frame(Viewer& v) {
@@ -141,12 +185,7 @@ bool draw_frame(Viewer& v) {
   ImGui::NewFrame();
   ag::viewer::drawn_heatmaps().clear();
 
-  // One window fills the screen; a tab bar holds the scenes.
-  ImGui::SetNextWindowPos(ImVec2(0, 0));
-  ImGui::SetNextWindowSize(io.DisplaySize);
-  ImGui::Begin("attograd", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
+  begin_screen_window();
   const int keyed = scene_from_keys(v.current, static_cast<int>(v.scenes.size()));
   if (keyed != v.current) {
     v.current = keyed;
@@ -156,21 +195,7 @@ bool draw_frame(Viewer& v) {
     glfwSetWindowShouldClose(v.window, GLFW_TRUE);
   }
   if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) v.show_help = !v.show_help;
-  if (ImGui::BeginTabBar("scenes")) {
-    // The scene asked for (--scene, a key, a dropped file); `current` itself
-    // follows whichever tab ImGui opens, the first one on the first frame.
-    const int requested = v.current;
-    for (size_t i = 0; i < v.scenes.size(); ++i) {
-      const bool select = v.select_from_code && static_cast<int>(i) == requested;
-      if (ImGui::BeginTabItem(v.scenes[i]->label(), nullptr,
-                              select ? ImGuiTabItemFlags_SetSelected : 0)) {
-        v.current = static_cast<int>(i);
-        v.scenes[i]->draw();
-        ImGui::EndTabItem();
-      }
-    }
-    ImGui::EndTabBar();
-  }
+  draw_tab_bar(v, /*with_scenes=*/true);
   v.select_from_code = false;
   ImGui::End();
   if (v.show_help) draw_help();
@@ -280,8 +305,24 @@ int start_viewer(int argc, char** argv) {
     for (const auto& scene : v.scenes) std::printf("%s\n", scene->name());
     return 0;
   }
+  if (options.list_knobs) {
+    ag::viewer::print_knobs(std::cout, v.scenes);
+    return 0;
+  }
   for (size_t i = 0; i < v.scenes.size(); ++i) {
     if (options.scene == v.scenes[i]->name()) v.current = static_cast<int>(i);
+  }
+  // --set, in order; without --scene the first one's scene opens.
+  for (const std::string& setting : options.settings) {
+    try {
+      const size_t scene = ag::viewer::apply_setting(v.scenes, setting);
+      if (!options.scene_chosen && &setting == &options.settings.front()) {
+        v.current = static_cast<int>(scene);
+      }
+    } catch (const ag::Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    }
   }
   if (v.current < 0) {
     std::fprintf(stderr, "attograd-viewer: no scene '%s'; --list-scenes lists them\n",
@@ -340,6 +381,7 @@ int start_viewer(int argc, char** argv) {
   }
   ImGui_ImplGlfw_InitForOpenGL(v.window, true);
   ImGui_ImplOpenGL3_Init(glsl_version);
+  settle_tab_bar(v);
 
   // 4. The frame loop (draw_frame: poll, build the frame, render, swap). The
   // browser runs it itself, one call per animation frame; main returns at

@@ -1,6 +1,7 @@
 // Parsing the viewer's command line (see options.h).
 #include "options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -26,10 +27,15 @@ int parse_int(const std::string& flag, const std::string& text, int low, int hig
 }  // namespace
 
 const char* usage() {
-  return "usage: attograd-viewer [--scene NAME] [--frames N] [--screenshot FILE.png]\n"
-         "                       [--size WxH] [--list-scenes] [--stats] [--layout FILE]\n"
+  return "usage: attograd-viewer [--scene NAME] [--set SCENE.KNOB=VALUE]... [--frames N]\n"
+         "                       [--screenshot FILE.png] [--size WxH] [--list-scenes]\n"
+         "                       [--list-knobs] [--stats] [--layout FILE]\n"
          "                       [--dump-inputs FILE.npz] [--open FILE.npy|FILE.npz]\n"
-         "  --scene NAME        the tab to open (see --list-scenes); default compare\n"
+         "  --scene NAME        the tab to open (see --list-scenes); default compare, or\n"
+         "                      the scene of the first --set\n"
+         "  --set S.K=V[,...]   set knob K of scene S to V before the first frame, e.g.\n"
+         "                      --set masks.mode=causal (repeatable; see --list-knobs)\n"
+         "  --list-knobs        list every scene's knobs and the values they take\n"
          "  --frames N          render N frames, then exit\n"
          "  --screenshot FILE   write the last frame as PNG (with --frames)\n"
          "  --size WxH          window size, default 1600x1000\n"
@@ -50,6 +56,22 @@ ViewerOptions parse_options(const std::vector<std::string>& args) {
     };
     if (flag == "--scene") {
       options.scene = value();
+      options.scene_chosen = true;
+    } else if (flag == "--set") {
+      // Comma-separated settings (the page's ?set=a.b=c,d.e=f) or one.
+      const std::string& settings = value();
+      size_t start = 0;
+      while (start <= settings.size()) {
+        const size_t comma = std::min(settings.find(',', start), settings.size());
+        const std::string setting = settings.substr(start, comma - start);
+        AG_CHECK(setting.find('.') < setting.find('=') && setting.find('=') != std::string::npos,
+                 "attograd-viewer",
+                 "--set takes SCENE.KNOB=VALUE (e.g. masks.mode=causal), got '" + setting + "'");
+        options.settings.push_back(setting);
+        start = comma + 1;
+      }
+    } else if (flag == "--list-knobs") {
+      options.list_knobs = true;
     } else if (flag == "--frames") {
       options.frames = parse_int(flag, value(), 1, 10'000'000);
     } else if (flag == "--screenshot") {
@@ -72,6 +94,7 @@ ViewerOptions parse_options(const std::vector<std::string>& args) {
     } else if (flag == "--open") {
       options.open = value();
       options.scene = "file";
+      options.scene_chosen = true;
     } else if (flag == "--help" || flag == "-h") {
       options.help = true;
     } else {

@@ -17,6 +17,24 @@
 
 namespace ag::viewer {
 
+// A setting a scene takes before its first frame, from the command line
+// (--set SCENE.KNOB=VALUE) or the page (?set=SCENE.KNOB=VALUE): one of the
+// choices a learner makes in its controls, so that tests and links can open
+// any mode of any scene directly. Made by choice_knob or number_knob.
+struct Knob {
+  std::string name;
+  std::string help;     // what it does, for --list-knobs
+  std::string accepts;  // "retrieval | nadaraya-watson", "a number from 0.001 to 1"
+  // Sets the value; throws ag::Error saying what it accepts.
+  std::function<void(const std::string& value)> set;
+};
+// A knob whose value is one of `choices`; `set` gets the chosen index.
+Knob choice_knob(std::string name, std::string help, std::vector<std::string> choices,
+                 std::function<void(int)> set);
+// A knob whose value is a number in [low, high] (a whole number when `whole`).
+Knob number_knob(std::string name, std::string help, double low, double high, bool whole,
+                 std::function<void(double)> set);
+
 class Scene {
  public:
   virtual ~Scene() = default;
@@ -36,10 +54,20 @@ class Scene {
   // Extra "key value" lines for --stats at exit; scenes that train print
   // loss_first and loss_last.
   virtual void print_stats(std::ostream& /*out*/) const {}
+  // The settings --set takes for this scene (none by default). The knobs
+  // act on the scene they were made by.
+  virtual std::vector<Knob> knobs() { return {}; }
 };
 
 // Every scene, in tab order.
 std::vector<std::unique_ptr<Scene>> make_scenes();
+
+// Applies one --set "SCENE.KNOB=VALUE" to its scene; returns that scene's
+// index. Throws ag::Error naming the unknown scene, knob or value and what
+// would have been accepted.
+size_t apply_setting(const std::vector<std::unique_ptr<Scene>>& scenes, const std::string& setting);
+// --list-knobs: every scene's knobs, what each does and what it accepts.
+void print_knobs(std::ostream& out, const std::vector<std::unique_ptr<Scene>>& scenes);
 
 // ---- small UI helpers the scenes share -----------------------------------------
 // The layout most scenes use: a bordered column of knobs `controls_width`
@@ -52,6 +80,9 @@ void show_error(const std::string& message);
 // "< Prev" and "Next >" buttons, and the Left / Right arrow keys, move
 // `index` through 0 .. count - 1 (clamped).
 void draw_prev_next(int& index, int count);
+// After an item: the next one (`label`, its frame `frame_width` wide) goes on
+// the same line when it fits in the window, else on the next line.
+void same_line_if_fits(const char* label, float frame_width);
 // Wrapped grey explanatory text.
 void show_note(const char* text);
 // "[2, 3, 4]" plus the dtype, for labels such as "weights [1, 4, 8] float32".

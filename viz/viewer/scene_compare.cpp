@@ -47,6 +47,19 @@ class CompareScene : public Scene {
     return out;
   }
 
+  std::vector<Knob> knobs() override {
+    return {
+        choice_knob("preset", "where the inputs come from", {"distinct", "all-ones", "aligned"},
+                    [this](int preset) {
+                      preset_ = preset;
+                      rebuild();
+                    }),
+        number_knob("seed", "the random inputs and parameters", 0, 99, true, [this](double seed) {
+          seed_ = static_cast<int>(seed);
+          rebuild();
+        })};
+  }
+
   void draw() override {
     draw_panes(
         320, [&] { draw_controls(); }, error_, [&] { draw_maps(); });

@@ -380,11 +380,11 @@ void FileScene::draw_weights() {
 void FileScene::draw_state_dict() {
   ImGui::Text("%s: the state dict of %s", source_.c_str(), content_.c_str());
   if (additive_) {
-    ImGui::Text("AdditiveAttention(key_size=%lld, query_size=%lld, num_hiddens=%lld)",
-                static_cast<long long>(key_size_), static_cast<long long>(query_size_),
-                static_cast<long long>(num_hiddens_));
+    ImGui::TextWrapped("AdditiveAttention(key_size=%lld, query_size=%lld, num_hiddens=%lld)",
+                       static_cast<long long>(key_size_), static_cast<long long>(query_size_),
+                       static_cast<long long>(num_hiddens_));
   } else {
-    ImGui::Text(
+    ImGui::TextWrapped(
         "MultiHeadAttention(key_size=%lld, query_size=%lld, value_size=%lld, num_hiddens=%lld, "
         "num_heads=%d, bias=%s)",
         static_cast<long long>(key_size_), static_cast<long long>(query_size_),
@@ -445,12 +445,12 @@ void FileScene::draw_state_dict() {
     for (const std::string& label : labels) items.push_back(label.c_str());
     changed |=
         ImGui::Combo("num_heads", &head_choice_, items.data(), static_cast<int>(items.size()));
-    ImGui::SameLine();
+    same_line_if_fits("queries Tq", 120);
   }
   changed |= ImGui::SliderInt("queries Tq", &num_queries_, 1, 12);
-  ImGui::SameLine();
+  same_line_if_fits("keys Tk", 120);
   changed |= ImGui::SliderInt("keys Tk", &num_keys_, 1, 12);
-  ImGui::SameLine();
+  same_line_if_fits("seed", 120);
   changed |= ImGui::SliderInt("seed", &seed_, 0, 99);
   ImGui::PopItemWidth();
   if (changed) {
@@ -461,8 +461,9 @@ void FileScene::draw_state_dict() {
     }
   }
   if (mha_) show_note("A state dict does not store num_heads: choose it (it divides num_hiddens).");
-  ImGui::Text("Its attention weights on seeded random inputs: queries %s, keys %s, values %s",
-              describe(queries_).c_str(), describe(keys_).c_str(), describe(values_).c_str());
+  ImGui::TextWrapped(
+      "Its attention weights on seeded random inputs: queries %s, keys %s, values %s",
+      describe(queries_).c_str(), describe(keys_).c_str(), describe(values_).c_str());
   const int64_t maps = module_weights_.size(0);
   const double top = max(module_weights_).item();
   const viz::ColorScale scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};

@@ -96,6 +96,17 @@ std::map<std::string, Tensor> GraphScene::inputs() const {
   return call_ ? call_->inputs() : std::map<std::string, Tensor>{};
 }
 
+std::vector<Knob> GraphScene::knobs() {
+  return {number_knob("step", "the backward step shown (Prev / Next), 1 = the first", 1, 99, true,
+                      [this](double step) {
+                        const int count = call_ ? static_cast<int>(call_->steps.size()) : 0;
+                        AG_CHECK(step <= count, "attograd-viewer",
+                                 "takes a step from 1 to " + std::to_string(count) + ", got " +
+                                     std::to_string(static_cast<int>(step)));
+                        current_ = static_cast<int>(step) - 1;
+                      })};
+}
+
 void GraphScene::rebuild() {
   error_.clear();
   try {

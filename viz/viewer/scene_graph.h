@@ -30,6 +30,8 @@ class GraphScene : public Scene {
   const char* label() const override { return "Graph"; }
   void draw() override;
   std::map<std::string, Tensor> inputs() const override;
+  // step: the backward step shown.
+  std::vector<Knob> knobs() override;
 
   // One box of the drawing: an op node, or a tensor without a node (a leaf
   // that requires grad, or a constant such as G or the mask's fill value).

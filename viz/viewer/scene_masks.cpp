@@ -100,6 +100,25 @@ class MasksScene : public Scene {
     return out;
   }
 
+  std::vector<Knob> knobs() override {
+    return {choice_knob("mode", "the kind of mask shown (the radio buttons, in order)",
+                        {"batch-lengths", "row-lengths", "causal", "padding", "keras", "mask-value",
+                         "fully-masked"},
+                        [this](int mode) {
+                          mode_ = mode;
+                          rebuild();
+                        }),
+            choice_knob("mask_value", "the fill value of mode mask-value", {"-1e6", "-1e9", "-inf"},
+                        [this](int value) {
+                          mask_value_ = value;
+                          rebuild();
+                        }),
+            number_knob("seed", "the random scores", 0, 99, true, [this](double seed) {
+              seed_ = static_cast<int>(seed);
+              rebuild();
+            })};
+  }
+
   void draw() override {
     draw_panes(
         340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });

@@ -35,6 +35,11 @@ class MultiHeadScene : public Scene {
     return out;
   }
 
+  std::vector<Knob> knobs() override {
+    return {choice_knob("item", "the batch item whose maps are drawn", {"0", "1"},
+                        [this](int item) { item_ = item; })};
+  }
+
   void draw() override {
     draw_panes(
         340, [&] { draw_controls(); }, error_, [&] { draw_maps(); });
@@ -167,7 +172,8 @@ class MultiHeadScene : public Scene {
       if (i % columns != 0) ImGui::SameLine();
       const Tensor map = squeeze(narrow(item_weights, 0, i, 1), 0);
       draw_heatmap({"multihead/head" + std::to_string(i), "head " + std::to_string(i), map, keep,
-                    weight_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+                    weight_scale, "Keys", "Queries", "query", "key", 48, show_values_,
+                    /*fit_axis_label=*/true},
                    ImVec2(map_width, map_height));
       if (i + 1 == columns) {
         ImGui::SameLine();

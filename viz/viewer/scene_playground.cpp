@@ -15,15 +15,13 @@
 #include <vector>
 
 #include "heatmap_widget.h"
+#include "playground_canvas.h"
 #include "scene.h"
 
 namespace ag::viewer {
 namespace {
 
-constexpr int64_t kDim = 2;           // queries and keys are points of the plane
-constexpr float kExtent = 3.0f;       // the canvas shows [-3, 3] x [-3, 3]
-constexpr float kPickRadius = 12.0f;  // pixels: how close a click must be to grab a point
-constexpr int kMaxKeys = 10, kMaxQueries = 6;
+constexpr int64_t kDim = 2;  // queries and keys are points of the plane
 
 // The starting configurations, each with what it shows.
 struct Preset {
@@ -80,10 +78,6 @@ std::vector<Preset> make_presets() {
 // Which module's weights the lines from the selected query show.
 const char* const kLineSources[] = {"dot product", "additive"};
 
-float distance(ImVec2 a, ImVec2 b) {
-  return std::hypot(a.x - b.x, a.y - b.y);
-}
-
 // [1, n, 2] from points of the plane.
 Tensor points_tensor(const std::vector<ImVec2>& points) {
   std::vector<double> values;
@@ -108,13 +102,13 @@ class PlaygroundScene : public Scene {
   // pixel (c[0] x + c[1], c[2] y + c[3]), so a UI test can grab one) and
   // "shown.*" are the numbers the tables print: outputs [Tq], scores [Tq, Tk].
   std::map<std::string, Tensor> inputs() const override {
-    std::map<std::string, Tensor> out{
-        {"queries", queries_},
-        {"keys", keys_},
-        {"values", values_},
-        {"valid_lens", valid_lens_},
-        {"canvas", tensor({canvas_scale_, canvas_origin_.x, -canvas_scale_, canvas_origin_.y}, {4},
-                          kFloat64)}};
+    std::map<std::string, Tensor> out{{"queries", queries_},
+                                      {"keys", keys_},
+                                      {"values", values_},
+                                      {"valid_lens", valid_lens_},
+                                      {"canvas", tensor({canvas_.scale(), canvas_.origin().x,
+                                                         -canvas_.scale(), canvas_.origin().y},
+                                                        {4}, kFloat64)}};
     for (const auto& [name, p] : additive_->state_dict()) out["additive." + name] = p;
     if (error_.empty()) {
       out["shown.additive_outputs"] = reshape(additive_out_, {-1});
@@ -123,6 +117,15 @@ class PlaygroundScene : public Scene {
       out["shown.dot_scores"] = dot_scores_;
     }
     return out;
+  }
+
+  std::vector<Knob> knobs() override {
+    return {choice_knob("preset", "the starting points",
+                        {"scattered", "all-ones", "circle", "far-key"}, [this](int preset) {
+                          preset_ = preset;
+                          apply_preset();
+                          forward();
+                        })};
   }
 
   void draw() override {
@@ -148,9 +151,7 @@ class PlaygroundScene : public Scene {
   // ---- state: the points, their values, the knobs, the modules ---------------------
   std::vector<Preset> presets_;
   int preset_ = 0;
-  std::vector<ImVec2> key_points_, query_points_;
-  std::vector<float> key_values_;
-  int valid_len_ = 0;
+  PlaygroundPoints points_;
   int seed_ = 3, hiddens_ = 8;
   std::unique_ptr<nn::AdditiveAttention> additive_;
   nn::DotProductAttention dot_;
@@ -167,12 +168,14 @@ class PlaygroundScene : public Scene {
   // "which key, on average".
   void apply_preset() {
     const Preset& preset = presets_[static_cast<size_t>(preset_)];
-    key_points_ = preset.keys;
-    query_points_ = preset.queries;
-    key_values_.clear();
-    for (size_t i = 0; i < key_points_.size(); ++i) key_values_.push_back(static_cast<float>(i));
-    valid_len_ = preset.valid_len < 0 ? static_cast<int>(key_points_.size()) : preset.valid_len;
-    selected_query_ = 0;
+    points_.keys = preset.keys;
+    points_.queries = preset.queries;
+    points_.values.clear();
+    for (size_t i = 0; i < points_.keys.size(); ++i)
+      points_.values.push_back(static_cast<float>(i));
+    points_.valid_len =
+        preset.valid_len < 0 ? static_cast<int>(points_.keys.size()) : preset.valid_len;
+    points_.selected_query = 0;
   }
 
   // Fresh additive parameters: the same seed and h always give the same module.
@@ -195,12 +198,12 @@ class PlaygroundScene : public Scene {
     error_.clear();
     try {
       NoGradGuard no_grad;
-      const int64_t num_keys = static_cast<int64_t>(key_points_.size());
-      queries_ = points_tensor(query_points_);
-      keys_ = points_tensor(key_points_);
-      values_ =
-          tensor(std::vector<double>(key_values_.begin(), key_values_.end()), {1, num_keys, 1});
-      valid_lens_ = tensor({static_cast<double>(valid_len_)}, {1}, kInt64);
+      const int64_t num_keys = static_cast<int64_t>(points_.keys.size());
+      queries_ = points_tensor(points_.queries);
+      keys_ = points_tensor(points_.keys);
+      values_ = tensor(std::vector<double>(points_.values.begin(), points_.values.end()),
+                       {1, num_keys, 1});
+      valid_lens_ = tensor({static_cast<double>(points_.valid_len)}, {1}, kInt64);
       // The batch has one item: drop it for the [Tq, Tk] maps and [Tq, 1] outputs.
       additive_out_ = squeeze((*additive_)(queries_, keys_, values_, valid_lens_), 0);
       dot_out_ = squeeze(dot_(queries_, keys_, values_, valid_lens_), 0);
@@ -237,32 +240,46 @@ class PlaygroundScene : public Scene {
     }
     ImGui::Separator();
 
-    ImGui::Text("Keys Tk = %zu, queries Tq = %zu", key_points_.size(), query_points_.size());
-    ImGui::BeginDisabled(key_points_.size() >= static_cast<size_t>(kMaxKeys));
-    if (ImGui::Button("+ key")) add_key(ImVec2(0.0f, -0.5f));
+    ImGui::Text("Keys Tk = %zu, queries Tq = %zu", points_.keys.size(), points_.queries.size());
+    ImGui::BeginDisabled(points_.keys.size() >= static_cast<size_t>(PlaygroundPoints::kMaxKeys));
+    if (ImGui::Button("+ key")) {
+      points_.add_key(ImVec2(0.0f, -0.5f));
+      forward();
+    }
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::BeginDisabled(key_points_.size() <= 1);
-    if (ImGui::Button("- key")) remove_key(key_points_.size() - 1);
+    ImGui::BeginDisabled(points_.keys.size() <= 1);
+    if (ImGui::Button("- key")) {
+      points_.remove_key(points_.keys.size() - 1);
+      forward();
+    }
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::BeginDisabled(query_points_.size() >= static_cast<size_t>(kMaxQueries));
-    if (ImGui::Button("+ query")) add_query(ImVec2(-0.5f, 0.5f));
+    ImGui::BeginDisabled(points_.queries.size() >=
+                         static_cast<size_t>(PlaygroundPoints::kMaxQueries));
+    if (ImGui::Button("+ query")) {
+      points_.add_query(ImVec2(-0.5f, 0.5f));
+      forward();
+    }
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::BeginDisabled(query_points_.size() <= 1);
-    if (ImGui::Button("- query")) remove_query(query_points_.size() - 1);
+    ImGui::BeginDisabled(points_.queries.size() <= 1);
+    if (ImGui::Button("- query")) {
+      points_.remove_query(points_.queries.size() - 1);
+      forward();
+    }
     ImGui::EndDisabled();
-    if (ImGui::SliderInt("valid_len", &valid_len_, 0, static_cast<int>(key_points_.size()))) {
+    if (ImGui::SliderInt("valid_len", &points_.valid_len, 0,
+                         static_cast<int>(points_.keys.size()))) {
       forward();
     }
     ImGui::Separator();
 
     ImGui::TextUnformatted("Values (one number per key)");
-    for (size_t i = 0; i < key_values_.size(); ++i) {
+    for (size_t i = 0; i < points_.values.size(); ++i) {
       char label[32];
       std::snprintf(label, sizeof label, "v%zu", i);
-      if (ImGui::DragFloat(label, &key_values_[i], 0.05f, -10.0f, 10.0f, "%.2f")) forward();
+      if (ImGui::DragFloat(label, &points_.values[i], 0.05f, -10.0f, 10.0f, "%.2f")) forward();
     }
     ImGui::Separator();
 
@@ -290,264 +307,24 @@ class PlaygroundScene : public Scene {
         "weights = masked_softmax(scores, valid_len); output = sum_j weight_j v_j.");
   }
 
-  void add_key(ImVec2 at) {
-    // A valid_len that covered every key keeps covering them.
-    if (valid_len_ == static_cast<int>(key_points_.size())) ++valid_len_;
-    key_points_.push_back(at);
-    key_values_.push_back(static_cast<float>(key_values_.size()));
-    forward();
-  }
-  void remove_key(size_t i) {
-    key_points_.erase(key_points_.begin() + static_cast<ptrdiff_t>(i));
-    key_values_.erase(key_values_.begin() + static_cast<ptrdiff_t>(i));
-    valid_len_ = std::min(valid_len_, static_cast<int>(key_points_.size()));
-    forward();
-  }
-  void add_query(ImVec2 at) {
-    query_points_.push_back(at);
-    selected_query_ = static_cast<int>(query_points_.size()) - 1;
-    forward();
-  }
-  void remove_query(size_t i) {
-    query_points_.erase(query_points_.begin() + static_cast<ptrdiff_t>(i));
-    selected_query_ = std::min(selected_query_, static_cast<int>(query_points_.size()) - 1);
-    forward();
-  }
-
   // ---- panel: the canvas where points are dragged ----------------------------------------
-  // A grabbed point: a key or a query, by index.
-  struct PointRef {
-    bool is_query = false;
-    int index = -1;
-    bool valid() const { return index >= 0; }
-  };
-  int selected_query_ = 0;
+  PlaygroundCanvas canvas_;
   int line_source_ = 0;
   bool show_values_ = false;
-  PointRef dragged_;
-  ImVec2 grab_offset_;   // point minus mouse at the grab, so the point does not jump
-  PointRef menu_point_;  // what the right-click menu acts on
-  ImVec2 menu_at_;       // where it was opened, in plane coordinates
-  // The canvas' mapping, from the last frame: screen = origin + scale * (x, -y).
-  double canvas_scale_ = 1.0;
-  ImVec2 canvas_origin_;
 
   // A square as tall as the tab leaves for it under the outputs table
   // (up to kMaxQueries rows), and at least 45% of the width to the maps.
   float canvas_side() const {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float table = (kMaxQueries + 4) * ImGui::GetFrameHeightWithSpacing();
+    const float table = (PlaygroundPoints::kMaxQueries + 4) * ImGui::GetFrameHeightWithSpacing();
     return std::floor(std::min(avail.x * 0.55f, avail.y - table));
-  }
-  ImVec2 to_screen(ImVec2 p) const {
-    const float s = static_cast<float>(canvas_scale_);
-    return ImVec2(canvas_origin_.x + s * p.x, canvas_origin_.y - s * p.y);
-  }
-  ImVec2 to_plane(ImVec2 screen) const {
-    const float s = static_cast<float>(canvas_scale_);
-    return ImVec2((screen.x - canvas_origin_.x) / s, (canvas_origin_.y - screen.y) / s);
-  }
-  static ImVec2 clamp_to_canvas(ImVec2 p) {
-    return ImVec2(std::clamp(p.x, -kExtent, kExtent), std::clamp(p.y, -kExtent, kExtent));
-  }
-  ImVec2& point(PointRef ref) {
-    return ref.is_query ? query_points_[static_cast<size_t>(ref.index)]
-                        : key_points_[static_cast<size_t>(ref.index)];
-  }
-
-  // The point under the mouse, queries first (they are drawn on top), the
-  // last drawn key first among keys.
-  PointRef point_at(ImVec2 mouse) const {
-    for (int i = static_cast<int>(query_points_.size()) - 1; i >= 0; --i) {
-      if (distance(to_screen(query_points_[static_cast<size_t>(i)]), mouse) < kPickRadius) {
-        return {true, i};
-      }
-    }
-    for (int i = static_cast<int>(key_points_.size()) - 1; i >= 0; --i) {
-      if (distance(to_screen(key_points_[static_cast<size_t>(i)]), mouse) < kPickRadius) {
-        return {false, i};
-      }
-    }
-    return {};
   }
 
   void draw_canvas() {
-    const float side = ImGui::GetContentRegionAvail().x;
-    const ImVec2 corner = ImGui::GetCursorScreenPos();
-    canvas_scale_ = std::floor(side / (2.0f * kExtent));
-    canvas_origin_ = ImVec2(std::floor(corner.x + side / 2), std::floor(corner.y + side / 2));
-    ImGui::InvisibleButton("canvas", ImVec2(side, side),
-                           ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
-    handle_mouse();
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->PushClipRect(corner, ImVec2(corner.x + side, corner.y + side), true);
-    draw_grid(draw, corner, side);
-    draw_lines(draw);
-    draw_keys(draw);
-    draw_queries(draw);
-    draw->PopClipRect();
-    draw_menu();
-  }
-
-  // Left button grabs and drags a point (a query also becomes the selected
-  // one); right button opens the add/remove menu.
-  void handle_mouse() {
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    if (ImGui::IsItemActivated() && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-      dragged_ = point_at(mouse);
-      if (dragged_.valid()) {
-        const ImVec2 p = point(dragged_), at = to_plane(mouse);
-        grab_offset_ = ImVec2(p.x - at.x, p.y - at.y);
-        if (dragged_.is_query) selected_query_ = dragged_.index;
-      }
-    }
-    if (!ImGui::IsItemActive()) dragged_ = {};
-    if (dragged_.valid()) {
-      ImVec2& p = point(dragged_);
-      const ImVec2 at = to_plane(mouse);
-      const ImVec2 moved = clamp_to_canvas(ImVec2(at.x + grab_offset_.x, at.y + grab_offset_.y));
-      if (moved.x != p.x || moved.y != p.y) {
-        p = moved;
-        forward();
-      }
-    }
-    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) {
-      menu_point_ = point_at(mouse);
-      menu_at_ = clamp_to_canvas(to_plane(mouse));
-      ImGui::OpenPopup("canvas menu");
-    }
-    if (ImGui::IsItemHovered() && !dragged_.valid()) {
-      const PointRef hovered = point_at(mouse);
-      if (hovered.valid()) {
-        const size_t i = static_cast<size_t>(hovered.index);
-        const ImVec2 p = point(hovered);
-        if (hovered.is_query) {
-          ImGui::SetTooltip("q%zu = (%.2f, %.2f)\ndrag to move, click to select", i, p.x, p.y);
-        } else {
-          ImGui::SetTooltip("k%zu = (%.2f, %.2f), value v%zu = %.2f\ndrag to move", i, p.x, p.y, i,
-                            key_values_[i]);
-        }
-      }
-    }
-  }
-
-  void draw_menu() {
-    if (!ImGui::BeginPopup("canvas menu")) return;
-    if (menu_point_.valid()) {
-      const size_t i = static_cast<size_t>(menu_point_.index);
-      const bool last = menu_point_.is_query ? query_points_.size() <= 1 : key_points_.size() <= 1;
-      char label[32];
-      std::snprintf(label, sizeof label, "remove %s%zu", menu_point_.is_query ? "q" : "k", i);
-      if (ImGui::MenuItem(label, nullptr, false, !last)) {
-        if (menu_point_.is_query) {
-          remove_query(i);
-        } else {
-          remove_key(i);
-        }
-      }
-    } else {
-      if (ImGui::MenuItem("add a key here", nullptr, false,
-                          key_points_.size() < static_cast<size_t>(kMaxKeys))) {
-        add_key(menu_at_);
-      }
-      if (ImGui::MenuItem("add a query here", nullptr, false,
-                          query_points_.size() < static_cast<size_t>(kMaxQueries))) {
-        add_query(menu_at_);
-      }
-    }
-    ImGui::EndPopup();
-  }
-
-  // Background, a grid line every unit, the two axes with their tick labels.
-  void draw_grid(ImDrawList* draw, ImVec2 corner, float side) const {
-    draw->AddRectFilled(corner, ImVec2(corner.x + side, corner.y + side),
-                        IM_COL32(24, 26, 32, 255));
-    const ImU32 grid = IM_COL32(60, 64, 76, 255), axis = IM_COL32(140, 144, 160, 255);
-    const ImU32 label = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    for (int u = -3; u <= 3; ++u) {
-      const float f = static_cast<float>(u);
-      const ImVec2 vx = to_screen(ImVec2(f, 0.0f)), hy = to_screen(ImVec2(0.0f, f));
-      draw->AddLine(ImVec2(vx.x, corner.y), ImVec2(vx.x, corner.y + side), u == 0 ? axis : grid);
-      draw->AddLine(ImVec2(corner.x, hy.y), ImVec2(corner.x + side, hy.y), u == 0 ? axis : grid);
-      if (u == 0 || u == -3) continue;
-      char text[8];
-      std::snprintf(text, sizeof text, "%d", u);
-      draw->AddText(ImVec2(vx.x + 3.0f, canvas_origin_.y + 2.0f), label, text);
-      draw->AddText(ImVec2(canvas_origin_.x + 4.0f, hy.y - ImGui::GetTextLineHeight() - 1.0f),
-                    label, text);
-    }
-  }
-
-  // From the selected query to every key, thicker and brighter for more weight.
-  void draw_lines(ImDrawList* draw) const {
-    if (!error_.empty() || query_points_.empty()) return;
+    if (canvas_.interact(points_, ImGui::GetContentRegionAvail().x)) forward();
     const Tensor& weights = line_source_ == 0 ? dot_weights_ : additive_weights_;
-    const size_t q = static_cast<size_t>(selected_query_);
-    const std::vector<double> row = narrow(weights, 0, selected_query_, 1).to_vector();
-    const ImVec2 from = to_screen(query_points_[q]);
-    for (size_t j = 0; j < key_points_.size(); ++j) {
-      const float w = static_cast<float>(row[j]);
-      draw->AddLine(from, to_screen(key_points_[j]),
-                    IM_COL32(255, 200, 90, static_cast<int>(40 + 215 * w)), 1.0f + 9.0f * w);
-    }
-  }
-
-  // A point's label on its right, or on its left where the canvas ends.
-  void draw_label(ImDrawList* draw, ImVec2 at, ImU32 color, const char* label) const {
-    const float width = ImGui::CalcTextSize(label).x;
-    const float right_edge = canvas_origin_.x + static_cast<float>(canvas_scale_) * kExtent;
-    const float x = at.x + 12.0f + width <= right_edge ? at.x + 12.0f : at.x - 12.0f - width;
-    draw->AddText(ImVec2(x, at.y - 8.0f), color, label);
-  }
-
-  // Keys are circles filled with the colour of their value; keys stacked on
-  // one spot share one label ("k0-k9"), so that the labels stay readable.
-  void draw_keys(ImDrawList* draw) const {
-    const viz::ColorScale scale = viz::fit_scale(
-        std::vector<double>(key_values_.begin(), key_values_.end()), viz::Colormap::Magma);
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    for (size_t i = 0; i < key_points_.size(); ++i) {
-      const ImVec2 c = to_screen(key_points_[i]);
-      const bool masked = static_cast<int>(i) >= valid_len_ && valid_len_ > 0;
-      draw->AddCircleFilled(c, 9.0f, to_imgui_color(scale(key_values_[i])));
-      draw->AddCircle(c, 9.0f, masked ? IM_COL32(120, 120, 120, 255) : IM_COL32(230, 230, 240, 255),
-                      0, 2.0f);
-      size_t first = i, last = i;
-      for (size_t j = 0; j < key_points_.size(); ++j) {
-        if (distance(to_screen(key_points_[j]), c) < 1.0f) {
-          first = std::min(first, j);
-          last = std::max(last, j);
-        }
-      }
-      if (first != i) continue;
-      char label[48];
-      if (last == first) {
-        std::snprintf(label, sizeof label, "k%zu v=%.3g%s", i, key_values_[i],
-                      masked ? " (masked)" : "");
-      } else {
-        std::snprintf(label, sizeof label, "k%zu-k%zu (stacked)", first, last);
-      }
-      draw_label(draw, c, text, label);
-    }
-  }
-
-  // Queries are diamonds; the selected one (whose lines are drawn) is filled.
-  void draw_queries(ImDrawList* draw) const {
-    for (size_t i = 0; i < query_points_.size(); ++i) {
-      const ImVec2 c = to_screen(query_points_[i]);
-      const float r = 10.0f;
-      const ImVec2 a(c.x, c.y - r), b(c.x + r, c.y), d(c.x, c.y + r), e(c.x - r, c.y);
-      const ImU32 color = IM_COL32(255, 200, 90, 255);
-      if (static_cast<int>(i) == selected_query_) {
-        draw->AddQuadFilled(a, b, d, e, color);
-      } else {
-        draw->AddQuadFilled(a, b, d, e, IM_COL32(24, 26, 32, 255));
-      }
-      draw->AddQuad(a, b, d, e, color, 2.0f);
-      char label[32];
-      std::snprintf(label, sizeof label, "q%zu", i);
-      draw_label(draw, c, color, label);
-    }
+    canvas_.paint(points_, error_.empty() ? weights : Tensor());
+    if (canvas_.menu(points_)) forward();
   }
 
   // ---- panel: each query's output ----------------------------------------------------------
@@ -563,17 +340,17 @@ class PlaygroundScene : public Scene {
     ImGui::TableSetupColumn("dot product");
     ImGui::TableHeadersRow();
     const std::vector<double> additive = additive_out_.to_vector(), dot = dot_out_.to_vector();
-    for (size_t i = 0; i < query_points_.size(); ++i) {
+    for (size_t i = 0; i < points_.queries.size(); ++i) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       char label[32];
       std::snprintf(label, sizeof label, "q%zu", i);
-      if (ImGui::Selectable(label, static_cast<int>(i) == selected_query_,
+      if (ImGui::Selectable(label, static_cast<int>(i) == points_.selected_query,
                             ImGuiSelectableFlags_SpanAllColumns)) {
-        selected_query_ = static_cast<int>(i);
+        points_.selected_query = static_cast<int>(i);
       }
       ImGui::TableNextColumn();
-      ImGui::Text("(%.2f, %.2f)", query_points_[i].x, query_points_[i].y);
+      ImGui::Text("(%.2f, %.2f)", points_.queries[i].x, points_.queries[i].y);
       ImGui::TableNextColumn();
       ImGui::Text("%.3f", additive[i]);
       ImGui::TableNextColumn();
@@ -587,14 +364,14 @@ class PlaygroundScene : public Scene {
     // One scale for both maps, 0 to the largest weight: equal colours mean equal weights.
     const double top = std::max(max(additive_weights_).item(), max(dot_weights_).item());
     const viz::ColorScale scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};
-    const int64_t num_queries = static_cast<int64_t>(query_points_.size());
-    const int64_t num_keys = static_cast<int64_t>(key_points_.size());
+    const int64_t num_queries = static_cast<int64_t>(points_.queries.size());
+    const int64_t num_keys = static_cast<int64_t>(points_.keys.size());
     const Tensor keep = expand(sequence_mask(valid_lens_, num_keys), {num_queries, num_keys});
     // The two maps one above the other, sharing one colour bar on their right.
     const float bar_width = 70.0f;
     const ImVec2 map_size(ImGui::GetContentRegionAvail().x - bar_width,
                           std::floor(ImGui::GetContentRegionAvail().y * 0.3f));
-    ImGui::TextUnformatted("Attention weights (rows sum to 1; hatched: past valid_len)");
+    ImGui::TextWrapped("Attention weights (rows sum to 1; hatched: past valid_len)");
     ImGui::BeginGroup();
     draw_heatmap(
         {"playground/additive", "additive " + describe(additive_weights_), additive_weights_, keep,
@@ -611,10 +388,10 @@ class PlaygroundScene : public Scene {
 
   // ---- panel: the selected query's scores, before and after the softmax -----------------
   void draw_scores() {
-    const size_t q = static_cast<size_t>(selected_query_);
+    const size_t q = static_cast<size_t>(points_.selected_query);
     ImGui::Separator();
-    ImGui::Text("Query q%zu: each key's score before the softmax and weight after it", q);
-    const size_t num_keys = key_points_.size();
+    ImGui::TextWrapped("Query q%zu: each key's score before the softmax and weight after it", q);
+    const size_t num_keys = points_.keys.size();
     if (!ImGui::BeginTable("scores", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn("dot product");
@@ -630,7 +407,7 @@ class PlaygroundScene : public Scene {
       const size_t k = q * num_keys + j;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::Text("k%zu%s", j, static_cast<int>(j) >= valid_len_ ? " (masked)" : "");
+      ImGui::Text("k%zu%s", j, static_cast<int>(j) >= points_.valid_len ? " (masked)" : "");
       ImGui::TableNextColumn();
       ImGui::Text("%.3f", dot_scores[k]);
       ImGui::TableNextColumn();

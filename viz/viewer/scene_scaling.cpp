@@ -136,6 +136,19 @@ class ScalingScene : public Scene {
             {"shown.saturated_rows", scalar_tensor(now_.saturated_rows, kFloat64)}};
   }
 
+  std::vector<Knob> knobs() override {
+    return {number_knob("d", "the size of queries and keys", kMinDim, kMaxDim, true,
+                        [this](double dim) {
+                          dim_ = static_cast<int>(dim);
+                          recompute();
+                        }),
+            choice_knob("scaled", "whether the scores are divided by sqrt(d)", {"no", "yes"},
+                        [this](int scaled) {
+                          scaled_ = scaled == 1;
+                          recompute();
+                        })};
+  }
+
   void draw() override {
     ImGui::BeginChild("controls", ImVec2(310, 0), true);
     draw_controls();
@@ -145,11 +158,23 @@ class ScalingScene : public Scene {
     if (!error_.empty()) {
       show_error(error_);
     } else {
+      // Short windows (under about 900 pixels): the histogram and the curves
+      // give up height so that the weights map at the bottom keeps cells of
+      // 8 pixels, and the statistics beside the histogram scroll in its height.
       const float height = ImGui::GetContentRegionAvail().y;
-      draw_histogram(ImVec2(ImGui::GetContentRegionAvail().x * 0.55f, height * 0.38f));
+      const float line = ImGui::GetTextLineHeightWithSpacing();
+      float histogram = height * 0.38f, curves = height * 0.34f;
+      const float spare = height - histogram - curves - (kShownQueries * 8.0f + 8 * line);
+      if (spare < 0) {
+        histogram = std::floor(histogram + spare * 0.53f);
+        curves = std::floor(curves + spare * 0.47f);
+      }
+      draw_histogram(ImVec2(ImGui::GetContentRegionAvail().x * 0.55f, histogram));
       ImGui::SameLine();
+      if (spare < 0) ImGui::BeginChild("statistics", ImVec2(0, histogram));
       draw_statistics();
-      draw_curves(height * 0.34f);
+      if (spare < 0) ImGui::EndChild();
+      draw_curves(curves);
       draw_weights();
     }
     ImGui::EndChild();
@@ -316,19 +341,20 @@ class ScalingScene : public Scene {
     ImGui::BeginGroup();
     const double max_entropy = std::log(static_cast<double>(kKeys));
     ImGui::TextUnformatted("Softmax rows");
-    ImGui::Text("mean entropy %.3f nats (a uniform row: log %lld = %.3f)", now_.entropy,
-                static_cast<long long>(kKeys), max_entropy);
+    // Wrapped: in a narrow window the column is narrower than these lines.
+    ImGui::TextWrapped("mean entropy %.3f nats (a uniform row: log %lld = %.3f)", now_.entropy,
+                       static_cast<long long>(kKeys), max_entropy);
     ImGui::ProgressBar(static_cast<float>(now_.entropy / max_entropy), ImVec2(-1, 0), "");
-    ImGui::Text("mean largest weight in a row: %.3f (uniform: %.3f)", now_.top_weight,
-                1.0 / static_cast<double>(kKeys));
-    ImGui::Text("saturated rows (one key > %.2f): %d of %lld", kSaturated, now_.saturated_rows,
-                static_cast<long long>(kQueries));
+    ImGui::TextWrapped("mean largest weight in a row: %.3f (uniform: %.3f)", now_.top_weight,
+                       1.0 / static_cast<double>(kKeys));
+    ImGui::TextWrapped("saturated rows (one key > %.2f): %d of %lld", kSaturated,
+                       now_.saturated_rows, static_cast<long long>(kQueries));
     show_note("Entropy log Tk: the row is uniform. Entropy 0: all the weight on one key.");
     ImGui::Spacing();
-    ImGui::TextUnformatted("Gradients of L = sum(weights * targets), targets ~ N(0, 1)");
-    ImGui::Text("median row ||dL/dscores_i|| = %.3g", now_.grad_row_median);
-    ImGui::Text("||dL/dscores|| = %.4g   ||dL/dqueries|| = %.4g", now_.grad_scores_norm,
-                now_.grad_queries_norm);
+    ImGui::TextWrapped("Gradients of L = sum(weights * targets), targets ~ N(0, 1)");
+    ImGui::TextWrapped("median row ||dL/dscores_i|| = %.3g", now_.grad_row_median);
+    ImGui::TextWrapped("||dL/dscores|| = %.4g   ||dL/dqueries|| = %.4g", now_.grad_scores_norm,
+                       now_.grad_queries_norm);
     show_note(
         "dL/ds_ij = w_ij (t_ij - sum_k w_ik t_ik): zero when a row is one-hot, whatever the "
         "targets, so a saturated row passes almost no gradient back to its query. The median "

@@ -75,6 +75,11 @@ class StepScene : public Scene {
     return call_ ? call_->inputs() : std::map<std::string, Tensor>{};
   }
 
+  std::vector<Knob> knobs() override {
+    return {number_knob("step", "the card framed in orange (Prev / Next)", 1, kSteps, true,
+                        [this](double step) { focus_ = static_cast<int>(step) - 1; })};
+  }
+
   void draw() override {
     draw_panes(
         300, [&] { draw_controls(); }, error_, [&] { draw_stages(); });
@@ -210,10 +215,14 @@ class StepScene : public Scene {
              style.ItemSpacing.y;
       return h;
     };
+    // Titles wrap in narrow windows (at 1024 px a card is ~110 px wide).
+    auto title_height = [&](const Card& c) {
+      return ImGui::CalcTextSize(c.title.c_str(), nullptr, false, wrap).y + style.ItemSpacing.y;
+    };
     float height = 0;
     for (const Card& c : cards) {
       const float map = static_cast<float>(as_matrix(c.t).size(0)) * 30 + 2 * line + 6;
-      height = std::max(height, line + map + text_height(c) + 2 * style.WindowPadding.y);
+      height = std::max(height, title_height(c) + map + text_height(c) + 2 * style.WindowPadding.y);
     }
     for (size_t k = 0; k < cards.size(); ++k) {
       const Card& c = cards[k];
@@ -224,7 +233,7 @@ class StepScene : public Scene {
         ImGui::PushStyleVar(ImGuiStyleVar_ChildBorderSize, 3.0f);
       }
       ImGui::BeginChild(c.id.c_str(), ImVec2(width, height), true, ImGuiWindowFlags_NoScrollbar);
-      ImGui::TextUnformatted(c.title.c_str());
+      ImGui::TextWrapped("%s", c.title.c_str());
       draw_heatmap({c.id, "", as_matrix(c.t), c.keep.defined() ? as_matrix(c.keep) : Tensor(),
                     c.scale, c.xlabel, c.ylabel, c.ylabel, c.xlabel, 30},
                    ImVec2(0, ImGui::GetContentRegionAvail().y - text_height(c)));
@@ -262,8 +271,10 @@ class StepScene : public Scene {
     if (!call_) return;
     const AttentionCall& c = *call_;
     const float gap = ImGui::GetStyle().ItemSpacing.x;
-    const float width = std::floor((ImGui::GetContentRegionAvail().x - 5 * gap) / 6);
     ImGui::BeginChild("stages", ImVec2(0, 0), false);
+    // Measured inside the child: when the cards are taller than the window
+    // (short windows), its scrollbar takes its width from the six cards.
+    const float width = std::floor((ImGui::GetContentRegionAvail().x - 5 * gap) / 6);
 
     // Forward: left to right, as the code runs.
     ImGui::TextUnformatted("Forward: one library op per stage, left to right");

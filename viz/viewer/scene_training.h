@@ -10,8 +10,9 @@
 //                    training inputs are the keys, test inputs the queries;
 //                    the weight map sharpens as the width is learned.
 //
-// The last kHistory steps are kept (a ring buffer allocated up front, so
-// memory does not grow with training) and a slider scrubs back through them.
+// Each task has its own training session (training_session.h: the step
+// loop, the history of the last kHistory steps a slider scrubs back
+// through, the loss curves, the controls); the scene shows one of them.
 //
 // Declared in a header (unlike most scenes) so that the null-backend test can
 // press its buttons through the same functions the buttons call.
@@ -21,16 +22,16 @@
 #include <memory>
 
 #include "scene.h"
+#include "training_tasks.h"
 
 namespace ag::viewer {
 
 class TrainingScene : public Scene {
  public:
   enum class Task { Retrieval, NadarayaWatson };
-  static constexpr int64_t kHistory = 300;  // steps the history slider reaches back
+  static constexpr int64_t kHistory = TrainingSession::kHistory;
 
   TrainingScene();
-  ~TrainingScene() override;
   const char* name() const override { return "training"; }
   const char* label() const override { return "Training"; }
   void draw() override;
@@ -38,47 +39,30 @@ class TrainingScene : public Scene {
   // parameters under their module names ("additive.W_q.weight", "w") and,
   // as "shown.*", its loss, maps and parameter gradients, and its number.
   std::map<std::string, Tensor> inputs() const override;
+  // task, paused, steps_per_frame, lr, seed.
+  std::vector<Knob> knobs() override;
   // loss_first (step 0) and loss_last (the newest step) of the shown task;
   // for retrieval, the mean of the additive and the dot-product model's loss.
   void print_stats(std::ostream& out) const override;
 
   // ---- the controls: the buttons and sliders call these ------------------------
-  Task task() const { return task_; }
+  // The other task, as it was left (each task keeps its own progress); the
+  // maps show its newest step, and training stays paused or running.
   void set_task(Task task);
-  bool paused() const { return paused_; }
-  // Play goes live again: the maps follow the newest step.
-  void set_paused(bool paused);
-  // One step forward: through the history while it shows an older step, else
-  // one more training step. Pauses.
-  void single_step();
-  // The shown task back to step 0: the same seed, data and initial parameters.
-  void reset();
-  // Shows `step` of the history (clamped to what it holds); an older step
-  // than the newest pauses training.
-  void show_step(int64_t step);
-  int64_t steps() const;              // training steps the shown task has taken
-  int64_t shown_step() const;         // the step the maps show
-  int64_t oldest_step() const;        // the oldest step the history holds
-  void set_learning_rate(double lr);  // Adam's, for the shown task
-  double learning_rate() const;
-  int steps_per_frame = 1;
-
-  // One task's data, models, Adam and history; defined, with the tasks that
-  // derive from it, in scene_training.cpp.
-  class Trainer;
+  Task task() const { return task_; }
+  // The shown task's session: play, pause, step, reset, history, rates.
+  TrainingSession& session() { return *sessions_[static_cast<size_t>(task_)]; }
+  const TrainingSession& session() const { return *sessions_[static_cast<size_t>(task_)]; }
+  // For every task.
+  void set_steps_per_frame(int steps);
 
  private:
-  Trainer& current() const { return *trainers_[static_cast<size_t>(task_)]; }
+  TrainingTask& current_task() const { return *tasks_[static_cast<size_t>(task_)]; }
   void draw_controls();
 
-  std::array<std::unique_ptr<Trainer>, 2> trainers_;
+  std::array<std::unique_ptr<TrainingTask>, 2> tasks_;
+  std::array<std::unique_ptr<TrainingSession>, 2> sessions_;
   Task task_ = Task::Retrieval;
-  bool paused_ = false;
-  int64_t shown_ = -1;  // the step shown; -1: the newest (live)
-  int seed_ = 0;
-  float lr_slider_ = 0;  // the learning-rate slider's value while it is dragged
-  bool lr_dragged_ = false;
-  std::string error_;
 };
 
 }  // namespace ag::viewer

@@ -2,6 +2,8 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "scene.h"
 
@@ -32,6 +34,96 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   return scenes;
 }
 
+// ---- knobs: --set SCENE.KNOB=VALUE -------------------------------------------------------
+Knob choice_knob(std::string name, std::string help, std::vector<std::string> choices,
+                 std::function<void(int)> set) {
+  std::string accepts;
+  for (const std::string& choice : choices) accepts += (accepts.empty() ? "" : " | ") + choice;
+  Knob knob{std::move(name), std::move(help), accepts, nullptr};
+  knob.set = [choices, accepts, set = std::move(set)](const std::string& value) {
+    const auto found = std::find(choices.begin(), choices.end(), value);
+    AG_CHECK(found != choices.end(), "attograd-viewer",
+             "takes " + accepts + ", got '" + value + "'");
+    set(static_cast<int>(found - choices.begin()));
+  };
+  return knob;
+}
+
+Knob number_knob(std::string name, std::string help, double low, double high, bool whole,
+                 std::function<void(double)> set) {
+  char accepts[96];
+  std::snprintf(accepts, sizeof accepts, "a %s from %g to %g", whole ? "whole number" : "number",
+                low, high);
+  Knob knob{std::move(name), std::move(help), accepts, nullptr};
+  knob.set = [low, high, whole, accepts = std::string(accepts),
+              set = std::move(set)](const std::string& value) {
+    size_t used = 0;
+    double number = NAN;
+    try {
+      number = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    AG_CHECK(used == value.size() && number >= low && number <= high &&
+                 (!whole || number == std::floor(number)),
+             "attograd-viewer", "takes " + accepts + ", got '" + value + "'");
+    set(number);
+  };
+  return knob;
+}
+
+size_t apply_setting(const std::vector<std::unique_ptr<Scene>>& scenes,
+                     const std::string& setting) {
+  const size_t dot = setting.find('.'), equals = setting.find('=');
+  AG_CHECK(dot != std::string::npos && equals != std::string::npos && dot < equals,
+           "attograd-viewer",
+           "--set takes SCENE.KNOB=VALUE (e.g. masks.mode=causal), got '" + setting + "'");
+  const std::string scene_name = setting.substr(0, dot);
+  const std::string knob_name = setting.substr(dot + 1, equals - dot - 1);
+  const std::string value = setting.substr(equals + 1);
+  std::string names;
+  for (size_t i = 0; i < scenes.size(); ++i) {
+    if (scene_name != scenes[i]->name()) {
+      names += std::string(" ") + scenes[i]->name();
+      continue;
+    }
+    std::string knob_names;
+    for (const Knob& knob : scenes[i]->knobs()) {
+      if (knob.name != knob_name) {
+        knob_names += " " + knob.name;
+        continue;
+      }
+      try {
+        knob.set(value);
+      } catch (const Error& e) {
+        // "attograd-viewer: takes ..." -> "attograd-viewer: --set masks.mode: takes ..."
+        std::string message = e.what();
+        const std::string tag = "attograd-viewer: ";
+        if (message.rfind(tag, 0) == 0) message = message.substr(tag.size());
+        throw Error(tag + "--set " + scene_name + "." + knob_name + ": " + message);
+      }
+      return i;
+    }
+    throw Error("attograd-viewer: --set " + setting + ": scene " + scene_name + " has no knob '" +
+                knob_name + "'; it has:" + (knob_names.empty() ? " none" : knob_names));
+  }
+  throw Error("attograd-viewer: --set " + setting + ": no scene '" + scene_name +
+              "'; the scenes are:" + names);
+}
+
+void print_knobs(std::ostream& out, const std::vector<std::unique_ptr<Scene>>& scenes) {
+  for (const auto& scene : scenes) {
+    out << scene->name() << "\n";
+    const std::vector<Knob> knobs = scene->knobs();
+    if (knobs.empty()) out << "  (no knobs)\n";
+    for (const Knob& knob : knobs) {
+      out << "  " << scene->name() << "." << knob.name << "=" << knob.accepts << "\n"
+          << "      " << knob.help << "\n";
+    }
+  }
+}
+
+// ---- small UI helpers ----------------------------------------------------------------------
 void draw_panes(float controls_width, const std::function<void()>& controls,
                 const std::string& error, const std::function<void()>& content) {
   ImGui::BeginChild("controls", ImVec2(controls_width, 0), true);
@@ -70,6 +162,13 @@ void draw_prev_next(int& index, int count) {
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) --index;
   }
   index = std::clamp(index, 0, count - 1);
+}
+
+void same_line_if_fits(const char* label, float frame_width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetItemRectMax().x + style.ItemSpacing.x + frame_width +
+                      style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
 }
 
 void show_note(const char* text) {

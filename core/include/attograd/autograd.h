@@ -47,11 +47,19 @@
 // gradients are accumulated (viewers and debuggers step through it this
 // way). Without an observer the sweep pays one null check per node.
 //
+// Hooks and retained gradients (Tensor::register_hook, retain_grad): an op
+// output's hooks live in its node and run on the node's summed dL/doutput
+// before the node's backward (a retained gradient is one such hook, adding a
+// copy into the tensor's grad()); a leaf's live in the TensorImpl and run on
+// its gradient summed over the whole sweep, which is then accumulated after
+// the sweep. Without hooks the sweep pays one null check per node and per
+// leaf gradient.
+//
 // Threads: backward() of different graphs may run on several threads at
 // once, even when the graphs share leaves (a parameter used by two models):
 // accumulation into a leaf's grad() is locked. One graph must not be swept by
-// two threads at once, and a leaf's grad() must not be read or reset while a
-// backward may write it.
+// two threads at once, and a leaf's grad() must not be read or reset, nor a
+// hook registered or removed, while a backward may write or run it.
 #pragma once
 
 #include <functional>
@@ -70,7 +78,20 @@ using grads = std::vector<Tensor>;
 
 namespace detail {
 class Sweep;
-}
+
+// One tensor's hooks, in registration order (see Tensor::register_hook).
+// Held by the tensor's node (an op output) or its TensorImpl (a leaf);
+// HookHandles hold it weakly.
+struct GradHooks {
+  struct Entry {
+    uint64_t id;  // what a HookHandle names
+    GradHook hook;
+  };
+  std::vector<Entry> entries;
+  uint64_t next_id = 0;
+  bool retains_grad = false;  // retain_grad() added its entry
+};
+}  // namespace detail
 
 // What a node keeps of one input: enough to route its gradient and to check
 // it, read with the same names as Tensor's accessors.
@@ -134,10 +155,12 @@ class Node {
   virtual void free_backward() = 0;  // drops the lambda and what it captured
 
   friend class detail::Sweep;
+  friend class Tensor;  // register_hook and retain_grad of the node's output
   std::string name_;
   std::vector<NodeInput> inputs_;
   Shape output_shape_;
   bool released_ = false;
+  std::shared_ptr<detail::GradHooks> output_hooks_;  // its output's hooks; null without any
   // backward()'s bookkeeping, valid during one sweep only (a sweep numbers
   // itself, so no per-sweep hash set or map is needed to mark and collect):
   uint64_t visited_in_sweep_ = 0;  // the number of the last sweep that reached it
@@ -170,6 +193,7 @@ struct BackwardStep {
   size_t index;                            // 0, 1, ...: position in this sweep
   const Node& node;                        // the op being undone: name(), inputs(), output_shape()
   const Tensor& grad_output;               // dL/d(node's output), summed over all its uses
+                                           // (after the output's hooks)
   const std::vector<Tensor>& grad_inputs;  // dL/d(input i), already summed to input i's
                                            // shape; undefined where nothing flows (input
                                            // undefined or not requiring grad)
@@ -177,7 +201,8 @@ struct BackwardStep {
 // May read the step and throw; must not change the graph or run backward.
 // An exception propagates out of backward() unchanged and leaves what any
 // failing backward lambda leaves: the gradients of the steps before it
-// accumulated in leaves, this step's and later ones' not; nodes already swept
+// accumulated in leaves (except leaves with hooks, accumulated after the
+// sweep), this step's and later ones' not; nodes already swept
 // freed (unless retain_graph), the others intact; grad mode restored.
 using BackwardObserver = std::function<void(const BackwardStep&)>;
 

@@ -41,16 +41,52 @@ Tensor operator*(double a, const Tensor& b);
 Tensor operator/(double a, const Tensor& b);
 Tensor operator-(const Tensor& a);
 
-// Comparisons and logic give bool tensors and are not differentiable.
+// Comparisons and logic give bool tensors and are not differentiable. Two
+// tensors broadcast and must share a dtype. NaN compares as in IEEE (and
+// PyTorch): unequal to everything, itself included, and neither < nor >.
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
 Tensor le(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
+// With a number: a floating tensor compares in its own dtype (the number
+// rounded to it, as PyTorch: a float32 0.1 equals 0.1), an int64 or bool one
+// (as 0 and 1) with the number's exact value (lens < 2.5 is lens <= 2).
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+// On bool tensors only (anything else throws), broadcasting.
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_not(const Tensor& a);
+// The operators, as PyTorch's: x < 0.5, 0.5 < x (that is x > 0.5), a == b
+// (elementwise values; Tensor::is_same compares handles), (x > 0) & ~pad.
+// & | ~ are logical_and, logical_or, logical_not (bool tensors only).
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, double b);
+Tensor operator!=(const Tensor& a, double b);
+Tensor operator<(const Tensor& a, double b);
+Tensor operator<=(const Tensor& a, double b);
+Tensor operator>(const Tensor& a, double b);
+Tensor operator>=(const Tensor& a, double b);
+Tensor operator==(double a, const Tensor& b);
+Tensor operator!=(double a, const Tensor& b);
+Tensor operator<(double a, const Tensor& b);
+Tensor operator<=(double a, const Tensor& b);
+Tensor operator>(double a, const Tensor& b);
+Tensor operator>=(double a, const Tensor& b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator~(const Tensor& a);
 
 // ---- elementwise unary (ops_unary.cpp) ---------------------------------------
 Tensor neg(const Tensor& x);
@@ -170,8 +206,9 @@ struct AttentionMasks {
 // values in blocks with an online softmax, so the [..., L, S] scores and
 // weights are never stored, forward or backward (FlashAttention-2; the file
 // explains it). q [..., L, E], k [..., S, E], v [..., S, Ev] -> [..., L, Ev];
-// the batch dims broadcast; one floating dtype. A row with no key left gives
-// 0 (or the mean of v, see masked_rows_uniform) and zero gradients to q and k.
+// the batch dims broadcast; one floating dtype; a finite scale. A row with no
+// key left gives 0 (or the mean of v, see masked_rows_uniform) and zero
+// gradients to q and k.
 // nn::functional::scaled_dot_product_attention calls it when no weights are
 // needed.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,

@@ -13,9 +13,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attograd/allocator.h"
@@ -60,7 +62,28 @@ class Tensor;
 
 namespace detail {
 struct TensorImplAccess;  // core/src/tensor_impl_access.h: the library's own write door
+struct GradHooks;         // autograd.h: a tensor's gradient hooks
 }  // namespace detail
+
+// A gradient hook (Tensor::register_hook): receives the gradient flowing into
+// its tensor and returns a replacement of the same shape and dtype, or an
+// undefined Tensor to keep it.
+using GradHook = std::function<Tensor(const Tensor&)>;
+
+// What register_hook returns. remove() detaches the hook; removing it again,
+// or after its tensor is gone, does nothing (PyTorch's RemovableHandle).
+class HookHandle {
+ public:
+  HookHandle() = default;  // a handle of no hook
+  void remove();
+
+ private:
+  friend class Tensor;
+  HookHandle(std::weak_ptr<detail::GradHooks> hooks, uint64_t id)
+      : hooks_(std::move(hooks)), id_(id) {}
+  std::weak_ptr<detail::GradHooks> hooks_;  // weak: a handle keeps no tensor alive
+  uint64_t id_ = 0;
+};
 
 // The state behind a Tensor handle, read-only outside the library. Its fields
 // keep invariants that only the library checks: a view lies inside its
@@ -100,9 +123,12 @@ class TensorImpl {
   Shape strides_;
   DType dtype_;
   bool requires_grad_ = false;
-  std::shared_ptr<Tensor> grad_;   // accumulated dL/dself (leaves), null until a backward
+  std::shared_ptr<Tensor> grad_;   // accumulated dL/dself (leaves, and op outputs that
+                                   // retain_grad), null until a backward
   std::shared_ptr<Node> grad_fn_;  // the op that produced this tensor; null for leaves
   std::string name_;
+  // A leaf's register_hook hooks; null without any. (An op output's live in its grad_fn.)
+  std::shared_ptr<detail::GradHooks> hooks_;
 };
 
 class Tensor {
@@ -137,10 +163,13 @@ class Tensor {
   // ---- autograd -------------------------------------------------------------
   Tensor& requires_grad_(bool requires_grad = true);
   bool requires_grad() const;
-  Tensor grad() const;  // undefined until a backward reaches this tensor
+  // dL/dself: a leaf's, or an op output's that called retain_grad(); undefined
+  // until a backward reaches it (always undefined for other op outputs).
+  Tensor grad() const;
   // Seeds dL/dself with `grad_output` (ones for a scalar when omitted) and
-  // accumulates dL/dleaf into every leaf's grad(). The graph is freed after
-  // the sweep unless retain_graph.
+  // accumulates dL/dleaf into every leaf's grad() (and into the grad() of op
+  // outputs that retain_grad). The graph is freed after the sweep unless
+  // retain_graph.
   void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
   void zero_grad();
   void set_grad(const Tensor& grad);  // used by optimizers and zero_grad
@@ -148,6 +177,31 @@ class Tensor {
   bool is_leaf() const;
   std::string grad_fn_name() const;  // "BmmBackward", or "" for a leaf
   const std::shared_ptr<Node>& grad_fn() const;
+
+  // An op output keeps its gradient in grad() after backward (accumulating
+  // across backwards, as a leaf's). A no-op on a leaf, which always does. It
+  // sees the gradient as hooks registered before it left it (PyTorch 1.13).
+  void retain_grad();
+  bool retains_grad() const;  // false for a leaf, as PyTorch's retains_grad
+  // Calls hook(g) with the gradient g flowing into this tensor: for an op
+  // output when dL/dself is complete, before it flows on to the op's inputs;
+  // for a leaf before it is added to grad() (once per backward, with the sum
+  // over all its uses). Hooks run in registration order, each on the previous
+  // one's result; a hook returning a Tensor replaces g (same shape and dtype),
+  // one returning an undefined Tensor, or nothing, keeps it. The tensor must
+  // require grad. A hook must not capture its own tensor (the tensor would
+  // own itself and never be freed): capture tensor.detach() if it needs values.
+  template <typename Hook>
+  HookHandle register_hook(Hook hook) {
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook&, const Tensor&>>) {
+      return add_hook([hook = std::move(hook)](const Tensor& g) mutable {
+        hook(g);
+        return Tensor();
+      });
+    } else {
+      return add_hook(GradHook(std::move(hook)));
+    }
+  }
 
   // Optional label (e.g. "scores", "attention_weights"), shown by the viewer.
   Tensor& set_name(std::string name);
@@ -196,6 +250,23 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
 
+  // Comparisons and logic (bool results, no gradient); `other` may be a number.
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(double other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(double other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(double other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(double other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(double other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(double other) const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_not() const;
+
   Tensor matmul(const Tensor& other) const;
   Tensor bmm(const Tensor& other) const;
   Tensor mm(const Tensor& other) const;
@@ -204,11 +275,13 @@ class Tensor {
 
   // Read-only: see TensorImpl. Its address identifies the tensor (viewers key on it).
   const TensorImpl* impl() const { return impl_.get(); }
-  // True when both handles point at the same tensor (not value equality).
+  // True when both handles point at the same tensor. (a == b compares values,
+  // elementwise, as in PyTorch.)
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
  private:
   friend struct detail::TensorImplAccess;  // hands the engine the shared handle
+  HookHandle add_hook(GradHook hook);      // register_hook's out-of-line part (autograd.cpp)
   // The impl, or ag::Error for an undefined tensor. Inline, with the throw out
   // of line: shape() and dtype() are called several times per op.
   const TensorImpl& checked() const {

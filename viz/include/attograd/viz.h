@@ -59,7 +59,8 @@ struct ColorScale {
 };
 // The scale for `values` under `map`: [min, max] for the sequential maps
 // ([v - 0.5, v + 0.5] when all values are equal, so that one value is drawn
-// mid-map), [-m, m] with m = max |v| for Diverging (m = 1 when all are 0).
+// mid-map; v -+ |v| 2^-40 past |v| = 2^39, where 0.5 would be lost), [-m, m]
+// with m = max |v| for Diverging (m = 1 when all are 0).
 // Non-finite values are skipped.
 ColorScale fit_scale(const std::vector<double>& values, Colormap map);
 
@@ -79,6 +80,10 @@ struct HeatmapOptions {
   Tensor keep_mask;
   // Fixed colour scale; by default fit_scale() over the unmasked values.
   std::optional<double> vmin, vmax;
+  // Tick labels (e.g. the tokens of a translation), one per key (x) and one
+  // per query (y); empty = the indices 0, 1, 2, ... as before. x labels wider
+  // than a cell are written vertically (matplotlib's rotation=90).
+  std::vector<std::string> xticklabels, yticklabels;
 };
 
 // Writes the heatmaps of `matrices` (float32 or float64, rank >= 2, no empty

@@ -26,7 +26,7 @@ struct AttentionResult {
 //              PyTorch's function; modules pass 0 in eval mode);
 //   is_causal  query i attends to keys j <= i (causal_mask(L, S)); unlike
 //              PyTorch it may be combined with attn_mask (both must allow a key);
-//   scale      defaults (nullopt or NaN) to 1/sqrt(E).
+//   scale      defaults (nullopt or NaN) to 1/sqrt(E); +-inf is an ag::Error.
 // Fully masked rows: PyTorch returns NaN there; we return zero weights and a
 // zero output row (MaskedRows::Zero), with zero gradients. A float mask's -inf
 // entries count as masked keys; finite entries are only added, so a row masked

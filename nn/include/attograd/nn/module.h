@@ -68,7 +68,9 @@ class Module {
   const std::string& type_name() const { return type_name_; }
 
   // Parameters of this module and its sub-modules, depth first in
-  // registration order, with dotted names ("W_q.weight").
+  // registration order, with dotted names ("W_q.weight"). A tensor held by
+  // two members (tied weights) is listed once, under its first name, as in
+  // PyTorch; state_dict() keeps both names.
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
 

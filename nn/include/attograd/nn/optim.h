@@ -13,7 +13,10 @@
 // module that owns the parameters sees them at once; each write bumps the
 // storage's version, so a graph recorded before step() refuses to backward
 // (its gradients would mix old and new weights). Parameters must be
-// float32/float64 contiguous leaves; create the optimizer after Module::to().
+// float32/float64 contiguous leaves, each given once (the same tensor twice
+// would be updated twice a step: ag::Error naming both positions, as PyTorch
+// refuses it); create the optimizer after Module::to(). Hyper-parameters must
+// be finite (an infinite learning rate is an ag::Error, not a model of infs).
 // A parameter whose grad() is undefined (no backward reached it) is skipped
 // and its state (momentum, Adam's step count) is left untouched, as in PyTorch.
 // The state (momentum buffers, Adam moments) has each parameter's shape and dtype.
@@ -34,8 +37,9 @@ namespace ag::optim {
 class Optimizer {
  public:
   // REQUIRES: params non-empty, each a defined float32/float64 contiguous
-  // leaf; lr >= 0. `name` ("SGD", "Adam") starts every error message. (lr
-  // defaults to 0 so that optimizers written before set_lr still compile.)
+  // leaf, no tensor twice (compared by identity, not by value); finite
+  // lr >= 0. `name` ("SGD", "Adam") starts every error message. (lr defaults
+  // to 0 so that optimizers written before set_lr still compile.)
   Optimizer(std::string name, std::vector<Tensor> params, double lr = 0);
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
@@ -49,7 +53,7 @@ class Optimizer {
   const std::vector<Tensor>& params() const { return params_; }
   const std::string& name() const { return name_; }
 
-  // The learning rate of the next step(). REQUIRES: lr >= 0 (throws otherwise).
+  // The learning rate of the next step(). REQUIRES: finite lr >= 0 (throws otherwise).
   void set_lr(double lr);
   // Reads it (opt.lr, a read-only view of what set_lr writes).
   const double& lr = lr_;
@@ -70,7 +74,7 @@ class Optimizer {
 // The optimizer must outlive the scheduler.
 class StepLR {
  public:
-  // REQUIRES: step_size >= 1, gamma >= 0.
+  // REQUIRES: step_size >= 1, finite gamma >= 0.
   StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
   void step();
   double get_last_lr() const { return optimizer_.lr; }
@@ -92,7 +96,7 @@ class StepLR {
 // torch's, not only the formula. The optimizer must outlive the scheduler.
 class CosineAnnealingLR {
  public:
-  // REQUIRES: T_max >= 1, 0 <= eta_min.
+  // REQUIRES: T_max >= 1, finite eta_min >= 0.
   CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0);
   void step();
   double get_last_lr() const { return optimizer_.lr; }
@@ -111,7 +115,7 @@ class CosineAnnealingLR {
 //   momentum == 0:  w <- w - lr g
 //   momentum  > 0:  b <- g on the first step, then b <- momentum b + g;
 //                   w <- w - lr b
-// REQUIRES: lr >= 0, momentum >= 0.
+// REQUIRES: finite lr >= 0, finite momentum >= 0.
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, double lr, double momentum = 0);
@@ -128,7 +132,7 @@ class SGD : public Optimizer {
 //   m <- beta1 m + (1 - beta1) g           first moment
 //   v <- beta2 v + (1 - beta2) g^2         second moment
 //   w <- w - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
-// REQUIRES: lr >= 0, 0 <= beta1, beta2 < 1, eps >= 0.
+// REQUIRES: finite lr >= 0, 0 <= beta1, beta2 < 1, finite eps >= 0.
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas = {0.9, 0.999},

@@ -1,0 +1,122 @@
+// Threads (issue 29): hostile thread counts, and products and backward passes
+// run from several std::threads at once, which must give the numbers one
+// thread gives, bit for bit (each call's arithmetic does not depend on who
+// else is running). ThreadsTest: run under ThreadSanitizer too.
+#include <atomic>
+#include <climits>
+#include <thread>
+
+#include "test_util.h"
+
+namespace ag {
+namespace {
+
+using testing::throws_error;
+
+TEST(RobustnessThreadsTest, HostileThreadCountsChangeNothing) {
+  const int previous = get_num_threads();
+  for (const int bad : {0, -1, -4, INT_MIN})
+    EXPECT_TRUE(throws_error([&] { set_num_threads(bad); },
+                             {"set_num_threads", "at least 1", std::to_string(bad)}))
+        << bad;
+  for (const int bad : {kMaxThreads + 1, INT_MAX})
+    EXPECT_TRUE(throws_error([&] { set_num_threads(bad); }, {"set_num_threads", "at most"})) << bad;
+  EXPECT_EQ(get_num_threads(), previous);
+  set_num_threads(1);
+  EXPECT_EQ(get_num_threads(), 1);
+  set_num_threads(previous);
+  EXPECT_EQ(get_num_threads(), previous);
+}
+
+// The inputs of one round: every product attograd has, forward and backward.
+struct Inputs {
+  Tensor a, b;     // matmul [37, 45] @ [45, 29]
+  Tensor x, y;     // bmm [3, 21, 33] @ [3, 33, 17]
+  Tensor q, k, v;  // flash attention [2, 2, 19, 8], [2, 2, 27, 8], [2, 2, 27, 6]
+  Tensor lengths;  // [2, 2, 19]
+};
+
+Inputs make_inputs(DType dtype) {
+  manual_seed(2929);
+  const auto leaf = [dtype](const Shape& shape) { return randn(shape, dtype).requires_grad_(); };
+  Inputs in{leaf({37, 45}),      leaf({45, 29}),      leaf({3, 21, 33}),   leaf({3, 33, 17}),
+            leaf({2, 2, 19, 8}), leaf({2, 2, 27, 8}), leaf({2, 2, 27, 6}), Tensor()};
+  in.lengths = full({2, 2, 19}, 20, kInt64);
+  return in;
+}
+
+// Fresh leaves with the same values, so that threads never share a grad().
+Inputs copy_of(const Inputs& in) {
+  const auto fresh = [](const Tensor& t) { return t.detach().clone().requires_grad_(); };
+  return {fresh(in.a), fresh(in.b), fresh(in.x), fresh(in.y),
+          fresh(in.q), fresh(in.k), fresh(in.v), in.lengths};
+}
+
+// Every output and every gradient of one round, flattened.
+std::vector<double> round_of(const Inputs& in) {
+  const Tensor mm = matmul(in.a, in.b);
+  const Tensor bm = bmm(in.x, in.y);
+  AttentionMasks masks;
+  masks.lengths = in.lengths;
+  masks.causal = true;
+  const Tensor fa = flash_attention(in.q, in.k, in.v, 0.35, masks);
+  // Weighted sums, so that every output element gets its own gradient.
+  (sum(mm * mm) + sum(tanh(bm)) + sum(fa * fa * fa)).backward();
+  std::vector<double> all;
+  for (const Tensor& t : {mm, bm, fa, in.a.grad(), in.b.grad(), in.x.grad(), in.y.grad(),
+                          in.q.grad(), in.k.grad(), in.v.grad()}) {
+    const std::vector<double> values = t.to_vector();
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  return all;
+}
+
+TEST(ThreadsTest, ProductsAndBackwardsOnFourThreadsMatchOneThread) {
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    const Inputs inputs = make_inputs(dtype);
+    const std::vector<double> serial = round_of(copy_of(inputs));
+    constexpr int kThreads = 4, kRounds = 3;
+    std::vector<std::vector<std::vector<double>>> results(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRounds; ++r) results[t].push_back(round_of(copy_of(inputs)));
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (int t = 0; t < kThreads; ++t)
+      for (int r = 0; r < kRounds; ++r)
+        EXPECT_TRUE(results[t][r] == serial)
+            << dtype_name(dtype) << " thread " << t << " round " << r;
+  }
+}
+
+TEST(ThreadsTest, ChangingTheThreadCountWhileOthersComputeIsSafe) {
+  // One thread flips the pool's size while two others compute: the results
+  // are the serial ones (the pool's size changes how rows are split, never
+  // what a row computes).
+  const int previous = get_num_threads();
+  const Inputs inputs = make_inputs(kFloat32);
+  const std::vector<double> serial = round_of(copy_of(inputs));
+  std::atomic<bool> done{false};
+  std::thread flipper([&] {
+    for (int n = 0; !done; ++n) set_num_threads(1 + n % 3);
+  });
+  std::vector<std::vector<double>> results(2);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 2; ++t)
+    workers.emplace_back([&, t] {
+      for (int r = 0; r < 3; ++r) {
+        const std::vector<double> got = round_of(copy_of(inputs));
+        if (got != serial) results[t] = got;  // keep a mismatch for the report
+      }
+    });
+  for (std::thread& worker : workers) worker.join();
+  done = true;
+  flipper.join();
+  for (int t = 0; t < 2; ++t) EXPECT_TRUE(results[t].empty()) << "worker " << t;
+  set_num_threads(previous);
+}
+
+}  // namespace
+}  // namespace ag

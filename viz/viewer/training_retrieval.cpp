@@ -1,0 +1,353 @@
+// The training scene's retrieval task (see training_tasks.h): additive and
+// dot-product attention learn the same retrieval side by side.
+//
+// Legend: B examples, T keys per example, d key and query size, v value
+// size, h additive attention's hidden units.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <string>
+
+#include "heatmap_widget.h"
+#include "plot.h"
+#include "scene.h"
+#include "training_tasks.h"
+
+namespace ag::viewer {
+namespace {
+
+// ---- retrieval, additive vs dot product ------------------------------------------
+// B examples, each with T keys and values of which the first valid_len are
+// real and the rest padding (masked with d2l's valid_lens). The query is a
+// noisy copy of one valid key; the right output is that key's value. Two
+// models learn it from the same data:
+//   additive     d2l's AdditiveAttention: w_v . tanh(W_q q + W_k k), h hidden units
+//   dot product  learned projections W_q, W_k, then (W_q q) . (W_k k) / sqrt(d)
+// with about as many parameters (h = 8: 136 vs 128). Loss: mean squared error
+// of the output against the right value, full batch, one Adam per model.
+constexpr int64_t kExamples = 16, kKeys = 8, kSize = 8, kValueSize = 4, kHiddens = 8;
+
+struct Model {
+  const char* name;  // "additive", "dot": the record's prefix
+  const char* label;
+  ImU32 color;
+};
+const Model kModels[] = {{"additive", "additive", kAdditiveColor},
+                         {"dot", "dot product", kDotColor}};
+
+// The parameters by module name, and their shapes.
+const std::pair<const char*, Shape> kRetrievalParameters[] = {
+    {"additive.W_k.weight", {kHiddens, kSize}},
+    {"additive.W_q.weight", {kHiddens, kSize}},
+    {"additive.w_v.weight", {1, kHiddens}},
+    {"dot.W_q.weight", {kSize, kSize}},
+    {"dot.W_k.weight", {kSize, kSize}}};
+
+std::vector<RecordField> retrieval_fields() {
+  std::vector<RecordField> fields;
+  for (const auto& [name, shape] : kRetrievalParameters) {
+    fields.push_back({name, shape});
+    fields.push_back({std::string("shown.grad.") + name, shape});
+  }
+  for (const Model& model : kModels) {
+    const std::string prefix = std::string("shown.") + model.name;
+    fields.push_back({prefix + ".loss", {1}});
+    for (const char* map : {".weights", ".grad_weights", ".grad_scores"}) {
+      fields.push_back({prefix + map, {kExamples, kKeys}});
+    }
+  }
+  return fields;
+}
+
+class RetrievalTask : public AdamTask {
+ public:
+  const char* title() const override { return "Retrieval: additive vs dot product"; }
+  std::vector<RecordField> fields() const override { return retrieval_fields(); }
+  std::vector<Series> series() const override {
+    return {{"shown.additive.loss", "additive", kAdditiveColor},
+            {"shown.dot.loss", "dot product", kDotColor}};
+  }
+  double default_learning_rate() const override { return 0.01; }
+  const char* note() const override {
+    return "Each of the 16 examples has 8 keys, some of them padding (hatched: past its "
+           "valid_len, masked), and a query that is a noisy copy of one valid key (framed in "
+           "red). The right output is that key's value, so the right weights put 1 on the "
+           "framed key. Both models start from random parameters and see the same data; "
+           "each has its own Adam. Dot product compares q and k directly, so learning W_q and "
+           "W_k to match them is easy; additive attention must build a match test out of "
+           "tanh units, and learns more slowly.";
+  }
+  std::map<std::string, Tensor> data() const override {
+    return {{"queries", queries_},       {"keys", keys_},     {"values", values_},
+            {"valid_lens", valid_lens_}, {"answer", answer_}, {"target", target_}};
+  }
+
+  void draw(const TrainingSession& session, const std::map<std::string, Tensor>& record) override {
+    const int64_t step = session.shown_step();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    // Per pair: two maps kGap apart (room for the first one's axis label), a
+    // colour bar and its labels, the spacing between. The maps are as wide
+    // as that allows (cells square, their tick labels ~30 px); the loss plot
+    // takes the height they leave.
+    const float bar = 70.0f, line = ImGui::GetTextLineHeightWithSpacing();
+    const float map_width = std::floor((avail.x - 3 * (bar + kGap) - 6 * spacing) / 6);
+    if (std::floor((map_width - 30) / kKeys) < kMinCell) {
+      draw_by_model(session, record, avail);
+      return;
+    }
+    const float cell = std::clamp(std::floor((map_width - 30) / kKeys), 6.0f, kMaxCell);
+    const float maps_height = cell * kExamples + 7 * line;
+    const float top_height = std::floor(std::max(avail.y * 0.3f, avail.y - maps_height));
+    session.draw_curves(ImVec2(std::floor(avail.x * 0.5f), top_height));
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    draw_summary(record, step);
+    ImGui::EndGroup();
+
+    ImGui::TextUnformatted(
+        "Rows: the 16 examples (one query each); columns: their 8 keys. Each quantity for "
+        "both models, side by side.");
+    const ImVec2 map_size(map_width, avail.y - top_height - 3 * line);
+    // One colour scale per quantity, shared by the two models, so that equal
+    // colours mean equal numbers across the pair.
+    const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, 1.0};
+    draw_pair(record, "weights", "weights (framed: the right key)", weight_scale, map_size);
+    const viz::ColorScale grad_weights_scale = gradient_scale(
+        {record.at("shown.additive.grad_weights"), record.at("shown.dot.grad_weights")});
+    ImGui::SameLine();
+    draw_pair(record, "grad_weights", "dL/dweights", grad_weights_scale, map_size);
+    const viz::ColorScale grad_scores_scale = gradient_scale(
+        {record.at("shown.additive.grad_scores"), record.at("shown.dot.grad_scores")});
+    ImGui::SameLine();
+    draw_pair(record, "grad_scores", "dL/dscores", grad_scores_scale, map_size);
+  }
+
+ protected:
+  void init() override {
+    // Valid lengths 5..8; the query copies one of the valid keys. Keys have
+    // one length, sqrt(d), so that no key wins a dot product by being long.
+    valid_lens_ = (rand({kExamples}) * 4.0).to(kInt64) + 5;
+    target_ = (rand({kExamples}) * valid_lens_.to(kFloat32)).to(kInt64);
+    const Tensor directions = randn({kExamples, kKeys, kSize});
+    keys_ = directions / sqrt(sum(directions * directions, -1, true)) * std::sqrt(double{kSize});
+    values_ = randn({kExamples, kKeys, kValueSize});
+    // pick [B, 1, T]: one-hot rows, so that a bmm picks the target key's row.
+    const Tensor pick =
+        unsqueeze(eq(unsqueeze(target_, 1), unsqueeze(arange(kKeys, kInt64), 0)).to(kFloat32), 1);
+    queries_ = bmm(pick, keys_) + 0.3 * randn({kExamples, 1, kSize});
+    answer_ = bmm(pick, values_);
+    keep_ = sequence_mask(valid_lens_, kKeys);
+    additive_ = std::make_unique<nn::AdditiveAttention>(kSize, kSize, kHiddens);
+    dot_W_q_ = std::make_unique<nn::Linear>(kSize, kSize, /*bias=*/false);
+    dot_W_k_ = std::make_unique<nn::Linear>(kSize, kSize, /*bias=*/false);
+  }
+  std::vector<std::vector<Tensor>> parameter_groups() const override {
+    return {additive_->parameters(), {dot_W_q_->weight, dot_W_k_->weight}};
+  }
+
+  std::map<std::string, Tensor> evaluate() override {
+    // Scores [B, 1, T] as the two modules compute them inside their forward.
+    const Tensor additive = additive_scores(additive_->W_q(queries_), additive_->W_k(keys_),
+                                            reshape(additive_->w_v.weight, {kHiddens}));
+    const Tensor dot_scores =
+        bmm((*dot_W_q_)(queries_), transpose((*dot_W_k_)(keys_), 1, 2)) / std::sqrt(double{kSize});
+    const auto weights_of = [&](const Tensor& scores) {
+      return masked_softmax(scores, valid_lens_);
+    };
+    const auto loss_of = [&](const Tensor& weights) {
+      return mse_loss(bmm(weights, values_), answer_);
+    };
+    std::map<std::string, Tensor> record;
+    const std::pair<const char*, Tensor> scores[] = {{"additive", additive}, {"dot", dot_scores}};
+    for (const auto& [name, model_scores] : scores) {
+      const Staged staged = staged_backward(model_scores, weights_of, loss_of);
+      const std::string prefix = std::string("shown.") + name;
+      record[prefix + ".loss"] = reshape(staged.loss, {1});
+      record[prefix + ".weights"] = reshape(staged.weights, {kExamples, kKeys});
+      record[prefix + ".grad_weights"] = reshape(staged.grad_weights, {kExamples, kKeys});
+      record[prefix + ".grad_scores"] = reshape(staged.grad_scores, {kExamples, kKeys});
+    }
+    const std::pair<std::string, Tensor> parameters[] = {
+        {"additive.W_k.weight", additive_->W_k.weight},
+        {"additive.W_q.weight", additive_->W_q.weight},
+        {"additive.w_v.weight", additive_->w_v.weight},
+        {"dot.W_q.weight", dot_W_q_->weight},
+        {"dot.W_k.weight", dot_W_k_->weight}};
+    for (const auto& [name, p] : parameters) {
+      record[name] = p.detach().clone();
+      record["shown.grad." + name] = p.grad().clone();
+    }
+    return record;
+  }
+
+ private:
+  // Example b's largest weight is on its target key, as a fraction of B.
+  double right_key_fraction(const Tensor& weights) const {
+    const std::vector<double> picked = argmax(weights, -1).to_vector();
+    const std::vector<double> target = target_.to_vector();
+    int right = 0;
+    for (size_t b = 0; b < picked.size(); ++b) right += picked[b] == target[b] ? 1 : 0;
+    return static_cast<double>(right) / static_cast<double>(picked.size());
+  }
+
+  void draw_summary(const std::map<std::string, Tensor>& record, int64_t step) const {
+    ImGui::Text("Step %lld", static_cast<long long>(step));
+    if (!ImGui::BeginTable("losses", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+    ImGui::TableSetupColumn("model");
+    ImGui::TableSetupColumn("loss");
+    ImGui::TableSetupColumn("right key");
+    ImGui::TableHeadersRow();
+    for (const Model& model : kModels) {
+      const std::string prefix = std::string("shown.") + model.name;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(model.color), "%s", model.label);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.5f", record.at(prefix + ".loss").item());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.0f%%", 100 * right_key_fraction(record.at(prefix + ".weights")));
+    }
+    ImGui::EndTable();
+    show_note(
+        "right key: how many of the 16 examples put their largest weight on the key their "
+        "query copies (chance: about 1 in 6).");
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Try this");
+    show_note(
+        "- Dot product's rows gather on their framed keys within about 50 steps, and its "
+        "gradient maps fade to white as its loss falls. Additive attention learns more slowly "
+        "and, at the default settings, levels off with a few rows wrong.\n"
+        "- Padding: the hatched keys never get weight, and dL/dscores there is exactly 0: no "
+        "gradient passes a masked score.\n"
+        "- Set the learning rate to about 0.1 and press Reset: dot-product scores grow so fast "
+        "that the softmax saturates. One example locks onto a wrong key with weight 1, and its "
+        "row of dL/dscores turns white: no gradient is left to pull it back.\n"
+        "- Drag the history slider back to look at any of the last 300 steps.");
+  }
+
+  static constexpr float kGap = 52.0f;      // pixels between the two maps of a pair
+  static constexpr float kMaxCell = 32.0f;  // the largest cell side, in pixels
+  // Below this cell side the six maps do not go in one row (windows narrower
+  // than about 1500 pixels): draw_by_model lays them out in two.
+  static constexpr float kMinCell = 10.0f;
+  static constexpr float kMinPlotHeight = 140.0f;
+  // The narrow layout's largest cell (about the wide one's at 1600x1000): a
+  // taller window grows the loss plot instead.
+  static constexpr float kMaxNarrowCell = 12.0f;
+
+  // The narrow layout: one row per model, one column per quantity (weights,
+  // dL/dweights, dL/dscores), each column's colour bar beside the dot-product
+  // map, under a loss plot at least kMinPlotHeight tall; the cells are as
+  // large as that leaves room for, and the table and notes beside the plot
+  // scroll in their own child.
+  void draw_by_model(const TrainingSession& session, const std::map<std::string, Tensor>& record,
+                     ImVec2 avail) const {
+    const float text = ImGui::GetTextLineHeight(), gap_y = ImGui::GetStyle().ItemSpacing.y;
+    const float bar = 70.0f, ticks = ImGui::CalcTextSize("15").x + 6.0f;
+    // Per row: the model's name, the maps' titles, cells, tick labels and
+    // axis label (as draw_heatmap lays them out).
+    const float row_overhead = (text + gap_y) + (text + 4) + (2 * text + 6) + gap_y;
+    const float column_width = std::floor((avail.x - ImGui::GetStyle().ItemSpacing.x) / 3);
+    const float width_cell = std::floor((column_width - ticks - bar) / kKeys);
+    const float height_cell =
+        std::floor((avail.y - kMinPlotHeight - gap_y - 2 * row_overhead) / (2 * kExamples));
+    const float cell = std::clamp(std::min(width_cell, height_cell), 3.0f, kMaxNarrowCell);
+    const float row_height = cell * kExamples + row_overhead;
+    const float top_height = std::floor(avail.y - gap_y - 2 * row_height);
+    session.draw_curves(ImVec2(std::floor(avail.x * 0.5f), top_height));
+    ImGui::SameLine();
+    ImGui::BeginChild("summary", ImVec2(0, top_height));
+    draw_summary(record, session.shown_step());
+    show_note(
+        "Maps: rows are the 16 examples, columns their 8 keys; framed: the key the query "
+        "copies.");
+    ImGui::EndChild();
+
+    // One colour scale per quantity, shared by the two models.
+    const char* const fields[] = {"weights", "grad_weights", "grad_scores"};
+    const char* const titles[] = {"weights", "dL/dweights", "dL/dscores"};
+    const viz::ColorScale scales[] = {{viz::Colormap::Viridis, 0.0, 1.0},
+                                      gradient_scale({record.at("shown.additive.grad_weights"),
+                                                      record.at("shown.dot.grad_weights")}),
+                                      gradient_scale({record.at("shown.additive.grad_scores"),
+                                                      record.at("shown.dot.grad_scores")})};
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    for (size_t m = 0; m < std::size(kModels); ++m) {
+      const Model& model = kModels[m];
+      const float row_y = origin.y + row_height * static_cast<float>(m);
+      ImGui::SetCursorScreenPos(ImVec2(origin.x, row_y));
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(model.color), "%s", model.label);
+      const float maps_y = ImGui::GetCursorScreenPos().y;
+      for (size_t q = 0; q < std::size(fields); ++q) {
+        ImGui::SetCursorScreenPos(ImVec2(origin.x + column_width * static_cast<float>(q), maps_y));
+        const bool weights = q == 0;
+        draw_heatmap(
+            {std::string("training/") + model.name + "_" + fields[q], titles[q],
+             record.at(std::string("shown.") + model.name + "." + fields[q]),
+             weights ? keep_ : Tensor(), scales[q], "key", "example", "example", "key", cell},
+            ImVec2(column_width - bar, row_height));
+        if (weights) frame_target_keys(drawn_heatmaps().back());
+        // The bar of a column, once, beside its lower map.
+        if (m + 1 == std::size(kModels)) {
+          colorbar_beside_last_map((std::string(fields[q]) + " bar").c_str(), scales[q]);
+        }
+      }
+    }
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + 2 * row_height));
+    ImGui::Dummy(ImVec2(avail.x, 0));
+  }
+
+  // The additive and the dot-product map of one quantity ("weights",
+  // "grad_weights", "grad_scores"), then their shared colour bar. The
+  // weights hatch the padding and frame each example's target key; the
+  // gradients show every number (dL/dscores is exactly 0 at the padding).
+  void draw_pair(const std::map<std::string, Tensor>& record, const char* field, const char* title,
+                 const viz::ColorScale& scale, ImVec2 size) const {
+    const bool weights = std::string(field) == "weights";
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(title);
+    ImGui::BeginGroup();
+    for (const Model& model : kModels) {
+      const std::string id = std::string("training/") + model.name + "_" + field;
+      draw_heatmap(
+          {id, model.label, record.at(std::string("shown.") + model.name + "." + field),
+           weights ? keep_ : Tensor(), scale, "key", "example", "example", "key", kMaxCell},
+          size);
+      if (weights) frame_target_keys(drawn_heatmaps().back());
+      ImGui::SameLine(0, kGap);
+    }
+    ImGui::EndGroup();
+    colorbar_beside_last_map((std::string(field) + " bar").c_str(), scale);
+    ImGui::EndGroup();
+  }
+
+  // A red frame along the edges of each example's target cell (its centre
+  // keeps the colour of its value; red shows on both ends of viridis).
+  void frame_target_keys(const DrawnHeatmap& map) const {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const std::vector<double> target = target_.to_vector();
+    for (size_t b = 0; b < target.size(); ++b) {
+      const ImVec2 a(map.x + map.cell * static_cast<float>(target[b]),
+                     map.y + map.cell * static_cast<float>(b));
+      draw->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(a.x + map.cell - 1, a.y + map.cell - 1),
+                    IM_COL32(255, 70, 70, 255), 0.0f, 0, map.cell >= 14 ? 2.0f : 1.0f);
+    }
+  }
+
+  Tensor queries_, keys_, values_, answer_;  // [B, 1, d], [B, T, d], [B, T, v], [B, 1, v]
+  Tensor valid_lens_, target_;               // int64 [B]
+  Tensor keep_;                              // bool [B, T]: false at padding
+  std::unique_ptr<nn::AdditiveAttention> additive_;
+  std::unique_ptr<nn::Linear> dot_W_q_, dot_W_k_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainingTask> make_retrieval_task() {
+  return std::make_unique<RetrievalTask>();
+}
+
+}  // namespace ag::viewer
