@@ -17,7 +17,9 @@
 #               file format for tensors that nothing below needs; core.h, the
 #               umbrella of all of core, is the top of this layer
 #   5 nn        nn/ (attograd.h, the umbrella of core + nn, included)
-#   6 viz       viz/ (heatmaps and the viewer)
+#   6 viz       viz/ (heatmaps and the viewer) and translate/ (seq2seq on
+#               generated tasks; beside viz: it may draw with viz, and the
+#               viewer may use it)
 # Tutorials, tests, benches and examples sit above everything and are not
 # checked. A file under core/ that the table below does not place fails the
 # check: place it on purpose.
@@ -52,7 +54,7 @@ layer_of() {
     core/src/ops_*.cpp | core/src/tensor_methods.cpp) echo 4 ;;
     core/src/gradcheck.cpp | core/src/npy.cpp) echo 4 ;;
     nn/*) echo 5 ;;
-    viz/*) echo 6 ;;
+    viz/* | translate/*) echo 6 ;;
   esac
 }
 
@@ -73,7 +75,7 @@ normalize() {
 resolve() {
   local from_dir=$1 name=$2 dir
   if [[ $name == attograd/* ]]; then
-    for dir in core/include nn/include viz/include; do
+    for dir in core/include nn/include viz/include translate/include; do
       if [[ -f $dir/$name ]]; then
         echo "$dir/$name"
         return
@@ -107,7 +109,7 @@ while IFS= read -r file; do
       failures=$((failures + 1))
     fi
   done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' "$file" || true)
-done < <(find core/include core/src nn viz -type f \( -name '*.h' -o -name '*.cpp' \) | sort)
+done < <(find core/include core/src nn viz translate -type f \( -name '*.h' -o -name '*.cpp' \) | sort)
 
 if ((failures > 0)); then
   echo "check_layers: $failures include(s) run the wrong way or files unplaced" >&2

@@ -186,8 +186,29 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
   const bool ylabel_vertical = ylabel_len <= map_h;
   const int64_t ylabel_band =
       ylabel.empty() ? 0 : (ylabel_vertical ? kTextHeight + kTextDescent : ylabel_len) + kLabelGap;
-  const int64_t ytick_w = text_width(std::to_string(grid.num_queries - 1), kTextScale);
-  const int64_t xtick_w = text_width(std::to_string(grid.num_keys - 1), kTextScale);
+  AG_CHECK(options.xticklabels.empty() ||
+               static_cast<int64_t>(options.xticklabels.size()) == grid.num_keys,
+           op,
+           "got " + std::to_string(options.xticklabels.size()) + " x tick labels for " +
+               std::to_string(grid.num_keys) + " keys (shape " + shape_str(shape) + ")");
+  AG_CHECK(options.yticklabels.empty() ||
+               static_cast<int64_t>(options.yticklabels.size()) == grid.num_queries,
+           op,
+           "got " + std::to_string(options.yticklabels.size()) + " y tick labels for " +
+               std::to_string(grid.num_queries) + " queries (shape " + shape_str(shape) + ")");
+  const auto widest = [](const std::vector<std::string>& labels, int64_t count) {
+    if (labels.empty()) return text_width(std::to_string(count - 1), kTextScale);
+    int64_t w = 0;
+    for (const std::string& label : labels) {
+      w = std::max<int64_t>(w, text_width(printable(label), kTextScale));
+    }
+    return static_cast<int>(w);
+  };
+  const int64_t ytick_w = widest(options.yticklabels, grid.num_queries);
+  const int64_t xtick_w = widest(options.xticklabels, grid.num_keys);
+  const bool xticks_vertical =
+      !options.xticklabels.empty() && xtick_w + kTextHeight / 2 > options.cell_size;
+  const int64_t xtick_band = xticks_vertical ? xtick_w : kTextHeight;  // height under the ticks
 
   // Each map sits centred in a slot wide enough for its title and x label.
   const int64_t slot_w = std::max({map_w, title_w, xlabel_w});
@@ -196,7 +217,7 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
   const int64_t top = kMargin + title_band;
   const int64_t grid_right = left + grid.cols * slot_w + (grid.cols - 1) * kMapGap;
   const int64_t grid_bottom = top + grid.rows * map_h + (grid.rows - 1) * (kMapGap + title_band);
-  const int64_t below_grid = kTickLength + kTickLabelGap + kTextHeight +
+  const int64_t below_grid = kTickLength + kTickLabelGap + xtick_band +
                              (xlabel.empty() ? 0 : kLabelGap + kTextHeight) + kMargin;
   const int64_t bar_x = grid_right + kColorbarGap;
   const int64_t bar_h = std::max<int64_t>(grid_bottom - top, kMinColorbarHeight);
@@ -220,7 +241,8 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
                      static_cast<int>(bar_h)};
 
   const int w = static_cast<int>(map_w), h = static_cast<int>(map_h), c = options.cell_size;
-  const int64_t xstride = tick_stride(cell, xtick_w + kTextHeight / 2);
+  const int64_t xstride =
+      tick_stride(cell, xticks_vertical ? kTextHeight + 6 : xtick_w + kTextHeight / 2);
   const int64_t ystride = tick_stride(cell, kTextHeight + 6);
   for (int64_t row = 0; row < grid.rows; ++row) {
     for (int64_t col = 0; col < grid.cols; ++col) {
@@ -239,8 +261,10 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
         for (int64_t i = 0; i < grid.num_queries; i += ystride) {
           const int cy = y + static_cast<int>(i) * c + c / 2;
           figure.marks.push_back({tick_x, cy, kTickLength, 1});
-          figure.texts.push_back(
-              make_text(std::to_string(i), tick_x - kTickLabelGap, cy, Align::End));
+          figure.texts.push_back(make_text(options.yticklabels.empty()
+                                               ? std::to_string(i)
+                                               : options.yticklabels[static_cast<size_t>(i)],
+                                           tick_x - kTickLabelGap, cy, Align::End));
         }
         if (!ylabel.empty()) {
           const int label_x = tick_x - kTickLabelGap - static_cast<int>(ytick_w) - kLabelGap;
@@ -257,12 +281,22 @@ Figure make_figure(const Shape& shape, const HeatmapOptions& options, const char
         for (int64_t j = 0; j < grid.num_keys; j += xstride) {
           const int cx = x + static_cast<int>(j) * c + c / 2;
           figure.marks.push_back({cx, tick_y, 1, kTickLength});
-          figure.texts.push_back(make_text(std::to_string(j), cx, label_y, Align::Middle));
+          const std::string label = options.xticklabels.empty()
+                                        ? std::to_string(j)
+                                        : options.xticklabels[static_cast<size_t>(j)];
+          if (xticks_vertical) {  // its top end just under the tick
+            const int len = text_width(printable(label), kTextScale);
+            figure.texts.push_back(
+                make_text(label, cx, label_y - kTextHeight / 2 + len / 2, Align::Middle, true));
+          } else {
+            figure.texts.push_back(make_text(label, cx, label_y, Align::Middle));
+          }
         }
         if (!xlabel.empty()) {
-          figure.texts.push_back(make_text(options.xlabel, x + w / 2,
-                                           label_y + kTextHeight / 2 + kLabelGap + kTextHeight / 2,
-                                           Align::Middle));
+          const int band = static_cast<int>(xtick_band);
+          figure.texts.push_back(make_text(
+              options.xlabel, x + w / 2,
+              label_y - kTextHeight / 2 + band + kLabelGap + kTextHeight / 2, Align::Middle));
         }
       }
     }

@@ -79,6 +79,10 @@ struct HeatmapOptions {
   Tensor keep_mask;
   // Fixed colour scale; by default fit_scale() over the unmasked values.
   std::optional<double> vmin, vmax;
+  // Tick labels (e.g. the tokens of a translation), one per key (x) and one
+  // per query (y); empty = the indices 0, 1, 2, ... as before. x labels wider
+  // than a cell are written vertically (matplotlib's rotation=90).
+  std::vector<std::string> xticklabels, yticklabels;
 };
 
 // Writes the heatmaps of `matrices` (float32 or float64, rank >= 2, no empty

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""Training steps per second of d2l's seq2seq with attention ("Bahdanau
+Attention"), PyTorch CPU (scripts/d2l_torch.py) against attograd-translate,
+one thread each, the same batch, sizes and step counts, in one sitting.
+
+  scripts/bench_seq2seq_torch.py [BUILD_DIR] [--task dates] [--attention additive]
+                                 [--steps 500] [--repeats 3]
+
+A PyTorch step is d2l's train_seq2seq step: teacher forcing, MaskedSoftmaxCELoss
+summed, backward, grad_clipping(1), Adam (lr 0.005), on batches of the task's
+shapes (batch 64; src_steps, tgt_steps and the vocabulary sizes are read from a
+model attograd-translate saves with --steps 0, so both train the same shapes).
+Token values are random (the cost does not depend on them). One thread:
+torch.set_num_threads(1) and OpenBLAS held to one thread, as
+bench_attention_torch.py does (importing it also sets the CPU capability
+environment before torch loads). attograd-translate runs with --threads 1
+--eval-every 0 and reports steps/s without evaluation. Best of --repeats.
+Prints "torch_steps_per_sec", "attograd_steps_per_sec" and "ratio" (wall
+clock), and the same per CPU second ("..._per_cpu_sec", "ratio_cpu": process
+CPU time, fair when other work shares the cores).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_attention_torch  # noqa: E402  (environment + OpenBLAS handle; imports torch)
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import d2l_torch  # noqa: E402
+
+
+def torch_steps_per_sec(sizes, attention, steps, batch):
+    embed, hidden, layers, src_steps, tgt_steps, src_vocab, tgt_vocab = sizes
+    torch.manual_seed(0)
+    encoder = d2l_torch.Seq2SeqEncoder(src_vocab, embed, hidden, layers, 0.1)
+    decoder = d2l_torch.Seq2SeqAttentionDecoder(tgt_vocab, embed, hidden, layers, 0.1,
+                                                attention=attention)
+    net = d2l_torch.EncoderDecoder(encoder, decoder)
+    net.apply(d2l_torch.init_seq2seq)
+    net.train()
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.005)
+    loss = d2l_torch.MaskedSoftmaxCELoss()
+    X = torch.randint(4, src_vocab, (batch, src_steps))
+    X_valid_len = torch.randint(src_steps // 2, src_steps + 1, (batch,))
+    Y = torch.randint(4, tgt_vocab, (batch, tgt_steps))
+    Y_valid_len = torch.full((batch,), tgt_steps)
+    bos = torch.full((batch, 1), 1, dtype=torch.long)
+
+    def step():
+        optimizer.zero_grad()
+        dec_input = torch.cat([bos, Y[:, :-1]], 1)
+        Y_hat, _ = net(X, dec_input, X_valid_len)
+        l = loss(Y_hat, Y, Y_valid_len)
+        l.sum().backward()
+        d2l_torch.grad_clipping(net, 1)
+        optimizer.step()
+
+    for _ in range(20):  # warm-up
+        step()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    for _ in range(steps):
+        step()
+    return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu_start)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build_dir", nargs="?", default="build")
+    parser.add_argument("--task", default="dates")
+    parser.add_argument("--attention", default="additive")
+    parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    bench_attention_torch.set_threads(1, 1)
+    program = os.path.join(args.build_dir, "attograd-translate")
+    common = ["--task", args.task, "--attention", args.attention, "--threads", "1",
+              "--batch", str(args.batch)]
+    with tempfile.TemporaryDirectory() as work:
+        model = os.path.join(work, "shapes.npz")
+        subprocess.run([program, *common, "--steps", "0", "--save", model], check=True,
+                       capture_output=True)
+        npz = np.load(model)
+        sizes = [int(v) for v in npz["meta.sizes"]]
+        sizes += [len(bytes(npz[k].astype(np.uint8)).decode().split("\n"))
+                  for k in ("meta.src_vocab", "meta.tgt_vocab")]
+    print(f"# task {args.task}, {args.attention} attention, batch {args.batch}, "
+          f"embed/hidden/layers/src_steps/tgt_steps/src_vocab/tgt_vocab {sizes}, "
+          f"{args.steps} steps, best of {args.repeats}, one thread "
+          f"(OpenBLAS {'held to 1' if bench_attention_torch.OPENBLAS else 'not found'})")
+    torch_wall, torch_cpu, ours_wall, ours_cpu = 0.0, 0.0, 0.0, 0.0
+    for _ in range(args.repeats):
+        wall, cpu = torch_steps_per_sec(sizes, args.attention, args.steps, args.batch)
+        torch_wall, torch_cpu = max(torch_wall, wall), max(torch_cpu, cpu)
+        out = subprocess.run([program, *common, "--steps", str(args.steps), "--eval-every", "0",
+                              "--stats"], check=True, capture_output=True, text=True).stdout
+        stat = dict(line.split(" ", 1) for line in out.splitlines())
+        ours_wall = max(ours_wall, float(stat["steps_per_sec"]))
+        ours_cpu = max(ours_cpu, float(stat["steps_per_cpu_sec"]))
+    # Per CPU second as well: on a machine shared with other work, the wall
+    # clock counts the time the process waited for a core.
+    print(f"torch_steps_per_sec {torch_wall:.1f}")
+    print(f"attograd_steps_per_sec {ours_wall:.1f}")
+    print(f"ratio {ours_wall / torch_wall:.2f}")
+    print(f"torch_steps_per_cpu_sec {torch_cpu:.1f}")
+    print(f"attograd_steps_per_cpu_sec {ours_cpu:.1f}")
+    print(f"ratio_cpu {ours_cpu / torch_cpu:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""A model trained and saved by attograd-translate, loaded into d2l's PyTorch
+model (scripts/d2l_torch.py) with load_state_dict(strict=True), gives the same
+greedy outputs on held-out inputs as attograd-translate did.
+
+  scripts/check_translate_torch.py BUILD_DIR [--task dates] [--attention additive]
+                                   [--steps 1500] [--count 200] [--keep DIR]
+  scripts/check_translate_torch.py BUILD_DIR --load MODEL.npz [--seed S] [--count 200]
+
+Runs BUILD_DIR/attograd-translate --task T --attention A --steps N --save M.npz
+--dump-heldout COUNT H.tsv (or, with --load, --load MODEL.npz --seed S
+--dump-heldout COUNT H.tsv: the held-out set of the seed it was trained
+with), then decodes every held-out source of H.tsv with
+d2l's predict_seq2seq (one sentence at a time, characters as tokens) and
+compares with the program's output. Prints "agree K of COUNT" and exits 1
+unless all agree. Run with /usr/bin/python3 (it has torch).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import d2l_torch  # noqa: E402
+
+
+def meta_text(npz, name):
+    """A meta.* entry: int64 byte values -> str."""
+    return bytes(npz[name].astype(np.uint8)).decode()
+
+
+def load_translate_model(path):
+    """The README's recipe: d2l's model from an attograd-translate .npz, strict=True."""
+    npz = np.load(path)
+    embed, hidden, layers, src_steps, tgt_steps = (int(v) for v in npz["meta.sizes"])
+    dropout = float(npz["meta.dropout"][0])
+    src_vocab = meta_text(npz, "meta.src_vocab").split("\n")
+    tgt_vocab = meta_text(npz, "meta.tgt_vocab").split("\n")
+    assert meta_text(npz, "meta.model") == "bahdanau"
+    encoder = d2l_torch.Seq2SeqEncoder(len(src_vocab), embed, hidden, layers, dropout)
+    decoder = d2l_torch.Seq2SeqAttentionDecoder(len(tgt_vocab), embed, hidden, layers, dropout,
+                                                attention=meta_text(npz, "meta.attention"))
+    net = d2l_torch.EncoderDecoder(encoder, decoder)
+    state = {k: torch.from_numpy(npz[k]) for k in npz.files if not k.startswith("meta.")}
+    net.load_state_dict(state, strict=True)
+    net.eval()
+    return net, src_vocab, tgt_vocab, src_steps, tgt_steps
+
+
+def predict_seq2seq(net, text, src_vocab, tgt_vocab, src_steps, tgt_steps):
+    """d2l's predict_seq2seq with characters as tokens ('<pad>' 0, '<bos>' 1, '<eos>' 2)."""
+    src_index = {t: i for i, t in enumerate(src_vocab)}
+    pad, bos, eos = src_index["<pad>"], tgt_vocab.index("<bos>"), tgt_vocab.index("<eos>")
+    src_tokens = [src_index[c] for c in text] + [src_index["<eos>"]]
+    enc_valid_len = torch.tensor([len(src_tokens)])
+    src_tokens = (src_tokens + [pad] * src_steps)[:src_steps]  # truncate_pad
+    enc_X = torch.tensor([src_tokens], dtype=torch.long)
+    with torch.no_grad():
+        dec_state = net.decoder.init_state(net.encoder(enc_X, enc_valid_len), enc_valid_len)
+        dec_X = torch.tensor([[bos]], dtype=torch.long)
+        output = []
+        for _ in range(tgt_steps):
+            Y, dec_state = net.decoder(dec_X, dec_state)
+            dec_X = Y.argmax(dim=2)
+            pred = int(dec_X.item())
+            if pred == eos:
+                break
+            output.append(pred)
+    return "".join(tgt_vocab[i] for i in output)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build_dir")
+    parser.add_argument("--task", default="dates")
+    parser.add_argument("--attention", default="additive")
+    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--keep", help="directory to keep the model and the dump in")
+    parser.add_argument("--load", help="a model attograd-translate saved (no training)")
+    parser.add_argument("--seed", type=int, default=0, help="with --load: its training seed")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    work = args.keep or tempfile.mkdtemp(prefix="check_translate_")
+    program = os.path.join(args.build_dir, "attograd-translate")
+    if args.load:
+        model = args.load
+        dump = os.path.join(work, os.path.basename(model) + "_heldout.tsv")
+        subprocess.run([program, "--load", model, "--seed", str(args.seed), "--dump-heldout",
+                        str(args.count), dump], check=True)
+    else:
+        model = os.path.join(work, f"{args.task}_{args.attention}.npz")
+        dump = os.path.join(work, f"{args.task}_{args.attention}_heldout.tsv")
+        subprocess.run([program, "--task", args.task, "--attention", args.attention, "--steps",
+                        str(args.steps), "--save", model, "--dump-heldout", str(args.count), dump],
+                       check=True)
+    net, src_vocab, tgt_vocab, src_steps, tgt_steps = load_translate_model(model)
+    agree, lines = 0, open(dump).read().splitlines()
+    for line in lines:
+        source, target, ours = line.split("\t")
+        theirs = predict_seq2seq(net, source, src_vocab, tgt_vocab, src_steps, tgt_steps)
+        if theirs == ours:
+            agree += 1
+        else:
+            print(f"differ: {source!r}: attograd {ours!r}, PyTorch {theirs!r} (target {target!r})")
+    print(f"agree {agree} of {len(lines)} ({model})")
+    sys.exit(0 if agree == len(lines) and lines else 1)
+
+
+if __name__ == "__main__":
+    main()

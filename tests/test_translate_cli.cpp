@@ -1,0 +1,135 @@
+// attograd-translate from the outside: bad input is one clear line on stderr
+// and exit code 2, never a crash; a saved model loads and predicts (tables,
+// JSON lines, heatmaps).
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace {
+
+struct ProgramRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string temp_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("attograd_translate_cli_" + name)).string();
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Runs the program with `args` (already shell-quoted where needed).
+ProgramRun run(const std::string& args) {
+  const std::string out = temp_file("stdout"), err = temp_file("stderr");
+  const std::string command =
+      std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(command.c_str());
+  ProgramRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_all(out);
+  r.err = read_all(err);
+  return r;
+}
+
+::testing::AssertionResult fails_with(const std::string& args, const std::string& fragment) {
+  const ProgramRun r = run(args);
+  if (r.exit_code != 2)
+    return ::testing::AssertionFailure()
+           << args << ": exit code " << r.exit_code << ", stderr " << r.err;
+  if (r.err.find(fragment) == std::string::npos || r.err.rfind("attograd-translate: ", 0) != 0)
+    return ::testing::AssertionFailure()
+           << args << ": stderr '" << r.err << "' lacks '" << fragment << "'";
+  if (std::count(r.err.begin(), r.err.end(), '\n') != 1)
+    return ::testing::AssertionFailure() << args << ": not one line: " << r.err;
+  return ::testing::AssertionSuccess();
+}
+
+TEST(TranslateCli, BadFlags) {
+  EXPECT_TRUE(fails_with("--frobnicate", "unknown option '--frobnicate'"));
+  EXPECT_TRUE(fails_with("--steps", "--steps needs a value"));
+  EXPECT_TRUE(fails_with("--steps abc", "--steps expects an integer"));
+  EXPECT_TRUE(fails_with("--steps -5", "--steps expects an integer"));
+  EXPECT_TRUE(fails_with("--steps 1e3", "got '1e3'"));
+  EXPECT_TRUE(fails_with("--batch 0", "--batch expects an integer"));
+  EXPECT_TRUE(fails_with("--lr nan", "--lr expects a number"));
+  EXPECT_TRUE(fails_with("--threads 99999999999999999999", "--threads expects an integer"));
+  EXPECT_TRUE(fails_with("--task french", "--task expects dates, reverse or sort, got 'french'"));
+  EXPECT_TRUE(fails_with("--model gpt", "unknown model 'gpt'"));
+  EXPECT_TRUE(fails_with("--attention cosine", "--attention expects additive or dot"));
+  EXPECT_TRUE(fails_with("--predict", "--predict needs at least one text"));
+  EXPECT_TRUE(fails_with("--predict --json", "--predict needs at least one text"));
+  EXPECT_TRUE(fails_with("--load x.npz --task sort", "--load takes the task"));
+  EXPECT_TRUE(fails_with("--load x.npz --steps 10", "drop --steps"));
+}
+
+TEST(TranslateCli, BadFiles) {
+  EXPECT_TRUE(fails_with("--load /nonexistent/model.npz", "/nonexistent/model.npz"));
+  const std::string text_file = temp_file("not_npz.npz");
+  std::ofstream(text_file) << "hello";
+  EXPECT_TRUE(fails_with("--load " + text_file, "not_npz.npz"));
+  const std::string plain = temp_file("plain.npz");
+  ag::save_npz(plain, {{"weight", ag::ones({2})}});
+  EXPECT_TRUE(fails_with("--load " + plain, "not a model saved by attograd-translate"));
+  std::filesystem::remove(text_file);
+  std::filesystem::remove(plain);
+}
+
+TEST(TranslateCli, SavedModelPredictsAndRejectsBadText) {
+  const std::string model = temp_file("model.npz");
+  const ProgramRun saved =
+      run("--task reverse --steps 5 --embed 8 --hidden 8 --layers 1 --train-size "
+          "500 --heldout 20 --eval-every 0 --save " +
+          model);
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  EXPECT_NE(saved.err.find("held-out: 20 examples"), std::string::npos) << saved.err;
+
+  const ProgramRun table = run("--load " + model + " --predict 123 45");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.rfind("123  ->  ", 0), 0u) << table.out;
+  EXPECT_NE(table.out.find("\n45  ->  "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("<eos>"), std::string::npos) << table.out;
+
+  const std::string heatmap = temp_file("align.svg");
+  const ProgramRun json = run("--load " + model + " --predict 123 45 --json --heatmap " + heatmap);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::istringstream lines(json.out);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    EXPECT_EQ(line.rfind("{\"input\":\"", 0), 0u) << line;
+    for (const char* key :
+         {"\"output\":", "\"source_tokens\":[", "\"output_tokens\":[", "\"weights\":[["})
+      EXPECT_NE(line.find(key), std::string::npos) << line;
+  }
+  EXPECT_EQ(count, 2);
+  const std::string first = temp_file("align-1.svg"), second = temp_file("align-2.svg");
+  EXPECT_TRUE(std::filesystem::exists(first));
+  EXPECT_TRUE(std::filesystem::exists(second));
+
+  EXPECT_TRUE(fails_with("--load " + model + " --predict 12a", "unknown character 'a' in \"12a\""));
+  EXPECT_TRUE(fails_with("--load " + model + " --predict ''", "empty text"));
+  EXPECT_TRUE(fails_with("--load " + model + " --predict 123456789012", "at most 10"));
+  EXPECT_TRUE(fails_with("--load " + model + " --predict 12 --heatmap " + temp_file("x.jpg"),
+                         ".png or .svg"));
+  for (const auto& path : {model, first, second}) std::filesystem::remove(path);
+}
+
+TEST(TranslateCli, Help) {
+  const ProgramRun r = run("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--task", "--model", "--attention", "--steps", "--batch", "--seed",
+                           "--threads", "--save", "--load", "--predict", "--heatmap", "--json"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+}
+
+}  // namespace

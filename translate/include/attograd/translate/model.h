@@ -1,0 +1,64 @@
+// A translation model with everything needed to use it: which model, its
+// sizes, the vocabularies and step counts of its data. Saved to and loaded
+// from one .npz file that also loads into d2l's PyTorch model (README,
+// scripts/check_translate_torch.py):
+//
+//   encoder.embedding.weight, encoder.rnn.weight_ih_l0, ..., decoder.dense.bias
+//                     the state dict, with d2l's names and shapes
+//   meta.model        the model's name ("bahdanau"), as int64 byte values
+//   meta.attention    "additive" or "dot", likewise
+//   meta.task         "dates", "reverse" or "sort", likewise
+//   meta.sizes        int64 [embed_size, num_hiddens, num_layers, src_steps, tgt_steps]
+//   meta.dropout      float64 [1]
+//   meta.src_vocab, meta.tgt_vocab   the tokens in index order, joined by '\n',
+//                     as int64 byte values
+//   meta.format       int64 [1]: kFormatVersion
+//
+// Python reads a name back with bytes(a.astype('uint8')).decode().
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "attograd/nn/encoder_decoder.h"
+#include "attograd/translate/data.h"
+
+namespace ag::translate {
+
+struct ModelConfig {
+  std::string model = "bahdanau";      // the kinds make_model knows (model_names())
+  std::string attention = "additive";  // bahdanau: "additive" or "dot"
+  int64_t embed_size = 32;
+  int64_t num_hiddens = 32;
+  int64_t num_layers = 2;
+  double dropout = 0.1;
+};
+
+// "bahdanau" (and the models added later).
+const std::vector<std::string>& model_names();
+
+// The model `config` names, for these vocabulary sizes, initialised as d2l's
+// train_seq2seq does. The one place that maps a name to a model class.
+// Throws ag::Error for an unknown model or attention, or bad sizes.
+std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_t src_vocab_size,
+                                               int64_t tgt_vocab_size);
+
+struct Translator {
+  ModelConfig config;
+  Task task = Task::Dates;
+  Vocab src_vocab, tgt_vocab;
+  int64_t src_steps = 0, tgt_steps = 0;
+  std::unique_ptr<nn::EncoderDecoder> model;
+};
+
+// A fresh model for `data`'s vocabularies and step counts.
+Translator make_translator(const ModelConfig& config, const Dataset& data);
+
+inline constexpr int64_t kFormatVersion = 1;
+void save_translator(const std::string& path, const Translator& translator);
+// Throws ag::Error naming the path when the file is not one save_translator
+// wrote (no meta.* entries, an unknown model, a state dict that does not fit
+// the model the meta entries describe).
+Translator load_translator(const std::string& path);
+
+}  // namespace ag::translate

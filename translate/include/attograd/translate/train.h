@@ -1,0 +1,92 @@
+// Training and prediction as d2l's "Sequence to Sequence Learning" does them,
+// for any model of nn/encoder_decoder.h:
+//
+//   train_seq2seq    teacher forcing (decoder input = <bos> + labels[:, :-1]),
+//                    masked_softmax_ce_loss summed over the batch, backward,
+//                    clip_grad_norm_(1), Adam
+//   predict_seq2seq  greedy decoding, a whole batch at once, one step at a
+//                    time, keeping each step's alignment; stops at <eos>
+//   evaluate         exact match, BLEU and (dates) the alignment figure on
+//                    held-out examples
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attograd/translate/model.h"
+
+namespace ag::translate {
+
+struct TrainOptions {
+  int64_t steps = 1000;
+  int64_t batch_size = 64;
+  double lr = 0.005;
+  double max_grad_norm = 1.0;
+  uint64_t seed = 0;  // the minibatch order
+};
+
+struct StepInfo {
+  int64_t step = 0;    // 1-based
+  int64_t steps = 0;   // TrainOptions::steps
+  double loss = 0;     // this batch's loss per target token (d2l's figure)
+  double seconds = 0;  // since training started
+};
+// Called after every step; it may evaluate the model (prediction leaves the
+// training mode as it found it).
+using StepCallback = std::function<void(const StepInfo&)>;
+
+// Trains translator.model on data's training set; returns the last step's
+// loss per token. REQUIRES: data's vocabularies and step counts are the
+// translator's (throws ag::Error otherwise).
+double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,
+                     const StepCallback& on_step = {});
+
+struct Prediction {
+  std::vector<int64_t> output;  // target indices, without the final <eos>
+  bool finished = false;        // whether <eos> came within tgt_steps
+  // [rows, src_valid_len] float64: row i is how output step i looked at the
+  // source (the model's alignment()); rows = output.size() + finished, so the
+  // step that emitted <eos> has its row too (as d2l keeps it).
+  Tensor alignment;
+};
+
+// Greedy decoding of a batch: src [B, src_steps], src_valid_len [B], at most
+// num_steps output steps. Eval mode and NoGradGuard inside; the model's
+// training mode is restored.
+std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
+                                        const Tensor& src_valid_len, int64_t num_steps);
+
+// What translate() gives for one text.
+struct Translation {
+  std::string input, output;
+  std::vector<std::string> source_tokens;  // the input's characters and <eos>
+  std::vector<std::string> output_tokens;  // the output's characters and <eos> if emitted
+  Tensor alignment;                        // [output_tokens, source_tokens] float64
+};
+// Translates texts (bad text: ag::Error, see encode_sources), in batches of
+// up to batch_size.
+std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
+                                   int64_t batch_size = 1000);
+
+// d2l's bleu: exp(min(0, 1 - len_label / len_pred)) * prod_n p_n^(1/2^n) over
+// n = 1..min(k, len_pred), p_n the clipped n-gram precision. 0 for an empty
+// prediction. The string form splits on single spaces, as d2l.
+double bleu(const std::vector<std::string>& pred, const std::vector<std::string>& label, int k);
+double bleu(const std::string& pred, const std::string& label, int k);
+
+struct Evaluation {
+  int64_t count = 0;
+  double accuracy = 0;  // exact match of the whole output
+  double bleu = 0;      // mean character BLEU, k = 4
+  // Dates only (NaN otherwise): for each output digit of the year, month and
+  // day, the weight its alignment row puts on the source characters that
+  // spell that field, averaged over digits and examples; and per field.
+  double alignment = 0;
+  double alignment_field[3] = {0, 0, 0};  // year, month, day
+  std::vector<std::string> outputs;       // one per example
+};
+Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
+                    int64_t batch_size = 1000);
+
+}  // namespace ag::translate

@@ -1,0 +1,178 @@
+// The model switch, and saving/loading a translator as one .npz (model.h).
+#include "attograd/translate/model.h"
+
+#include <sstream>
+
+#include "attograd/attograd.h"
+#include "attograd/nn/seq2seq.h"
+
+namespace ag::translate {
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names{"bahdanau"};
+  return names;
+}
+
+std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_t src_vocab_size,
+                                               int64_t tgt_vocab_size) {
+  AG_CHECK(
+      config.embed_size > 0 && config.num_hiddens > 0 && config.num_layers > 0 &&
+          config.dropout >= 0 && config.dropout < 1 && src_vocab_size > 0 && tgt_vocab_size > 0,
+      "make_model",
+      "bad sizes: embed " + std::to_string(config.embed_size) + ", hidden " +
+          std::to_string(config.num_hiddens) + ", layers " + std::to_string(config.num_layers) +
+          ", dropout " + std::to_string(config.dropout) + ", vocabularies " +
+          std::to_string(src_vocab_size) + " and " + std::to_string(tgt_vocab_size));
+  if (config.model == "bahdanau") {
+    nn::AttentionKind kind;
+    if (config.attention == "additive") {
+      kind = nn::AttentionKind::Additive;
+    } else if (config.attention == "dot") {
+      kind = nn::AttentionKind::Dot;
+    } else {
+      throw Error("make_model: unknown attention '" + config.attention +
+                  "' (expected additive or dot)");
+    }
+    auto model =
+        nn::make_bahdanau_seq2seq(src_vocab_size, tgt_vocab_size, config.embed_size,
+                                  config.num_hiddens, config.num_layers, config.dropout, kind);
+    nn::init_seq2seq(*model);  // d2l's train_seq2seq: net.apply(xavier_init_weights)
+    return model;
+  }
+  // A new model kind (the Transformer) is one more branch here and a name in model_names().
+  std::string known;
+  for (const auto& name : model_names()) known += (known.empty() ? "" : ", ") + name;
+  throw Error("make_model: unknown model '" + config.model + "' (expected " + known + ")");
+}
+
+Translator make_translator(const ModelConfig& config, const Dataset& data) {
+  Translator translator;
+  translator.config = config;
+  translator.task = data.task();
+  translator.src_vocab = data.src_vocab();
+  translator.tgt_vocab = data.tgt_vocab();
+  translator.src_steps = data.src_steps();
+  translator.tgt_steps = data.tgt_steps();
+  translator.model = make_model(config, data.src_vocab().size(), data.tgt_vocab().size());
+  return translator;
+}
+
+namespace {
+
+constexpr const char* kMetaPrefix = "meta.";
+
+Tensor text_tensor(const std::string& text) {
+  std::vector<double> bytes;
+  for (char c : text) bytes.push_back(static_cast<double>(static_cast<unsigned char>(c)));
+  return tensor(bytes, {static_cast<int64_t>(bytes.size())}, kInt64);
+}
+
+Tensor vocab_tensor(const Vocab& vocab, const std::string& path) {
+  std::string joined;
+  for (const auto& token : vocab.idx_to_token()) {
+    AG_CHECK(token.find('\n') == std::string::npos, "save_translator",
+             path + ": a token holds a newline, which the file format uses as separator");
+    joined += (joined.empty() ? "" : "\n") + token;
+  }
+  return text_tensor(joined);
+}
+
+// The entry `name` of a translator file, checked for dtype and rank.
+const Tensor& meta_entry(const std::map<std::string, Tensor>& file, const std::string& name,
+                         DType dtype, const std::string& path) {
+  const auto it = file.find(name);
+  AG_CHECK(it != file.end(), "load_translator",
+           path + ": no '" + name + "' entry: not a model saved by attograd-translate");
+  AG_CHECK(
+      it->second.dtype() == dtype && it->second.dim() == 1, "load_translator",
+      path + ": entry '" + name + "' has the wrong type or shape " + shape_str(it->second.shape()));
+  return it->second;
+}
+
+std::string meta_text(const std::map<std::string, Tensor>& file, const std::string& name,
+                      const std::string& path) {
+  std::string text;
+  for (double v : meta_entry(file, name, kInt64, path).to_vector()) {
+    AG_CHECK(v >= 1 && v <= 255, "load_translator",
+             path + ": entry '" + name + "' holds a value that is no byte: " + std::to_string(v));
+    text += static_cast<char>(static_cast<unsigned char>(v));
+  }
+  return text;
+}
+
+Vocab meta_vocab(const std::map<std::string, Tensor>& file, const std::string& name,
+                 const std::string& path) {
+  std::vector<std::string> tokens;
+  std::istringstream in(meta_text(file, name, path));
+  for (std::string token; std::getline(in, token, '\n');) tokens.push_back(token);
+  try {
+    return Vocab::from_tokens(tokens);
+  } catch (const Error& e) {
+    throw Error("load_translator: " + path + ": entry '" + name + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+void save_translator(const std::string& path, const Translator& translator) {
+  AG_CHECK(translator.model != nullptr, "save_translator", "the translator has no model");
+  std::map<std::string, Tensor> file = translator.model->state_dict();
+  const ModelConfig& c = translator.config;
+  file["meta.format"] = tensor({static_cast<double>(kFormatVersion)}, {1}, kInt64);
+  file["meta.model"] = text_tensor(c.model);
+  file["meta.attention"] = text_tensor(c.attention);
+  file["meta.task"] = text_tensor(task_name(translator.task));
+  file["meta.sizes"] =
+      tensor({static_cast<double>(c.embed_size), static_cast<double>(c.num_hiddens),
+              static_cast<double>(c.num_layers), static_cast<double>(translator.src_steps),
+              static_cast<double>(translator.tgt_steps)},
+             {5}, kInt64);
+  file["meta.dropout"] = tensor({c.dropout}, {1}, kFloat64);
+  file["meta.src_vocab"] = vocab_tensor(translator.src_vocab, path);
+  file["meta.tgt_vocab"] = vocab_tensor(translator.tgt_vocab, path);
+  save_npz(path, file);
+}
+
+Translator load_translator(const std::string& path) {
+  const std::map<std::string, Tensor> file = load_npz(path);
+  const double version = meta_entry(file, "meta.format", kInt64, path).to_vector().at(0);
+  AG_CHECK(version == kFormatVersion, "load_translator",
+           path + ": format version " + std::to_string(static_cast<int64_t>(version)) +
+               ", this program reads " + std::to_string(kFormatVersion));
+  Translator t;
+  t.config.model = meta_text(file, "meta.model", path);
+  t.config.attention = meta_text(file, "meta.attention", path);
+  try {
+    t.task = task_from_name(meta_text(file, "meta.task", path));
+  } catch (const Error& e) {
+    throw Error("load_translator: " + path + ": " + e.what());
+  }
+  const Tensor& sizes = meta_entry(file, "meta.sizes", kInt64, path);
+  AG_CHECK(sizes.numel() == 5, "load_translator",
+           path + ": meta.sizes has " + std::to_string(sizes.numel()) + " entries, expected 5");
+  const std::vector<double> s = sizes.to_vector();
+  t.config.embed_size = static_cast<int64_t>(s[0]);
+  t.config.num_hiddens = static_cast<int64_t>(s[1]);
+  t.config.num_layers = static_cast<int64_t>(s[2]);
+  t.src_steps = static_cast<int64_t>(s[3]);
+  t.tgt_steps = static_cast<int64_t>(s[4]);
+  AG_CHECK(t.src_steps > 1 && t.tgt_steps > 1 && s[0] <= 1 << 16 && s[1] <= 1 << 16 && s[2] <= 64 &&
+               t.src_steps <= 1 << 16 && t.tgt_steps <= 1 << 16,
+           "load_translator", path + ": implausible sizes in meta.sizes");
+  t.config.dropout = meta_entry(file, "meta.dropout", kFloat64, path).to_vector().at(0);
+  t.src_vocab = meta_vocab(file, "meta.src_vocab", path);
+  t.tgt_vocab = meta_vocab(file, "meta.tgt_vocab", path);
+  try {
+    t.model = make_model(t.config, t.src_vocab.size(), t.tgt_vocab.size());
+    std::map<std::string, Tensor> state;
+    for (const auto& [name, value] : file)
+      if (name.rfind(kMetaPrefix, 0) != 0) state[name] = value;
+    t.model->load_state_dict(state, /*strict=*/true);
+  } catch (const Error& e) {
+    throw Error("load_translator: " + path + ": " + e.what());
+  }
+  t.model->eval();
+  return t;
+}
+
+}  // namespace ag::translate

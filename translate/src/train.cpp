@@ -1,0 +1,272 @@
+// Training, greedy prediction and evaluation (see train.h).
+#include "attograd/translate/train.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "attograd/attograd.h"
+
+namespace ag::translate {
+
+namespace {
+
+void check_same_data(const Translator& translator, const Dataset& data) {
+  AG_CHECK(translator.model != nullptr, "train_seq2seq", "the translator has no model");
+  AG_CHECK(translator.src_vocab.idx_to_token() == data.src_vocab().idx_to_token() &&
+               translator.tgt_vocab.idx_to_token() == data.tgt_vocab().idx_to_token() &&
+               translator.src_steps == data.src_steps() && translator.tgt_steps == data.tgt_steps(),
+           "train_seq2seq",
+           "the model's vocabularies or step counts are not the data's (model for task '" +
+               std::string(task_name(translator.task)) + "', data of task '" +
+               task_name(data.task()) + "')");
+}
+
+// Puts a module back in the training mode it had, whatever happens between.
+class ModeRestorer {
+ public:
+  explicit ModeRestorer(nn::Module& module) : module_(module), training_(module.is_training()) {}
+  ~ModeRestorer() { module_.train(training_); }
+  ModeRestorer(const ModeRestorer&) = delete;
+  ModeRestorer& operator=(const ModeRestorer&) = delete;
+
+ private:
+  nn::Module& module_;
+  bool training_;
+};
+
+}  // namespace
+
+double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,
+                     const StepCallback& on_step) {
+  check_same_data(translator, data);
+  AG_CHECK(options.steps >= 0 && options.lr > 0 && options.max_grad_norm > 0, "train_seq2seq",
+           "need steps >= 0, lr > 0 and max_grad_norm > 0, got " + std::to_string(options.steps) +
+               ", " + std::to_string(options.lr) + ", " + std::to_string(options.max_grad_norm));
+  nn::EncoderDecoder& model = *translator.model;
+  model.train();
+  const std::vector<Tensor> params = model.parameters();
+  optim::Adam optimizer(params, options.lr);
+  BatchIterator batches(data, options.batch_size, options.seed);
+  const Tensor bos = full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64);
+  const auto start = std::chrono::steady_clock::now();
+  double last_loss = std::numeric_limits<double>::quiet_NaN();
+  double callback_seconds = 0;  // left out of StepInfo::seconds
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    const Batch batch = batches.next();
+    optimizer.zero_grad();
+    // Teacher forcing: step t reads the true token t - 1 (<bos> at t = 0).
+    const Tensor dec_input = cat({bos, batch.tgt.narrow(1, 0, data.tgt_steps() - 1)}, 1);
+    const Tensor logits = model(batch.src, dec_input, batch.src_valid_len);  // [B, Tt, V]
+    const Tensor loss = nn::masked_softmax_ce_loss(logits, batch.tgt, batch.tgt_valid_len);  // [B]
+    const Tensor total = loss.sum();
+    total.backward();
+    nn::clip_grad_norm_(params, options.max_grad_norm);
+    optimizer.step();
+    // d2l reports the summed loss per target token; each row of `loss` is
+    // already a mean over tgt_steps, so multiply back.
+    const double tokens = batch.tgt_valid_len.sum().item();
+    last_loss = total.item() * static_cast<double>(data.tgt_steps()) / tokens;
+    if (on_step) {
+      const auto now = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(now - start).count() - callback_seconds;
+      on_step({step, options.steps, last_loss, seconds});
+      callback_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count();
+    }
+  }
+  return last_loss;
+}
+
+std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
+                                        const Tensor& src_valid_len, int64_t num_steps) {
+  AG_CHECK(src.defined() && src.dim() == 2 && src.dtype() == kInt64, "predict_seq2seq",
+           "src must be int64 [B, T], got " +
+               (src.defined() ? shape_str(src.shape()) : std::string("an undefined tensor")));
+  AG_CHECK(
+      src_valid_len.defined() && src_valid_len.dim() == 1 && src_valid_len.size(0) == src.size(0),
+      "predict_seq2seq", "src_valid_len must be [B] for src " + shape_str(src.shape()));
+  AG_CHECK(num_steps > 0, "predict_seq2seq", "num_steps " + std::to_string(num_steps) + " <= 0");
+  ModeRestorer restore(model);
+  model.eval();
+  NoGradGuard no_grad;
+  const int64_t batch = src.size(0);
+  const std::vector<double> valid = src_valid_len.to_vector();
+  nn::DecoderState state =
+      model.decoder().init_state(model.encoder().forward(src, src_valid_len), src_valid_len);
+  std::vector<Prediction> predictions(static_cast<size_t>(batch));
+  std::vector<std::vector<double>> rows(static_cast<size_t>(batch));  // alignment rows, flat
+  Tensor dec_input = full({batch, 1}, static_cast<double>(Vocab::kBos), kInt64);
+  int64_t unfinished = batch;
+  for (int64_t step = 0; step < num_steps && unfinished > 0; ++step) {
+    const Tensor logits = model.decoder().forward(dec_input, state);  // [B, 1, V]
+    dec_input = argmax(logits, 2);                                    // [B, 1]
+    const std::vector<double> next = dec_input.to_vector();
+    const Tensor alignment = model.decoder().alignment();  // [B, 1, T]
+    AG_CHECK(alignment.defined() && alignment.dim() == 3 && alignment.size(0) == batch &&
+                 alignment.size(1) == 1 && alignment.size(2) == src.size(1),
+             "predict_seq2seq",
+             "the decoder's alignment() must be [B, 1, T] = [" + std::to_string(batch) + ", 1, " +
+                 std::to_string(src.size(1)) + "] after one step, got " +
+                 (alignment.defined() ? shape_str(alignment.shape()) : std::string("undefined")));
+    const std::vector<double> weights = alignment.to_vector();
+    for (int64_t b = 0; b < batch; ++b) {
+      Prediction& p = predictions[static_cast<size_t>(b)];
+      if (p.finished) continue;
+      const auto begin = weights.begin() + b * src.size(1);
+      rows[static_cast<size_t>(b)].insert(rows[static_cast<size_t>(b)].end(), begin,
+                                          begin + static_cast<int64_t>(valid[b]));
+      const auto token = static_cast<int64_t>(next[static_cast<size_t>(b)]);
+      if (token == Vocab::kEos) {
+        p.finished = true;
+        --unfinished;
+      } else {
+        p.output.push_back(token);
+      }
+    }
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    Prediction& p = predictions[static_cast<size_t>(b)];
+    const auto cols = static_cast<int64_t>(valid[static_cast<size_t>(b)]);
+    const auto num_rows = static_cast<int64_t>(p.output.size()) + (p.finished ? 1 : 0);
+    p.alignment = tensor(rows[static_cast<size_t>(b)], {num_rows, cols}, kFloat64);
+  }
+  return predictions;
+}
+
+std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
+                                   int64_t batch_size) {
+  AG_CHECK(translator.model != nullptr, "translate", "the translator has no model");
+  AG_CHECK(batch_size > 0, "translate", "batch_size " + std::to_string(batch_size) + " <= 0");
+  std::vector<Translation> out;
+  out.reserve(texts.size());
+  for (size_t first = 0; first < texts.size(); first += static_cast<size_t>(batch_size)) {
+    const std::vector<std::string> chunk(
+        texts.begin() + static_cast<int64_t>(first),
+        texts.begin() + static_cast<int64_t>(std::min(texts.size(), first + batch_size)));
+    const auto [src, src_valid_len] =
+        encode_sources(chunk, translator.src_vocab, translator.src_steps);
+    const std::vector<Prediction> predictions =
+        predict_seq2seq(*translator.model, src, src_valid_len, translator.tgt_steps);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      const Prediction& p = predictions[i];
+      Translation t;
+      t.input = chunk[i];
+      t.source_tokens = tokenize_chars(chunk[i]);
+      t.source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
+      t.output_tokens = translator.tgt_vocab.tokens(p.output);
+      t.output = detokenize_chars(t.output_tokens);
+      if (p.finished) t.output_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
+      t.alignment = p.alignment;
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+double bleu(const std::vector<std::string>& pred, const std::vector<std::string>& label, int k) {
+  AG_CHECK(k >= 1, "bleu", "k " + std::to_string(k) + " < 1");
+  const auto len_pred = static_cast<int64_t>(pred.size());
+  const auto len_label = static_cast<int64_t>(label.size());
+  if (len_pred == 0) return 0.0;
+  const auto ngram = [](const std::vector<std::string>& tokens, int64_t start, int64_t n) {
+    std::string joined;
+    for (int64_t i = start; i < start + n; ++i) {
+      if (i > start) joined += ' ';
+      joined += tokens[static_cast<size_t>(i)];
+    }
+    return joined;
+  };
+  double score = std::exp(std::min(0.0, 1.0 - static_cast<double>(len_label) / len_pred));
+  for (int64_t n = 1; n <= std::min<int64_t>(k, len_pred); ++n) {
+    std::map<std::string, int64_t> label_subs;
+    for (int64_t i = 0; i + n <= len_label; ++i) ++label_subs[ngram(label, i, n)];
+    int64_t num_matches = 0;
+    for (int64_t i = 0; i + n <= len_pred; ++i) {
+      auto it = label_subs.find(ngram(pred, i, n));
+      if (it != label_subs.end() && it->second > 0) {
+        ++num_matches;
+        --it->second;
+      }
+    }
+    score *= std::pow(static_cast<double>(num_matches) / static_cast<double>(len_pred - n + 1),
+                      std::pow(0.5, static_cast<double>(n)));
+  }
+  return score;
+}
+
+double bleu(const std::string& pred, const std::string& label, int k) {
+  const auto split = [](const std::string& s) {
+    std::vector<std::string> tokens;
+    std::string token;
+    std::istringstream in(s);
+    while (std::getline(in, token, ' ')) tokens.push_back(token);
+    if (!s.empty() && s.back() == ' ') tokens.emplace_back();
+    return tokens;
+  };
+  return bleu(split(pred), split(label), k);
+}
+
+namespace {
+
+// Which field the ISO target's character at `position` belongs to, or -1 for
+// the dashes ("1979-05-03": 0..3 year, 5..6 month, 8..9 day).
+int iso_field(int64_t position) {
+  if (position < 4) return static_cast<int>(DateField::Year);
+  if (position == 5 || position == 6) return static_cast<int>(DateField::Month);
+  if (position == 8 || position == 9) return static_cast<int>(DateField::Day);
+  return -1;
+}
+
+}  // namespace
+
+Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
+                    int64_t batch_size) {
+  AG_CHECK(!examples.empty(), "evaluate", "no examples");
+  std::vector<std::string> sources;
+  sources.reserve(examples.size());
+  for (const auto& e : examples) sources.push_back(e.source);
+  const std::vector<Translation> translations = translate(translator, sources, batch_size);
+  Evaluation result;
+  result.count = static_cast<int64_t>(examples.size());
+  const bool dates = translator.task == Task::Dates;
+  double field_weight[3] = {0, 0, 0};
+  int64_t field_count[3] = {0, 0, 0};
+  int64_t correct = 0;
+  double bleu_sum = 0;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const Example& e = examples[i];
+    const Translation& t = translations[i];
+    correct += t.output == e.target;
+    bleu_sum += bleu(tokenize_chars(t.output), tokenize_chars(e.target), 4);
+    result.outputs.push_back(t.output);
+    if (!dates || e.spans.size() != 3) continue;
+    const std::vector<double> weights = t.alignment.to_vector();
+    const int64_t cols = t.alignment.size(1);
+    const int64_t rows = std::min<int64_t>(t.alignment.size(0), 10);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int field = iso_field(r);
+      if (field < 0) continue;
+      const FieldSpan& span = e.spans[static_cast<size_t>(field)];
+      double on_span = 0;
+      for (int64_t c = span.begin; c < std::min(span.end, cols); ++c)
+        on_span += weights[static_cast<size_t>(r * cols + c)];
+      field_weight[field] += on_span;
+      ++field_count[field];
+    }
+  }
+  result.accuracy = static_cast<double>(correct) / static_cast<double>(result.count);
+  result.bleu = bleu_sum / static_cast<double>(result.count);
+  const int64_t digits = field_count[0] + field_count[1] + field_count[2];
+  result.alignment = digits > 0 ? (field_weight[0] + field_weight[1] + field_weight[2]) / digits
+                                : std::numeric_limits<double>::quiet_NaN();
+  for (int f = 0; f < 3; ++f)
+    result.alignment_field[f] = field_count[f] > 0 ? field_weight[f] / field_count[f]
+                                                   : std::numeric_limits<double>::quiet_NaN();
+  return result;
+}
+
+}  // namespace ag::translate
