@@ -60,23 +60,36 @@ void Seq2SeqTrainer::set_learning_rate(double lr) {
   optimizer_ = std::make_unique<optim::Adam>(params_, lr);
 }
 
-double Seq2SeqTrainer::step() {
-  model_.train();
-  const Batch batch = batches_.next();
-  optimizer_->zero_grad();
+Tensor Seq2SeqTrainer::summed_loss(const Batch& batch, double* tokens) const {
   // Teacher forcing: step t reads the true token t - 1 (<bos> at t = 0).
   const Tensor dec_input = cat({bos_, batch.tgt.narrow(1, 0, data_.tgt_steps() - 1)}, 1);
   const Tensor logits = model_(batch.src, dec_input, batch.src_valid_len);  // [B, Tt, V]
   const Tensor loss = nn::masked_softmax_ce_loss(logits, batch.tgt, batch.tgt_valid_len);  // [B]
-  const Tensor total = loss.sum();
+  *tokens = batch.tgt_valid_len.sum().item();
+  return loss.sum();
+}
+
+double Seq2SeqTrainer::step() {
+  model_.train();
+  const Batch batch = batches_.next();
+  optimizer_->zero_grad();
+  double tokens = 0;
+  const Tensor total = summed_loss(batch, &tokens);
   total.backward();
   nn::clip_grad_norm_(params_, options_.max_grad_norm);
   optimizer_->step();
   ++steps_taken_;
   // d2l reports the summed loss per target token; each row of `loss` is
   // already a mean over tgt_steps, so multiply back.
-  const double tokens = batch.tgt_valid_len.sum().item();
   return total.item() * static_cast<double>(data_.tgt_steps()) / tokens;
+}
+
+double Seq2SeqTrainer::next_loss() const {
+  BatchIterator upcoming = batches_;  // a copy: the next step still gets this batch
+  NoGradGuard no_grad;
+  double tokens = 0;
+  return summed_loss(upcoming.next(), &tokens).item() * static_cast<double>(data_.tgt_steps()) /
+         tokens;
 }
 
 double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,

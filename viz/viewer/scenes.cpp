@@ -17,6 +17,7 @@ std::unique_ptr<Scene> make_scaling_scene();
 std::unique_ptr<Scene> make_multihead_scene();
 std::unique_ptr<Scene> make_file_scene();
 std::unique_ptr<Scene> make_training_scene();
+std::unique_ptr<Scene> make_translate_scene();
 std::unique_ptr<Scene> make_step_scene();
 std::unique_ptr<Scene> make_graph_scene();
 
@@ -29,6 +30,7 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   scenes.push_back(make_multihead_scene());
   scenes.push_back(make_file_scene());
   scenes.push_back(make_training_scene());
+  scenes.push_back(make_translate_scene());
   scenes.push_back(make_step_scene());
   scenes.push_back(make_graph_scene());
   return scenes;

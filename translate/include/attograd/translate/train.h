@@ -56,6 +56,10 @@ class Seq2SeqTrainer {
   // One minibatch: forward, backward, clipping, Adam; returns its loss per
   // target token. Puts the model in training mode.
   double step();
+  // The loss per target token of the minibatch the next step() trains on,
+  // at the current parameters, without training (no gradients, no update):
+  // a curve's value at step 0.
+  double next_loss() const;
   int64_t steps_taken() const { return steps_taken_; }
   // From the next step on. Adam's rate is fixed at construction (as in
   // PyTorch's constructor), so its moments start over.
@@ -69,6 +73,9 @@ class Seq2SeqTrainer {
   std::unique_ptr<optim::Adam> optimizer_;
   BatchIterator batches_;
   Tensor bos_;  // [batch_size, 1]: the decoder's first input
+  // The summed loss of `batch` (graph recorded unless under NoGradGuard) and
+  // its target token count.
+  Tensor summed_loss(const Batch& batch, double* tokens) const;
   int64_t steps_taken_ = 0;
 };
 
