@@ -287,7 +287,6 @@ void TranslateScene::draw_model(size_t model, const std::map<std::string, Tensor
                      "output",
                      "source"};
     view.max_cell = 24.0f;
-    view.fit_axis_label = true;
     draw_heatmap(view, ImVec2(0, 0));
   }
   ImGui::EndChild();
