@@ -17,9 +17,9 @@ std::unique_ptr<Scene> make_scaling_scene();
 std::unique_ptr<Scene> make_multihead_scene();
 std::unique_ptr<Scene> make_file_scene();
 std::unique_ptr<Scene> make_training_scene();
-std::unique_ptr<Scene> make_translate_scene();
 std::unique_ptr<Scene> make_step_scene();
 std::unique_ptr<Scene> make_graph_scene();
+std::unique_ptr<Scene> make_translate_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
@@ -30,9 +30,9 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   scenes.push_back(make_multihead_scene());
   scenes.push_back(make_file_scene());
   scenes.push_back(make_training_scene());
-  scenes.push_back(make_translate_scene());
   scenes.push_back(make_step_scene());
   scenes.push_back(make_graph_scene());
+  scenes.push_back(make_translate_scene());
   return scenes;
 }
 
