@@ -17,9 +17,11 @@
 #               file format for tensors that nothing below needs; core.h, the
 #               umbrella of all of core, is the top of this layer
 #   5 nn        nn/ (attograd.h, the umbrella of core + nn, included)
-#   6 viz       viz/ (heatmaps and the viewer) and translate/ (seq2seq on
-#               generated tasks; beside viz: it may draw with viz, and the
-#               viewer may use it)
+#   6 viz       viz/ without the viewer: colour maps, heatmap export
+#   7 translate translate/: seq2seq on generated tasks (it draws alignments
+#               with viz)
+#   8 viewer    viz/viewer/: the scenes, which use viz and translate (the
+#               translate scene trains its models)
 # Tutorials, tests, benches and examples sit above everything and are not
 # checked. A file under core/ that the table below does not place fails the
 # check: place it on purpose.
@@ -32,7 +34,7 @@ set -euo pipefail
 root=${1:-"$(cd "$(dirname "$0")/.." && pwd)"}
 cd "$root"
 
-names=(base kernels tensor autograd ops nn viz)
+names=(base kernels tensor autograd ops nn viz translate viewer)
 
 # Prints the layer number of a repository-relative path, or nothing.
 layer_of() {
@@ -54,7 +56,9 @@ layer_of() {
     core/src/ops_*.cpp | core/src/tensor_methods.cpp) echo 4 ;;
     core/src/gradcheck.cpp | core/src/npy.cpp) echo 4 ;;
     nn/*) echo 5 ;;
-    viz/* | translate/*) echo 6 ;;
+    viz/viewer/*) echo 8 ;;
+    translate/*) echo 7 ;;
+    viz/*) echo 6 ;;
   esac
 }
 

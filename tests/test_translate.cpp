@@ -86,6 +86,46 @@ Translator trained_reverse(const Dataset& data, int64_t steps, int64_t hidden,
   return translator;
 }
 
+// Seq2SeqTrainer is train_seq2seq one step at a time: the same losses, and
+// the same parameters after the same number of steps; a new learning rate
+// takes effect.
+TEST(TranslateTraining, StepByStepTrainerMatchesTrainSeq2seq) {
+  const Dataset data({Task::Reverse, 1000, 20, 5});
+  double first = 0, last = 0;
+  Translator whole = trained_reverse(data, 6, 8, &first, &last);
+
+  ag::manual_seed(1);
+  ModelConfig config;
+  config.embed_size = config.num_hiddens = 8;
+  config.num_layers = 1;
+  config.dropout = 0;
+  Translator stepped = make_translator(config, data);
+  TrainOptions options;
+  options.lr = 0.01;
+  Seq2SeqTrainer trainer(stepped, data, options);
+  std::vector<double> losses;
+  for (int i = 0; i < 6; ++i) {
+    // next_loss is the loss step() then reports, except for dropout (none
+    // here) and the update, which comes after the forward.
+    const double next = trainer.next_loss();
+    losses.push_back(trainer.step());
+    EXPECT_NEAR(next, losses.back(), 1e-5 * losses.back());
+  }
+  EXPECT_EQ(trainer.steps_taken(), 6);
+  EXPECT_EQ(losses.front(), first);
+  EXPECT_EQ(losses.back(), last);
+  const auto a = whole.model->parameters(), b = stepped.model->parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].to_vector(), b[i].to_vector()) << i;
+
+  EXPECT_TRUE(throws_error([&] { trainer.set_learning_rate(0); },
+                           {"Seq2SeqTrainer::set_learning_rate", "lr > 0"}));
+  trainer.set_learning_rate(1e-3);
+  const std::vector<double> before = b[0].to_vector();
+  trainer.step();
+  EXPECT_NE(b[0].to_vector(), before);
+}
+
 TEST(TranslateModel, SaveLoadGivesIdenticalPredictions) {
   const Dataset data({Task::Reverse, 2000, 50, 3});
   Translator translator = trained_reverse(data, 20, 16);

@@ -40,36 +40,66 @@ class ModeRestorer {
 
 }  // namespace
 
-double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,
-                     const StepCallback& on_step) {
-  check_same_data(translator, data);
+Seq2SeqTrainer::Seq2SeqTrainer(Translator& translator, const Dataset& data,
+                               const TrainOptions& options)
+    : model_((check_same_data(translator, data), *translator.model)),
+      data_(data),
+      options_(options),
+      params_(model_.parameters()),
+      batches_(data, options.batch_size, options.seed),
+      bos_(full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64)) {
   AG_CHECK(options.steps >= 0 && options.lr > 0 && options.max_grad_norm > 0, "train_seq2seq",
            "need steps >= 0, lr > 0 and max_grad_norm > 0, got " + std::to_string(options.steps) +
                ", " + std::to_string(options.lr) + ", " + std::to_string(options.max_grad_norm));
-  nn::EncoderDecoder& model = *translator.model;
-  model.train();
-  const std::vector<Tensor> params = model.parameters();
-  optim::Adam optimizer(params, options.lr);
-  BatchIterator batches(data, options.batch_size, options.seed);
-  const Tensor bos = full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64);
+  optimizer_ = std::make_unique<optim::Adam>(params_, options_.lr);
+}
+
+void Seq2SeqTrainer::set_learning_rate(double lr) {
+  AG_CHECK(lr > 0, "Seq2SeqTrainer::set_learning_rate", "need lr > 0, got " + std::to_string(lr));
+  options_.lr = lr;
+  optimizer_ = std::make_unique<optim::Adam>(params_, lr);
+}
+
+Tensor Seq2SeqTrainer::summed_loss(const Batch& batch, double* tokens) const {
+  // Teacher forcing: step t reads the true token t - 1 (<bos> at t = 0).
+  const Tensor dec_input = cat({bos_, batch.tgt.narrow(1, 0, data_.tgt_steps() - 1)}, 1);
+  const Tensor logits = model_(batch.src, dec_input, batch.src_valid_len);  // [B, Tt, V]
+  const Tensor loss = nn::masked_softmax_ce_loss(logits, batch.tgt, batch.tgt_valid_len);  // [B]
+  *tokens = batch.tgt_valid_len.sum().item();
+  return loss.sum();
+}
+
+double Seq2SeqTrainer::step() {
+  model_.train();
+  const Batch batch = batches_.next();
+  optimizer_->zero_grad();
+  double tokens = 0;
+  const Tensor total = summed_loss(batch, &tokens);
+  total.backward();
+  nn::clip_grad_norm_(params_, options_.max_grad_norm);
+  optimizer_->step();
+  ++steps_taken_;
+  // d2l reports the summed loss per target token; each row of `loss` is
+  // already a mean over tgt_steps, so multiply back.
+  return total.item() * static_cast<double>(data_.tgt_steps()) / tokens;
+}
+
+double Seq2SeqTrainer::next_loss() const {
+  BatchIterator upcoming = batches_;  // a copy: the next step still gets this batch
+  NoGradGuard no_grad;
+  double tokens = 0;
+  return summed_loss(upcoming.next(), &tokens).item() * static_cast<double>(data_.tgt_steps()) /
+         tokens;
+}
+
+double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,
+                     const StepCallback& on_step) {
+  Seq2SeqTrainer trainer(translator, data, options);
   const auto start = std::chrono::steady_clock::now();
   double last_loss = std::numeric_limits<double>::quiet_NaN();
   double callback_seconds = 0;  // left out of StepInfo::seconds
   for (int64_t step = 1; step <= options.steps; ++step) {
-    const Batch batch = batches.next();
-    optimizer.zero_grad();
-    // Teacher forcing: step t reads the true token t - 1 (<bos> at t = 0).
-    const Tensor dec_input = cat({bos, batch.tgt.narrow(1, 0, data.tgt_steps() - 1)}, 1);
-    const Tensor logits = model(batch.src, dec_input, batch.src_valid_len);  // [B, Tt, V]
-    const Tensor loss = nn::masked_softmax_ce_loss(logits, batch.tgt, batch.tgt_valid_len);  // [B]
-    const Tensor total = loss.sum();
-    total.backward();
-    nn::clip_grad_norm_(params, options.max_grad_norm);
-    optimizer.step();
-    // d2l reports the summed loss per target token; each row of `loss` is
-    // already a mean over tgt_steps, so multiply back.
-    const double tokens = batch.tgt_valid_len.sum().item();
-    last_loss = total.item() * static_cast<double>(data.tgt_steps()) / tokens;
+    last_loss = trainer.step();
     if (on_step) {
       const auto now = std::chrono::steady_clock::now();
       const double seconds = std::chrono::duration<double>(now - start).count() - callback_seconds;

@@ -19,6 +19,7 @@ std::unique_ptr<Scene> make_file_scene();
 std::unique_ptr<Scene> make_training_scene();
 std::unique_ptr<Scene> make_step_scene();
 std::unique_ptr<Scene> make_graph_scene();
+std::unique_ptr<Scene> make_translate_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
@@ -31,6 +32,7 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   scenes.push_back(make_training_scene());
   scenes.push_back(make_step_scene());
   scenes.push_back(make_graph_scene());
+  scenes.push_back(make_translate_scene());
   return scenes;
 }
 

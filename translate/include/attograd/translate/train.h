@@ -11,9 +11,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "attograd/nn/optim.h"
 #include "attograd/translate/model.h"
 
 namespace ag::translate {
@@ -41,6 +43,41 @@ using StepCallback = std::function<void(const StepInfo&)>;
 // translator's (throws ag::Error otherwise).
 double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,
                      const StepCallback& on_step = {});
+
+// train_seq2seq one step at a time, for a caller that interleaves steps with
+// other work (the viewer's translate scene steps a few times a frame): the
+// same minibatches, loss and updates, so n step() calls leave the model as
+// train_seq2seq with steps = n does (options.steps is not used).
+// REQUIRES: translator and data outlive the trainer; as train_seq2seq, their
+// vocabularies and step counts agree (throws ag::Error otherwise).
+class Seq2SeqTrainer {
+ public:
+  Seq2SeqTrainer(Translator& translator, const Dataset& data, const TrainOptions& options);
+  // One minibatch: forward, backward, clipping, Adam; returns its loss per
+  // target token. Puts the model in training mode.
+  double step();
+  // The loss per target token of the minibatch the next step() trains on,
+  // at the current parameters, without training (no gradients, no update):
+  // a curve's value at step 0.
+  double next_loss() const;
+  int64_t steps_taken() const { return steps_taken_; }
+  // From the next step on. Adam's rate is fixed at construction (as in
+  // PyTorch's constructor), so its moments start over.
+  void set_learning_rate(double lr);
+
+ private:
+  nn::EncoderDecoder& model_;
+  const Dataset& data_;
+  TrainOptions options_;
+  std::vector<Tensor> params_;
+  std::unique_ptr<optim::Adam> optimizer_;
+  BatchIterator batches_;
+  Tensor bos_;  // [batch_size, 1]: the decoder's first input
+  // The summed loss of `batch` (graph recorded unless under NoGradGuard) and
+  // its target token count.
+  Tensor summed_loss(const Batch& batch, double* tokens) const;
+  int64_t steps_taken_ = 0;
+};
 
 struct Prediction {
   std::vector<int64_t> output;  // target indices, without the final <eos>

@@ -1,0 +1,99 @@
+// The translate scene under Dear ImGui's null backend (no display): it
+// builds and trains both models; its knobs apply; a bad knob value is an
+// ag::Error naming what is accepted; the outputs and alignments it records
+// are the library's greedy prediction for the same model state.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <cmath>
+
+#include "null_backend.h"
+#include "scene_translate.h"
+#include "test_util.h"
+
+namespace ag::viewer {
+namespace {
+
+namespace tr = ag::translate;
+using ag::testing::throws_error;
+
+class TranslateUi : public NullBackend {
+ protected:
+  void frame() {
+    NullBackend::frame([&] { scene.draw(); });
+  }
+  void set(const std::string& knob, const std::string& value) {
+    for (Knob& k : scene.knobs()) {
+      if (k.name == knob) return k.set(value);
+    }
+    FAIL() << "no knob " << knob;
+  }
+
+  TranslateScene scene;
+};
+
+TEST_F(TranslateUi, KnobsApplyAndTheRecordIsTheLibrarysPrediction) {
+  set("task", "reverse");
+  EXPECT_EQ(scene.trainer().task(), tr::Task::Reverse);
+  set("steps_per_frame", "3");
+  set("example", "5");
+  EXPECT_EQ(scene.example(), 5);
+  frame();
+  frame();
+  EXPECT_EQ(scene.session().steps(), 6);
+  set("paused", "yes");
+  frame();
+  EXPECT_EQ(scene.session().steps(), 6);
+
+  // The shown record against predict_seq2seq of the models as they are now.
+  const auto inputs = scene.inputs();
+  const tr::Dataset& data = scene.trainer().data_set();
+  const int64_t tgt = data.tgt_steps(), src = data.src_steps();
+  for (size_t m = 0; m < 2; ++m) {
+    const std::string name = TranslateTrainer::kModels[m];
+    const auto predictions = tr::predict_seq2seq(*scene.trainer().translator(m).model,
+                                                 inputs.at("src"), inputs.at("src_valid_len"), tgt);
+    const std::vector<double> output = inputs.at("shown." + name + ".output").to_vector();
+    const std::vector<double> rows = inputs.at("shown." + name + ".rows").to_vector();
+    const std::vector<double> alignment = inputs.at("shown." + name + ".alignment").to_vector();
+    for (int64_t i = 0; i < TranslateTrainer::kShown; ++i) {
+      const tr::Prediction& p = predictions[static_cast<size_t>(i)];
+      ASSERT_EQ(rows[static_cast<size_t>(i)], static_cast<double>(p.alignment.shape()[0]));
+      for (size_t t = 0; t < p.output.size(); ++t) {
+        EXPECT_EQ(output[static_cast<size_t>(i * tgt) + t], static_cast<double>(p.output[t]));
+      }
+      const std::vector<double> weights = p.alignment.to_vector();
+      const int64_t cols = p.alignment.shape()[1];
+      for (int64_t r = 0; r < p.alignment.shape()[0]; ++r) {
+        double sum = 0;
+        for (int64_t c = 0; c < cols; ++c) {
+          const double shown = alignment[static_cast<size_t>((i * tgt + r) * src + c)];
+          EXPECT_NEAR(shown, weights[static_cast<size_t>(r * cols + c)], 1e-6);  // float32
+          sum += shown;
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-5);
+      }
+    }
+  }
+}
+
+TEST_F(TranslateUi, BadKnobValuesAreErrorsNamingWhatIsAccepted) {
+  auto scenes = make_scenes();
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "translate.task=french"); },
+                           {"french", "dates | reverse | sort"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "translate.example=99"); }, {"99"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "translate.lr=-1"); }, {"-1"}));
+}
+
+TEST_F(TranslateUi, StatsPrintTheAdditiveModelsHeldOutAccuracy) {
+  frame();
+  std::ostringstream out;
+  scene.print_stats(out);
+  EXPECT_NE(out.str().find("loss_first "), std::string::npos);
+  EXPECT_NE(out.str().find("accuracy "), std::string::npos);
+  EXPECT_TRUE(std::isfinite(scene.session().last_loss()));
+  EXPECT_LT(scene.session().last_loss(), scene.session().first_loss() * 1.5);
+}
+
+}  // namespace
+}  // namespace ag::viewer
