@@ -176,7 +176,8 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
   for (size_t first = 0; first < texts.size(); first += static_cast<size_t>(batch_size)) {
     const std::vector<std::string> chunk(
         texts.begin() + static_cast<int64_t>(first),
-        texts.begin() + static_cast<int64_t>(std::min(texts.size(), first + batch_size)));
+        texts.begin() +
+            static_cast<int64_t>(std::min(texts.size(), first + static_cast<size_t>(batch_size))));
     const auto [src, src_valid_len] =
         encode_sources(chunk, translator.src_vocab, translator.src_steps);
     const std::vector<Prediction> predictions =
