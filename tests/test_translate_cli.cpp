@@ -16,8 +16,11 @@ struct ProgramRun {
   std::string out, err;
 };
 
+// In a folder of this process's own (ScratchDir names it with the pid):
+// ctest runs each TEST as its own process, two at a time.
 std::string temp_file(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("attograd_translate_cli_" + name)).string();
+  static const ag::testing::ScratchDir dir("translate_cli");
+  return dir / name;
 }
 
 std::string read_all(const std::string& path) {

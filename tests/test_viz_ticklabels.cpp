@@ -12,8 +12,11 @@ namespace {
 
 using ag::testing::throws_error;
 
+// In a folder of this process's own (ScratchDir names it with the pid):
+// ctest runs each TEST as its own process, two at a time.
 std::string temp_file(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("attograd_ticklabels_" + name)).string();
+  static const ag::testing::ScratchDir dir("ticklabels");
+  return dir / name;
 }
 
 std::string read_all(const std::string& path) {
