@@ -13,16 +13,10 @@
 namespace ag {
 namespace {
 
+using testing::read_file;
 using testing::ScratchDir;
 using testing::throws_error;
 using viz::Colormap;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // Why `text` is not well-formed UTF-8 (decoded by hand, independently of the
 // writer's own check), or "" when it is.
@@ -102,7 +96,7 @@ TEST(RobustnessVizTest, LabelsThatAreNotUtf8KeepTheSvgWellFormed) {
   options.ylabel = "queries \xe2\x82";
   const std::string path = dir / "labels.svg";
   viz::show_heatmaps(ones({1, static_cast<int64_t>(titles.size()), 2, 2}), path, options);
-  const std::string svg = read_text(path);
+  const std::string svg = read_file(path);
   EXPECT_EQ(utf8_problem(svg), "");
   EXPECT_TRUE(ampersands_are_entities(svg));
   const std::vector<std::string> texts = svg_texts(svg);
@@ -171,7 +165,7 @@ TEST(RobustnessVizTest, RangesWiderThanTheLargestDoubleStillOrderTheColours) {
   options.vmin = -1.7e308;
   options.vmax = 1.7e308;
   viz::show_heatmaps(values, dir / "d.svg", options);
-  const std::string svg = read_text(dir / "d.svg");
+  const std::string svg = read_file(dir / "d.svg");
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   EXPECT_EQ(svg.find("inf"), std::string::npos);
   EXPECT_NE(svg.find(">-1.7e+308<"), std::string::npos);
@@ -196,7 +190,7 @@ TEST(RobustnessVizTest, EqualHugeValuesAndTinyRangesDraw) {
   options.vmax = 1e-320;
   EXPECT_NO_THROW(viz::show_heatmaps(tensor({0, 5e-321, 1e-320, 2}, {2, 2}, kFloat64),
                                      dir / "tiny.svg", options));
-  EXPECT_EQ(read_text(dir / "tiny.svg").find("nan"), std::string::npos);
+  EXPECT_EQ(read_file(dir / "tiny.svg").find("nan"), std::string::npos);
   // A colour bar range the wrong way round, or infinite.
   options.vmin = 1;
   options.vmax = 0;
@@ -245,7 +239,7 @@ TEST(RobustnessVizTest, TruncatedAndForeignPngsAreRefused) {
   viz::show_heatmaps(tensor({0, 1, 2, 3, 4, 5}, {2, 3}), dir / "map.png");
   for (const std::string name : {"small.png", "map.png"}) {
     const viz::Image full = viz::read_png(dir / name);
-    const std::string bytes = read_text(dir / name);
+    const std::string bytes = read_file(dir / name);
     const size_t stride = name == "small.png" ? 1 : bytes.size() / 23;
     int cuts = 0, refused = 0, same = 0;
     for (size_t n = 0; n < bytes.size(); n += stride, ++cuts) {
@@ -293,8 +287,8 @@ TEST(RobustnessVizTest, PathsThatAreDirectoriesOrHaveNoExtension) {
       {"show_heatmaps", ".png or .svg"}));
   // The last extension decides; a failed call leaves no file behind.
   viz::show_heatmaps(ones({2, 2}), dir / "a.png.svg");
-  EXPECT_TRUE(read_text(dir / "a.png.svg").starts_with("<?xml") ||
-              read_text(dir / "a.png.svg").starts_with("<svg"));
+  EXPECT_TRUE(read_file(dir / "a.png.svg").starts_with("<?xml") ||
+              read_file(dir / "a.png.svg").starts_with("<svg"));
   EXPECT_TRUE(throws_error(
       [&] {
         viz::show_heatmaps(full({2, 2}, NAN), dir / "nan.png");
@@ -326,7 +320,7 @@ TEST(RobustnessVizTest, DegenerateButLegalMaps) {
       if (ext == ".png")
         EXPECT_EQ(viz::read_png(path).width, viz::heatmap_layout(matrices.shape(), options).width);
       else
-        EXPECT_EQ(utf8_problem(read_text(path)), "");
+        EXPECT_EQ(utf8_problem(read_file(path)), "");
     }
     ++k;
   }

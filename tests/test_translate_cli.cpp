@@ -11,6 +11,8 @@
 
 namespace {
 
+using ag::testing::read_file;
+
 struct ProgramRun {
   int exit_code = -1;
   std::string out, err;
@@ -23,13 +25,6 @@ std::string temp_file(const std::string& name) {
   return dir / name;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // Runs the program with `args` (already shell-quoted where needed).
 ProgramRun run(const std::string& args) {
   const std::string out = temp_file("stdout"), err = temp_file("stderr");
@@ -38,8 +33,8 @@ ProgramRun run(const std::string& args) {
   const int status = std::system(command.c_str());
   ProgramRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_all(out);
-  r.err = read_all(err);
+  r.out = read_file(out);
+  r.err = read_file(err);
   return r;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <unistd.h>
@@ -10,6 +11,13 @@ namespace ag::testing {
 
 std::string source_path(const std::string& relative) {
   return std::string(ATTOGRAD_SOURCE_DIR) + "/" + relative;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
 }
 
 ScratchDir::ScratchDir(const std::string& name)

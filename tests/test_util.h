@@ -30,6 +30,9 @@ class ScratchDir {
   std::string path_;
 };
 
+// The whole file at `path` as bytes ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 // Fixtures written by scripts/make_*_fixtures.py (PyTorch), loaded with our own load_npz.
 const std::map<std::string, Tensor>& fixture(const std::string& file);
 const Tensor& fixture_tensor(const std::string& file, const std::string& name);

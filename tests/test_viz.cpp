@@ -16,6 +16,7 @@ namespace {
 
 using ::ag::testing::bools;
 using ::ag::testing::lens;
+using ::ag::testing::read_file;
 using ::ag::testing::throws_error;
 using viz::Colormap;
 using viz::Rgb;
@@ -28,13 +29,6 @@ std::string temp_path(const std::string& name) {
       ("attograd_viz_" + std::string(info->test_suite_name()) + "_" + info->name());
   std::filesystem::create_directories(dir);
   return (dir / name).string();
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 double luminance(Rgb c) {
@@ -323,7 +317,7 @@ TEST(ShowHeatmapsTest, StridedGradTensorsAndNonAsciiLabels) {
   expect_png_cells(png, weights, Tensor(), options,
                    viz::fit_scale(weights.to_vector(), Colormap::Viridis));
   viz::show_heatmaps(weights, svg, options);
-  EXPECT_NE(read_text(svg).find("Schl\xc3\xbcssel"), std::string::npos);
+  EXPECT_NE(read_file(svg).find("Schl\xc3\xbcssel"), std::string::npos);
 }
 
 // ---- SVG -------------------------------------------------------------------------
@@ -359,7 +353,7 @@ TEST(ShowHeatmapsTest, SvgTitlesHoldTheValues) {
   options.xlabel = "Keys <x>";
   const std::string path = temp_path("weights.svg");
   viz::show_heatmaps(weights, path, options);
-  const std::string svg = read_text(path);
+  const std::string svg = read_file(path);
   const viz::HeatmapLayout layout = viz::heatmap_layout(weights.shape(), options);
 
   EXPECT_NE(svg.find("width=\"" + std::to_string(layout.width) + "\""), std::string::npos);

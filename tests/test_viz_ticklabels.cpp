@@ -10,6 +10,7 @@
 namespace ag {
 namespace {
 
+using ag::testing::read_file;
 using ag::testing::throws_error;
 
 // In a folder of this process's own (ScratchDir names it with the pid):
@@ -17,13 +18,6 @@ using ag::testing::throws_error;
 std::string temp_file(const std::string& name) {
   static const ag::testing::ScratchDir dir("ticklabels");
   return dir / name;
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 // The text of every <text> element of an SVG, in order.
@@ -48,7 +42,7 @@ TEST(HeatmapTickLabels, LabelsReplaceIndices) {
   const std::string svg_path = temp_file("labels.svg"), png_path = temp_file("labels.png");
   viz::show_heatmaps(weights, svg_path, options);
   viz::show_heatmaps(weights, png_path, options);
-  const std::vector<std::string> texts = svg_texts(read_all(svg_path));
+  const std::vector<std::string> texts = svg_texts(read_file(svg_path));
   EXPECT_TRUE(contains(texts, "a"));
   EXPECT_TRUE(contains(texts, "b"));
   EXPECT_TRUE(contains(texts, "&lt;eos&gt;"));
@@ -60,7 +54,7 @@ TEST(HeatmapTickLabels, LabelsReplaceIndices) {
   const viz::HeatmapLayout labelled = viz::heatmap_layout(weights.shape(), options);
   EXPECT_GT(labelled.height, plain.height);
   EXPECT_GT(labelled.map_origin[0][0], plain.map_origin[0][0]);
-  EXPECT_NE(read_all(svg_path).find("rotate(-90"), std::string::npos);
+  EXPECT_NE(read_file(svg_path).find("rotate(-90"), std::string::npos);
   const viz::Image image = viz::read_png(png_path);
   EXPECT_EQ(image.width, labelled.width);
   EXPECT_EQ(image.height, labelled.height);
