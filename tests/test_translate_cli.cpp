@@ -92,6 +92,8 @@ TEST(TranslateCli, TransformerFlags) {
   EXPECT_TRUE(fails_with("--model transformer --blocks 0", "--blocks expects an integer"));
   EXPECT_TRUE(fails_with("--model transformer --ffn x", "--ffn expects an integer"));
   EXPECT_TRUE(fails_with("--load x.npz --no-causal-mask", "--load takes the task"));
+  EXPECT_TRUE(
+      fails_with("--lr-schedule linear", "--lr-schedule expects constant or cosine, got 'linear'"));
 }
 
 // A saved Transformer predicts; --json adds the maps [blocks][heads][Tq][Tk]
