@@ -17,11 +17,18 @@ struct Trajectory {
   std::vector<std::vector<Tensor>> grads, params;
 };
 
-Trajectory train_steps(const Dataset& data, const std::string& attention, double dropout,
-                       int64_t batch, int64_t threads, int64_t steps) {
+// `kind`: "additive" or "dot" (bahdanau's attention), or "transformer".
+Trajectory train_steps(const Dataset& data, const std::string& kind, double dropout, int64_t batch,
+                       int64_t threads, int64_t steps) {
   ag::manual_seed(7);
   ModelConfig config;
-  config.attention = attention;
+  if (kind == "transformer") {
+    config.model = kind;
+    config.num_heads = 2;
+    config.ffn_num_hiddens = 12;
+  } else {
+    config.attention = kind;
+  }
   config.embed_size = 6;
   config.num_hiddens = 8;
   config.num_layers = 2;
@@ -65,7 +72,7 @@ void expect_same_trajectory(const Trajectory& threads, const Trajectory& one,
 
 TEST(TranslateThreads, ShardsGiveOneThreadsGradientsAndAdamSteps) {
   const Dataset data({Task::Dates, 300, 10, 3});
-  for (const std::string attention : {"additive", "dot"}) {
+  for (const std::string attention : {"additive", "dot", "transformer"}) {
     // 13 rows: neither 2 nor 3 divides it (shards of 7 + 6 and 5 + 4 + 4);
     // 12: 3 shards of 4.
     for (const int64_t batch : {13, 12}) {
@@ -81,14 +88,16 @@ TEST(TranslateThreads, ShardsGiveOneThreadsGradientsAndAdamSteps) {
 
 TEST(TranslateThreads, DropoutIsReproducibleForAGivenThreadCount) {
   const Dataset data({Task::Reverse, 300, 10, 4});
-  const Trajectory a = train_steps(data, "additive", 0.2, 10, 2, 2);
-  const Trajectory b = train_steps(data, "additive", 0.2, 10, 2, 2);
-  EXPECT_EQ(a.losses, b.losses);
-  for (size_t i = 0; i < a.params.back().size(); ++i)
-    EXPECT_EQ(a.params.back()[i].to_vector(), b.params.back()[i].to_vector()) << i;
-  // The shards draw their own masks, so the steps are not one thread's.
-  const Trajectory one = train_steps(data, "additive", 0.2, 10, 1, 2);
-  EXPECT_NE(a.losses, one.losses);
+  for (const std::string kind : {"additive", "transformer"}) {
+    const Trajectory a = train_steps(data, kind, 0.2, 10, 2, 2);
+    const Trajectory b = train_steps(data, kind, 0.2, 10, 2, 2);
+    EXPECT_EQ(a.losses, b.losses) << kind;
+    for (size_t i = 0; i < a.params.back().size(); ++i)
+      EXPECT_EQ(a.params.back()[i].to_vector(), b.params.back()[i].to_vector()) << kind << i;
+    // The shards draw their own masks, so the steps are not one thread's.
+    const Trajectory one = train_steps(data, kind, 0.2, 10, 1, 2);
+    EXPECT_NE(a.losses, one.losses) << kind;
+  }
 }
 
 TEST(TranslateThreads, MoreThreadsThanRowsIsAnError) {

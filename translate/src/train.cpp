@@ -284,6 +284,7 @@ Tensor Seq2SeqTrainer::summed_loss(nn::EncoderDecoder& model, const Batch& batch
 
 double Seq2SeqTrainer::step() {
   model_.train();
+  model_.set_need_weights(false);  // training shows nothing: stream where the model can
   const Batch batch = batches_.next();
   optimizer_->zero_grad();
   double total = 0, tokens = 0;
@@ -318,6 +319,7 @@ double Seq2SeqTrainer::parallel_step(const Batch& batch, double* tokens) {
       nn::EncoderDecoder& model = k == 0 ? model_ : parallel.replica(k);
       if (k > 0) {
         model.train(model_.is_training());
+        model.set_need_weights(false);  // as step() set the model's
         copy_values(params_, parallel.replica_params(k));
         model.zero_grad();
       }
@@ -386,6 +388,7 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
   AG_CHECK(num_steps > 0, "predict_seq2seq", "num_steps " + std::to_string(num_steps) + " <= 0");
   ModeRestorer restore(model);
   model.eval();
+  model.set_need_weights(true);  // each step's alignment is kept
   NoGradGuard no_grad;
   const int64_t batch = src.size(0);
   const std::vector<double> valid = src_valid_len.to_vector();

@@ -66,9 +66,11 @@ class Seq2SeqTrainer {
   Seq2SeqTrainer(const Seq2SeqTrainer&) = delete;
   Seq2SeqTrainer& operator=(const Seq2SeqTrainer&) = delete;
   // One minibatch: forward, backward, clipping, Adam; returns its loss per
-  // target token. Puts the model in training mode. With options.threads = T
-  // > 1, dropout draws come from one generator per shard, seeded from one
-  // draw of the global generator per step: ag::manual_seed and T fix them.
+  // target token. Puts the model in training mode, its attention weights off
+  // (set_need_weights(false): nothing is drawn from a training step). With
+  // options.threads = T > 1, dropout draws come from one generator per shard,
+  // seeded from one draw of the global generator per step: ag::manual_seed
+  // and T fix them.
   double step();
   // The loss per target token of the minibatch the next step() trains on,
   // at the current parameters, without training (no gradients, no update):
@@ -109,7 +111,7 @@ struct Prediction {
 
 // Greedy decoding of a batch: src [B, src_steps], src_valid_len [B], at most
 // num_steps output steps. Eval mode and NoGradGuard inside; the model's
-// training mode is restored.
+// training mode is restored; its attention weights are left on.
 std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
                                         const Tensor& src_valid_len, int64_t num_steps);
 
