@@ -3,9 +3,10 @@
 // version 1 files still read), the attention weights off in training and on
 // at prediction; the per-block, per-head maps (transformer_maps, JSON,
 // heatmaps); a short training run that must learn.
-#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
+#include <numbers>
 
 #include "attograd/nn/transformer.h"
 #include "attograd/translate/report.h"
@@ -271,16 +272,71 @@ TEST(TranslateTransformer, MapsJsonAndHeatmaps) {
                            {"transformer_maps", "'x'", "target vocabulary"}));
 }
 
+// TrainOptions::cosine_lr: the trainer's steps are d2l's loop with Adam's
+// rate set to lr (1 + cos(pi s / steps)) / 2 before step s (0-based).
+TEST(TranslateTransformer, CosineLearningRateIsTheWrittenOutLoop) {
+  const Dataset data({Task::Reverse, 300, 8, 1});
+  const ModelConfig config = small_transformer();
+  TrainOptions options;
+  options.steps = 3;
+  options.batch_size = 8;
+  options.lr = 0.01;
+  options.cosine_lr = true;
+  ag::manual_seed(7);
+  Translator trained = make_translator(config, data);
+  train_seq2seq(trained, data, options);
+  options.cosine_lr = false;
+  ag::manual_seed(7);
+  Translator constant = make_translator(config, data);
+  train_seq2seq(constant, data, options);
+
+  ag::manual_seed(7);
+  Translator by_hand = make_translator(config, data);
+  const std::vector<Tensor> params = by_hand.model->parameters();
+  optim::Adam adam(params, options.lr);
+  BatchIterator batches(data, options.batch_size, options.seed);
+  by_hand.model->train();
+  by_hand.model->set_need_weights(false);
+  const Tensor bos = ag::full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64);
+  for (int64_t s = 0; s < options.steps; ++s) {
+    const Batch b = batches.next();
+    const Tensor dec_input = cat({bos, b.tgt.narrow(1, 0, data.tgt_steps() - 1)}, 1);
+    const Tensor loss =
+        nn::masked_softmax_ce_loss((*by_hand.model)(b.src, dec_input, b.src_valid_len), b.tgt,
+                                   b.tgt_valid_len)
+            .sum();
+    adam.zero_grad();
+    loss.backward();
+    nn::clip_grad_norm_(params, 1.0);
+    adam.set_lr(options.lr * 0.5 * (1 + std::cos(std::numbers::pi * static_cast<double>(s) / 3.0)));
+    adam.step();
+  }
+  const auto a = trained.model->parameters(), c = constant.model->parameters();
+  bool constant_differs = false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(ag::testing::all_close(a[i], params[i], 1e-6, 1e-7)) << i;
+    constant_differs = constant_differs || !ag::testing::all_close(c[i], params[i], 1e-6, 1e-7);
+  }
+  EXPECT_TRUE(constant_differs);  // the schedule changed the run
+
+  options.cosine_lr = true;
+  options.steps = 0;
+  Seq2SeqTrainer no_length(trained, data, options);
+  EXPECT_TRUE(
+      throws_error([&] { no_length.step(); }, {"train_seq2seq", "cosine_lr", "steps >= 1"}));
+}
+
 TEST(TranslateTransformer, ReverseLearns) {
-  // Release: a small Transformer (d 32, 1 block, dropout 0) reverses most
-  // held-out strings after 250 steps (about 2 CPU seconds). Under the
+  // Release: a small Transformer (d 32, 1 block, dropout 0) on batches of
+  // 32 reverses a good part of the held-out strings after 150 steps (0.39
+  // measured, in 0.8 CPU seconds; an untrained one gets none). Under the
   // sanitizers (~10x slower) a shorter run must at least halve the loss.
 #if defined(__SANITIZE_ADDRESS__)
-  const int64_t steps = 40;
+  const int64_t steps = 30;
   const double required_accuracy = 0.0;
 #else
-  const int64_t steps = 250;
-  const double required_accuracy = 0.5;
+  const int64_t steps = 150;
+  const double required_accuracy = 0.2;
 #endif
   const Dataset data({Task::Reverse, 20000, 300, 5});
   ag::manual_seed(1);
@@ -291,19 +347,20 @@ TEST(TranslateTransformer, ReverseLearns) {
   Translator translator = make_translator(config, data);
   TrainOptions options;
   options.steps = steps;
-  options.lr = 0.005;
+  options.batch_size = 32;
+  options.lr = 0.01;
   double first_loss = 0, last_loss = 0;
-  const auto start = std::chrono::steady_clock::now();
+  const std::clock_t start = std::clock();
   train_seq2seq(translator, data, options, [&](const StepInfo& s) {
     if (s.step == 1) first_loss = s.loss;
     if (s.step == s.steps) last_loss = s.loss;
   });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu_seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
   const Evaluation e = evaluate(translator, data.heldout());
   EXPECT_LT(last_loss, 0.5 * first_loss);
-  EXPECT_GE(e.accuracy, required_accuracy) << "after " << steps << " steps (" << seconds << " s)";
-  std::cout << "transformer reverse: " << steps << " steps in " << seconds << " s, loss "
+  EXPECT_GE(e.accuracy, required_accuracy)
+      << "after " << steps << " steps (" << cpu_seconds << " CPU s)";
+  std::cout << "transformer reverse: " << steps << " steps in " << cpu_seconds << " CPU s, loss "
             << first_loss << " -> " << last_loss << ", held-out exact match " << e.accuracy << "\n";
 }
 
