@@ -118,5 +118,63 @@ TEST(ThreadsTest, ChangingTheThreadCountWhileOthersComputeIsSafe) {
   set_num_threads(previous);
 }
 
+// What one thread draws: a dropout mask (one random_u64), randn and rand.
+std::vector<double> draws_of_one_thread() {
+  std::vector<double> all = dropout(ones({64}, kFloat64), 0.5, true).to_vector();
+  for (const Tensor& t : {randn({7}, kFloat64), rand({5}, kFloat64)}) {
+    const std::vector<double> values = t.to_vector();
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  return all;
+}
+
+TEST(ThreadsTest, ThreadGeneratorsAreReproducibleAndLeaveTheGlobalOneAlone) {
+  // Serially: what seeds 11 and 12 give, and what the global generator gives
+  // after manual_seed(5).
+  std::vector<double> expected[2];
+  for (int t = 0; t < 2; ++t) {
+    ThreadGenerator generator(11 + t);
+    expected[t] = draws_of_one_thread();
+  }
+  manual_seed(5);
+  const std::vector<double> global = draws_of_one_thread();
+  EXPECT_NE(expected[0], expected[1]);
+
+  // Two threads with their own generators draw while this one draws from the
+  // global generator: every thread gets what it got alone.
+  manual_seed(5);
+  constexpr int kRounds = 20;
+  std::vector<std::vector<double>> got[2];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        ThreadGenerator generator(11 + t);
+        got[t].push_back(draws_of_one_thread());
+      }
+    });
+  const std::vector<double> global_meanwhile = draws_of_one_thread();
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(global_meanwhile, global);
+  for (int t = 0; t < 2; ++t)
+    for (int r = 0; r < kRounds; ++r) EXPECT_EQ(got[t][r], expected[t]) << t << " " << r;
+
+  // Nested: the inner one wins, and the outer one continues where it was.
+  ThreadGenerator outer(11);
+  const uint64_t first = random_u64();
+  {
+    ThreadGenerator inner(12);
+    ThreadGenerator again(12);
+    EXPECT_EQ(random_u64(), [] {
+      ThreadGenerator fresh(12);
+      return random_u64();
+    }());
+  }
+  const uint64_t second = random_u64();
+  ThreadGenerator reference(11);
+  EXPECT_EQ(random_u64(), first);
+  EXPECT_EQ(random_u64(), second);
+}
+
 }  // namespace
 }  // namespace ag

@@ -62,7 +62,9 @@ training:
                               to 0 over the steps (default: bahdanau constant,
                               transformer cosine)
   --seed S                    data, split, initialisation and batch order (default 0)
-  --threads T                 threads (default 1)
+  --threads T                 threads (default 1): training splits each batch into T
+                              shards trained at once on copies of the model (data
+                              parallel, the same update); evaluation's kernels use T
   --train-size N              training examples (default: dates 50000; reverse
                               and sort 200000, whose strings seldom repeat)
   --heldout N                 held-out examples (default 1000)
@@ -397,6 +399,7 @@ int run(const Options& o) {
     train_options.batch_size = o.batch;
     train_options.lr = o.lr;
     train_options.seed = o.seed;
+    train_options.threads = o.threads;
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds();
     double eval_seconds = 0, eval_cpu_seconds = 0;

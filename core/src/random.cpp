@@ -12,27 +12,51 @@ namespace ag {
 // ---- random -------------------------------------------------------------------------
 // One global 64-bit Mersenne Twister. Our own uniform/normal transforms (not
 // std::*_distribution, whose output differs between standard libraries) keep
-// every draw identical across platforms for a given seed.
+// every draw identical across platforms for a given seed. A thread with a
+// ThreadGenerator draws from that instead: no other thread can see it, so it
+// needs no lock.
+
+struct ThreadGenerator::Engine {
+  std::mt19937_64 generator;
+};
 
 namespace {
 std::mutex rng_mutex;
-std::mt19937_64& rng() {
+std::mt19937_64& global_rng() {
   static std::mt19937_64 generator(0x5eed);
   return generator;
 }
-double next_uniform_locked() {
-  return static_cast<double>(rng()() >> 11) * 0x1.0p-53;
-}
+thread_local ThreadGenerator::Engine* t_engine = nullptr;  // this thread's, if any
+
+// The generator this thread draws from, and the lock it needs: the global
+// one's, or none for a ThreadGenerator's. Draws happen while it lives.
+struct Draws {
+  std::unique_lock<std::mutex> lock;
+  std::mt19937_64& rng;
+  Draws()
+      : lock(t_engine ? std::unique_lock<std::mutex>() : std::unique_lock<std::mutex>(rng_mutex)),
+        rng(t_engine ? t_engine->generator : global_rng()) {}
+  double next_uniform() { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+};
 }  // namespace
+
+ThreadGenerator::ThreadGenerator(uint64_t seed)
+    : engine_(std::make_unique<Engine>(Engine{std::mt19937_64(seed)})), previous_(t_engine) {
+  t_engine = engine_.get();
+}
+
+ThreadGenerator::~ThreadGenerator() {
+  t_engine = previous_;
+}
 
 void manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(rng_mutex);
-  rng().seed(seed);
+  global_rng().seed(seed);
 }
 
 uint64_t random_u64() {
-  std::lock_guard<std::mutex> lock(rng_mutex);
-  return rng()();
+  Draws draws;
+  return draws.rng();
 }
 
 namespace {
@@ -40,9 +64,9 @@ Tensor uniform_op(Shape shape, double low, double high, DType dtype, const char*
   check_floating(dtype, op, "dtype");
   AG_CHECK(low <= high, op, "low must be <= high");
   // (make_filled allocates before the first draw: a bad shape draws nothing)
-  std::lock_guard<std::mutex> lock(rng_mutex);
+  Draws draws;
   return detail::make_filled(std::move(shape), dtype, op,
-                             [&](int64_t) { return low + (high - low) * next_uniform_locked(); });
+                             [&](int64_t) { return low + (high - low) * draws.next_uniform(); });
 }
 }  // namespace
 
@@ -57,14 +81,14 @@ Tensor rand(Shape shape, DType dtype) {
 Tensor randn(Shape shape, DType dtype) {
   check_floating(dtype, "randn", "dtype");
   const int64_t n = shape_numel(shape, "randn");
-  std::lock_guard<std::mutex> lock(rng_mutex);
+  Draws draws;
   // Box-Muller: two uniforms -> two independent standard normals (the second
   // one is kept for the next odd element).
   double second = 0;
   return detail::make_filled(std::move(shape), dtype, "randn", [&](int64_t i) {
     if (i % 2 == 1) return second;
-    const double u1 = 1.0 - next_uniform_locked();  // (0, 1]: log is finite
-    const double u2 = next_uniform_locked();
+    const double u1 = 1.0 - draws.next_uniform();  // (0, 1]: log is finite
+    const double u2 = draws.next_uniform();
     const double r = std::sqrt(-2.0 * std::log(u1));
     if (i + 1 < n) second = r * std::sin(2.0 * M_PI * u2);
     return r * std::cos(2.0 * M_PI * u2);

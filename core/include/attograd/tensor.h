@@ -313,8 +313,29 @@ void manual_seed(uint64_t seed);
 Tensor rand(Shape shape, DType dtype = kFloat32);   // uniform [0, 1)
 Tensor randn(Shape shape, DType dtype = kFloat32);  // standard normal
 Tensor uniform(Shape shape, double low, double high, DType dtype = kFloat32);
-// The next raw 64-bit draw of the global generator (for dropout masks etc.).
+// The next raw 64-bit draw of the thread's generator: the global one unless
+// a ThreadGenerator (below) lives on this thread (for dropout masks etc.).
 uint64_t random_u64();
+// A generator of the calling thread's own. While one lives, every draw made
+// on its thread (rand, randn, uniform, random_u64, so dropout masks too)
+// comes from it, seeded with `seed`, and the global generator is neither
+// read nor advanced; when it ends, the thread draws from the one before
+// (the global generator, or an enclosing ThreadGenerator) again. For code
+// that draws on several threads at once (data-parallel training): each
+// thread's draws are reproducible whatever the other threads do. Destroy it
+// on the thread that made it, innermost first (a local variable does).
+class ThreadGenerator {
+ public:
+  explicit ThreadGenerator(uint64_t seed);
+  ~ThreadGenerator();
+  ThreadGenerator(const ThreadGenerator&) = delete;
+  ThreadGenerator& operator=(const ThreadGenerator&) = delete;
+  struct Engine;  // the generator's state (random.cpp)
+
+ private:
+  std::unique_ptr<Engine> engine_;
+  Engine* previous_;
+};
 
 // ---- shape helpers -----------------------------------------------------------
 // Shapes hold at most kMaxNumel elements, counting a size-0 dim as 1 (so that

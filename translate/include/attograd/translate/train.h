@@ -31,6 +31,15 @@ struct TrainOptions {
   bool cosine_lr = false;
   double max_grad_norm = 1.0;
   uint64_t seed = 0;  // the minibatch order
+  // Data-parallel training: each minibatch is split along the batch into
+  // `threads` shards (sizes differing by at most one) that run forward and
+  // backward at the same time, each on its own copy of the model and its own
+  // thread; their gradients are summed into the model's, then one clipping
+  // and one Adam step follow, so the update is the whole batch's (to float
+  // rounding). 1 (the default) trains on the calling thread alone. Must not
+  // exceed batch_size (ag::Error). While threads > 1 trains, the kernels'
+  // own threads (ag::set_num_threads) are held at 1.
+  int64_t threads = 1;
 };
 
 struct StepInfo {
@@ -58,9 +67,15 @@ double train_seq2seq(Translator& translator, const Dataset& data, const TrainOpt
 class Seq2SeqTrainer {
  public:
   Seq2SeqTrainer(Translator& translator, const Dataset& data, const TrainOptions& options);
+  ~Seq2SeqTrainer();  // stops the worker threads (options.threads > 1)
+  Seq2SeqTrainer(const Seq2SeqTrainer&) = delete;
+  Seq2SeqTrainer& operator=(const Seq2SeqTrainer&) = delete;
   // One minibatch: forward, backward, clipping, Adam; returns its loss per
   // target token. Puts the model in training mode, its attention weights off
-  // (set_need_weights(false): nothing is drawn from a training step).
+  // (set_need_weights(false): nothing is drawn from a training step). With
+  // options.threads = T > 1, dropout draws come from one generator per shard,
+  // seeded from one draw of the global generator per step: ag::manual_seed
+  // and T fix them.
   double step();
   // The loss per target token of the minibatch the next step() trains on,
   // at the current parameters, without training (no gradients, no update):
@@ -78,10 +93,15 @@ class Seq2SeqTrainer {
   std::vector<Tensor> params_;
   std::unique_ptr<optim::Adam> optimizer_;
   BatchIterator batches_;
-  Tensor bos_;  // [batch_size, 1]: the decoder's first input
-  // The summed loss of `batch` (graph recorded unless under NoGradGuard) and
-  // its target token count.
-  Tensor summed_loss(const Batch& batch, double* tokens) const;
+  Tensor bos_;                              // [batch_size, 1]: the decoder's first input
+  class DataParallel;                       // the replicas and worker threads (train.cpp)
+  std::unique_ptr<DataParallel> parallel_;  // null when options.threads == 1
+  // The summed loss of `batch` through `model` (graph recorded unless under
+  // NoGradGuard) and its target token count.
+  Tensor summed_loss(nn::EncoderDecoder& model, const Batch& batch, double* tokens) const;
+  // Forward and backward of every shard, gradients summed into params_;
+  // returns the summed loss and sets *tokens.
+  double parallel_step(const Batch& batch, double* tokens);
   int64_t steps_taken_ = 0;
 };
 
