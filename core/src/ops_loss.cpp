@@ -34,13 +34,16 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   dispatch_floating(x.dtype(), "dropout", [&](auto tag) {
     using T = decltype(tag);
     const T scale = static_cast<T>(1.0 / (1.0 - p));
+    // Element i is dropped when u_i = k_i * 2^-53 < p, k_i the top 53 bits of
+    // its hash. For an integer k that is k < ceil(p * 2^53), compared in
+    // integers: the same mask as the float test, without an int-to-double
+    // conversion per element (p * 2^53 and its ceil are exact in double).
+    const uint64_t drop_below = static_cast<uint64_t>(std::ceil(p * 0x1.0p53));
+    const int64_t n = mask.numel();
     T* m = mask.data_ptr<T>();
-    for (int64_t i = 0; i < mask.numel(); ++i) {
-      // A uniform u in [0, 1) from the top 53 bits; drop when u < p.
-      const double u =
-          static_cast<double>(mix(seed + static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull) >> 11) *
-          0x1.0p-53;
-      m[i] = u < p ? T(0) : scale;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t k = mix(seed + static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull) >> 11;
+      m[i] = k < drop_below ? T(0) : scale;
     }
   });
   Tensor out = mul(x.detach(), mask);
