@@ -29,7 +29,7 @@ class TranslateUi : public NullBackend {
     FAIL() << "no knob " << knob;
   }
 
-  TranslateScene scene;
+  TranslateScene scene{Stepping::InFrame};
 };
 
 TEST_F(TranslateUi, KnobsApplyAndTheRecordIsTheLibrarysPrediction) {

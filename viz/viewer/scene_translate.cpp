@@ -149,17 +149,27 @@ std::map<std::string, Tensor> TranslateTrainer::record(const double (&loss)[2]) 
 }
 
 // ---- the scene ----------------------------------------------------------------------------
-TranslateScene::TranslateScene()
-    : trainer_(tr::Task::Dates), session_(std::make_unique<TrainingSession>(trainer_)) {
-  session_->set_steps_per_frame(2);
+TranslateScene::TranslateScene(Stepping stepping) : trainer_(tr::Task::Dates), stepping_(stepping) {
+  start_session();
+}
+
+void TranslateScene::start_session() {
+  session_ = std::make_unique<TrainingSession>(trainer_, TrainingSession::kHistory, stepping_);
+  // Without a worker (the browser) a frame takes steps for at most ~10 ms
+  // (at least one step) so that the page keeps drawing.
+  session_->set_steps_per_frame(20);
+  session_->set_frame_budget(10.0);
 }
 
 void TranslateScene::set_task(tr::Task task) {
   if (task == trainer_.task()) return;
   const bool paused = session_->paused();
+  const int rate = session_->max_steps_per_second();
+  session_.reset();  // its worker stops before the trainer changes
   trainer_.set_task(task);
-  session_ = std::make_unique<TrainingSession>(trainer_);
+  start_session();
   session_->set_paused(paused);
+  session_->set_max_steps_per_second(rate);
 }
 
 void TranslateScene::set_example(int example) {
@@ -181,9 +191,20 @@ std::vector<Knob> TranslateScene::knobs() {
                   [this](int task) { set_task(static_cast<tr::Task>(task)); }),
       choice_knob("paused", "yes: training waits at its step 0 until Play (or Step)", {"no", "yes"},
                   [this](int paused) { session_->set_paused(paused == 1); }),
-      number_knob("steps_per_frame", "training steps each frame (each steps both models)", 1, 20,
-                  true,
-                  [this](double steps) { session_->set_steps_per_frame(static_cast<int>(steps)); }),
+      number_knob("steps_per_frame",
+                  "without a worker thread (the browser, tests): training steps each frame, at "
+                  "most (each steps both models); sets no frame budget",
+                  1, 20, true,
+                  [this](double steps) {
+                    session_->set_steps_per_frame(static_cast<int>(steps));
+                    session_->set_frame_budget(0);
+                  }),
+      number_knob(
+          "max_steps_per_second",
+          "with a worker thread (the desktop): training steps a second at most; 0: as "
+          "fast as it can",
+          0, 1000, true,
+          [this](double steps) { session_->set_max_steps_per_second(static_cast<int>(steps)); }),
       number_knob("lr", "the learning rate (Adam's) of both models", 1e-4, 0.1, false,
                   [this](double lr) { session_->set_learning_rate(lr); }),
       number_knob("seed", "the models' initial parameters", 0, 99, true,
@@ -197,6 +218,11 @@ void TranslateScene::print_stats(std::ostream& out) const {
   out << "loss_first " << session_->first_loss() << "\n";
   out << "loss_last " << session_->last_loss() << "\n";
   out << "accuracy " << session_->shown_record().at("additive.accuracy").item() << "\n";
+}
+
+void TranslateScene::before_last_frame() {
+  session_->set_paused(true);
+  session_->sync();
 }
 
 void TranslateScene::draw() {
@@ -293,7 +319,7 @@ void TranslateScene::draw_model(size_t model, const std::map<std::string, Tensor
 }
 
 std::unique_ptr<Scene> make_translate_scene() {
-  return std::make_unique<TranslateScene>();
+  return std::make_unique<TranslateScene>(Stepping::Background);
 }
 
 }  // namespace ag::viewer

@@ -64,18 +64,24 @@ class TranslateTrainer : public Trainer {
 
 class TranslateScene : public Scene {
  public:
-  TranslateScene();
+  // Stepping::Background on the desktop (the viewer's choice), InFrame in
+  // tests that count steps by frames.
+  explicit TranslateScene(Stepping stepping = Stepping::Background);
   const char* name() const override { return "translate"; }
   const char* label() const override { return "Translate"; }
   void draw() override;
   // The shown inputs (src, src_valid_len), then the shown step's record as
   // "shown.*" and its number as "shown.step".
   std::map<std::string, Tensor> inputs() const override;
-  // task, paused, steps_per_frame, lr, seed, example.
+  // task, paused, steps_per_frame (without a worker), max_steps_per_second
+  // (with one), lr, seed, example.
   std::vector<Knob> knobs() override;
   // loss_first, loss_last (mean of the two models) and accuracy (the
   // additive model's held-out exact match at the newest step).
   void print_stats(std::ostream& out) const override;
+  // Pauses training and waits for the step under way: the last frame, its
+  // inputs and the saved models are all the newest step.
+  void before_last_frame() override;
 
   void set_task(translate::Task task);
   TranslateTrainer& trainer() { return trainer_; }
@@ -87,7 +93,11 @@ class TranslateScene : public Scene {
   void draw_controls();
   void draw_model(size_t model, const std::map<std::string, Tensor>& record, ImVec2 size) const;
 
+  // A session for the trainer as it is now, with the scene's speed settings.
+  void start_session();
+
   TranslateTrainer trainer_;
+  Stepping stepping_;
   std::unique_ptr<TrainingSession> session_;
   int example_ = 0;
 };
