@@ -301,6 +301,10 @@ int start_viewer(int argc, char** argv) {
     std::printf("%s", ag::viewer::usage());
     return 0;
   }
+  // One thread per op: the scenes' models are small, and a training
+  // worker's ops spread over the pool would compete with the frame for the
+  // cores instead of running beside it.
+  ag::set_num_threads(1);
   v.scenes = ag::viewer::make_scenes();
   if (options.list_scenes) {
     for (const auto& scene : v.scenes) std::printf("%s\n", scene->name());

@@ -11,6 +11,12 @@
 #include <cmath>
 #include <utility>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace ag::viewer {
 namespace {
 
@@ -240,6 +246,12 @@ bool TrainingSession::has_step_to_take(Clock::time_point now) const {
 }
 
 void TrainingSession::work() {
+#ifdef __linux__
+  // The frame comes first: on a machine with few cores the worker takes
+  // what the drawing (and a software OpenGL's threads) leave. Best effort:
+  // a thread's nice value is its own on Linux; failure changes nothing.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
+#endif
   std::unique_lock<std::mutex> lock(mutex_);
   while (!quit_) {
     if (!commands_.empty()) {
