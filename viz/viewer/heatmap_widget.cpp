@@ -65,6 +65,14 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
     keep = view.keep.to_vector();
   }
 
+  AG_CHECK(
+      view.row_labels.empty() || static_cast<int64_t>(view.row_labels.size()) == rows,
+      "heatmap " + view.id,
+      std::to_string(view.row_labels.size()) + " row labels for " + std::to_string(rows) + " rows");
+  AG_CHECK(view.col_labels.empty() || static_cast<int64_t>(view.col_labels.size()) == cols,
+           "heatmap " + view.id,
+           std::to_string(view.col_labels.size()) + " column labels for " + std::to_string(cols) +
+               " columns");
   ImGui::PushID(view.id.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
@@ -74,14 +82,6 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   //    and the x label below. Cells are whole pixels so that a cell's centre
   //    pixel has exactly its colour.
   const float line = ImGui::GetTextLineHeight();
-  AG_CHECK(
-      view.row_labels.empty() || static_cast<int64_t>(view.row_labels.size()) == rows,
-      "heatmap " + view.id,
-      std::to_string(view.row_labels.size()) + " row labels for " + std::to_string(rows) + " rows");
-  AG_CHECK(view.col_labels.empty() || static_cast<int64_t>(view.col_labels.size()) == cols,
-           "heatmap " + view.id,
-           std::to_string(view.col_labels.size()) + " column labels for " + std::to_string(cols) +
-               " columns");
   char label[32];
   // The tick label of row / column i: its label when given, else i.
   auto tick = [&](const std::vector<std::string>& labels, int64_t i) {
