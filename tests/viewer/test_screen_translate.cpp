@@ -110,5 +110,24 @@ TEST(ScreenTranslate, TypedTextAlignmentCellsAreTheProgramsWeights) {
   expect_cells_are_the_programs(run, "14.7.1989");
 }
 
+// Trained by the frames (worker=no, as the page always is), so that the
+// step count is the frames': --stats shows the loss falling, the held-out
+// accuracy as a fraction and the frame times.
+TEST(ScreenTranslate, StatsShowTheLossFallingAndTheFrameTimes) {
+  const SceneRun run = run_scene("translate", 21,
+                                 {"--set", "translate.worker=no", "--set", "translate.task=reverse",
+                                  "--set", "translate.steps_per_frame=4", "--stats"});
+  ASSERT_EQ(run.exit_code, 0);
+  const std::map<std::string, double> stats = read_stats(run.output);
+  for (const char* key :
+       {"loss_first", "loss_last", "accuracy", "steps", "frame_ms_median", "frame_ms_p95"}) {
+    ASSERT_EQ(stats.count(key), 1u) << key << " missing in:\n" << run.output;
+  }
+  EXPECT_EQ(stats.at("steps"), 80);  // 4 a frame; the last frame waits (before_last_frame)
+  EXPECT_LT(stats.at("loss_last"), 0.9 * stats.at("loss_first")) << run.output;
+  EXPECT_GE(stats.at("accuracy"), 0.0);
+  EXPECT_LE(stats.at("accuracy"), 1.0);
+}
+
 }  // namespace
 }  // namespace ag::viewer_test

@@ -59,6 +59,15 @@ void TranslateScene::set_task(tr::Task task) {
   if (show_typed_) set_text(text_box_);
 }
 
+void TranslateScene::set_stepping(Stepping stepping) {
+  if (stepping == stepping_) return;
+  const bool paused = session_->paused();
+  session_.reset();
+  stepping_ = stepping;
+  start_session();
+  session_->set_paused(paused);  // the trainer keeps its typed text
+}
+
 void TranslateScene::set_example(int example) {
   example_ = std::clamp(example, 0, static_cast<int>(TranslateTrainer::kShown) - 1);
   show_typed_ = false;
@@ -94,6 +103,12 @@ std::vector<Knob> TranslateScene::knobs() {
       choice_knob("task", "the task both models learn (new data and models)",
                   {"dates", "reverse", "sort"},
                   [this](int task) { set_task(static_cast<tr::Task>(task)); }),
+      choice_knob(
+          "worker",
+          "yes: a worker thread trains (the desktop's default); no: each frame trains "
+          "(steps_per_frame steps), as the browser does; starts over at step 0",
+          {"yes", "no"},
+          [this](int no) { set_stepping(no == 1 ? Stepping::InFrame : Stepping::Background); }),
       choice_knob("paused", "yes: training waits at its step 0 until Play (or Step)", {"no", "yes"},
                   [this](int paused) { session_->set_paused(paused == 1); }),
       number_knob("steps_per_frame",

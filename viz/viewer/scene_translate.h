@@ -99,8 +99,8 @@ class TranslateScene : public Scene {
   // "shown.*", its number as "shown.step" and the example shown
   // ("shown.example": 0 .. kShown - 1, or -1 for the typed text).
   std::map<std::string, Tensor> inputs() const override;
-  // task, paused, steps_per_frame (without a worker), max_steps_per_second
-  // (with one), lr, seed, example, text, save_prefix.
+  // task, worker, paused, steps_per_frame (without a worker),
+  // max_steps_per_second (with one), lr, seed, example, text, save_prefix.
   std::vector<Knob> knobs() override;
   // loss_first, loss_last (mean of the two models), accuracy (the additive
   // model's held-out exact match at the newest step) and, once it reached
@@ -111,6 +111,9 @@ class TranslateScene : public Scene {
   void before_last_frame() override;
 
   void set_task(translate::Task task);
+  // Background: a worker trains; InFrame: the frames do (as in the browser).
+  // Starts the session over at step 0.
+  void set_stepping(Stepping stepping);
   TranslateTrainer& trainer() { return trainer_; }
   TrainingSession& session() { return *session_; }
   int example() const { return example_; }
