@@ -65,6 +65,14 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
     keep = view.keep.to_vector();
   }
 
+  AG_CHECK(
+      view.row_labels.empty() || static_cast<int64_t>(view.row_labels.size()) == rows,
+      "heatmap " + view.id,
+      std::to_string(view.row_labels.size()) + " row labels for " + std::to_string(rows) + " rows");
+  AG_CHECK(view.col_labels.empty() || static_cast<int64_t>(view.col_labels.size()) == cols,
+           "heatmap " + view.id,
+           std::to_string(view.col_labels.size()) + " column labels for " + std::to_string(cols) +
+               " columns");
   ImGui::PushID(view.id.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
@@ -75,10 +83,20 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   //    pixel has exactly its colour.
   const float line = ImGui::GetTextLineHeight();
   char label[32];
-  std::snprintf(label, sizeof label, "%lld", static_cast<long long>(rows - 1));
-  const float row_tick_width = ImGui::CalcTextSize(label).x + 6.0f;
-  std::snprintf(label, sizeof label, "%lld", static_cast<long long>(cols - 1));
-  const float col_tick_width = ImGui::CalcTextSize(label).x;
+  // The tick label of row / column i: its label when given, else i.
+  auto tick = [&](const std::vector<std::string>& labels, int64_t i) {
+    if (!labels.empty()) return labels[static_cast<size_t>(i)];
+    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(i));
+    return std::string(label);
+  };
+  auto widest = [&](const std::vector<std::string>& labels, int64_t count) {
+    if (labels.empty()) return ImGui::CalcTextSize(tick(labels, count - 1).c_str()).x;
+    float width = 0;
+    for (const std::string& l : labels) width = std::max(width, ImGui::CalcTextSize(l.c_str()).x);
+    return width;
+  };
+  const float row_tick_width = widest(view.row_labels, rows) + 6.0f;
+  const float col_tick_width = widest(view.col_labels, cols);
   const float top = view.title.empty() ? 0.0f : line + 4.0f;
   const float bottom = 2.0f * line + 6.0f;
   float cell = std::min((size.x - row_tick_width) / static_cast<float>(cols),
@@ -121,19 +139,19 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   //    and the axis labels.
   const int64_t row_stride = tick_stride(cell, line);
   for (int64_t i = 0; i < rows; i += row_stride) {
-    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(i));
-    const float w = ImGui::CalcTextSize(label).x;
+    const std::string text = tick(view.row_labels, i);
+    const float w = ImGui::CalcTextSize(text.c_str()).x;
     draw->AddText(
         ImVec2(origin.x - w - 4.0f, origin.y + cell * (static_cast<float>(i) + 0.5f) - line / 2),
-        text_color, label);
+        text_color, text.c_str());
   }
   const int64_t col_stride = tick_stride(cell, col_tick_width);
   for (int64_t j = 0; j < cols; j += col_stride) {
-    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(j));
-    const float w = ImGui::CalcTextSize(label).x;
+    const std::string text = tick(view.col_labels, j);
+    const float w = ImGui::CalcTextSize(text.c_str()).x;
     draw->AddText(ImVec2(origin.x + cell * (static_cast<float>(j) + 0.5f) - w / 2,
                          origin.y + grid_size.y + 2.0f),
-                  text_color, label);
+                  text_color, text.c_str());
   }
   std::string axes = view.xlabel + " \xe2\x86\x92   (" + view.ylabel + " \xe2\x86\x93)";
   // Maps side by side (view.fit_axis_label): the label may run past the
@@ -157,11 +175,16 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
     hover.active = true;
     hover.value = values[k];
     hover.masked = !keep.empty() && keep[k] == 0.0;
-    char text[160];
-    std::snprintf(text, sizeof text, "%s %lld, %s %lld\n%s", view.row_name.c_str(),
-                  static_cast<long long>(hover.row), view.col_name.c_str(),
-                  static_cast<long long>(hover.col), hover.masked ? "masked: " : "");
-    hover.text = text;
+    // "query 2, key 5", or with labels "output 2 '9', source 5 '1'".
+    auto name = [&](const std::string& kind, const std::vector<std::string>& labels, int64_t i) {
+      std::string out = kind + " " + std::to_string(i);
+      if (!labels.empty()) out += " '" + labels[static_cast<size_t>(i)] + "'";
+      return out;
+    };
+    hover.text = name(view.row_name, view.row_labels, hover.row) + ", " +
+                 name(view.col_name, view.col_labels, hover.col) + "\n" +
+                 (hover.masked ? "masked: " : "");
+    char text[64];
     std::snprintf(text, sizeof text, "%.6g", hover.value);
     hover.text += text;
     ImGui::BeginTooltip();
