@@ -1,0 +1,215 @@
+// The transformer scene's training (see transformer_trainer.h).
+#include "transformer_trainer.h"
+
+#include <algorithm>
+
+#include "plot.h"
+
+namespace ag::viewer {
+
+namespace tr = ag::translate;
+
+namespace {
+
+const ImU32 kUnmaskedColor = IM_COL32(220, 60, 60, 255);
+
+// The held-out inputs the scene shows: the first kShown of the split.
+std::vector<std::string> shown_sources(const tr::Dataset& data) {
+  std::vector<std::string> sources;
+  for (int64_t i = 0; i < TransformerTrainer::kShown; ++i) {
+    sources.push_back(data.heldout()[static_cast<size_t>(i)].source);
+  }
+  return sources;
+}
+
+// A Transformer (the program's sizes: d 32, FFN 64, 4 heads, 2 blocks,
+// dropout 0.1) for `data`, with or without its look-ahead mask.
+tr::Translator make_transformer_translator(const tr::Dataset& data, bool causal) {
+  tr::Translator translator;
+  translator.config.model = "transformer";
+  translator.task = data.task();
+  translator.src_vocab = data.src_vocab();
+  translator.tgt_vocab = data.tgt_vocab();
+  translator.src_steps = data.src_steps();
+  translator.tgt_steps = data.tgt_steps();
+  auto model = nn::make_transformer(data.src_vocab().size(), data.tgt_vocab().size());
+  model->transformer_decoder().causal = causal;
+  translator.model = std::move(model);
+  return translator;
+}
+
+// Per block [B, H, Tq, Tk] -> [B, L, H, Tq, Tk], float64.
+Tensor stack_blocks(const std::vector<Tensor>& per_block, const char* what) {
+  for (const Tensor& t : per_block) {
+    AG_CHECK(t.defined() && t.dim() == 4, "transformer_maps",
+             std::string("the ") + what + " weights were not kept (need_weights off?)");
+  }
+  return stack(per_block, 1).to(kFloat64);
+}
+
+}  // namespace
+
+TransformerMaps transformer_maps(nn::Transformer& model, const Tensor& src,
+                                 const Tensor& src_valid_len, const Tensor& dec_input) {
+  nn::TransformerDecoder& decoder = model.transformer_decoder();
+  const bool was_training = model.is_training(), was_causal = decoder.causal;
+  model.eval();
+  decoder.causal = true;  // prediction sees only the steps before, whatever the training did
+  TransformerMaps maps;
+  try {
+    NoGradGuard no_grad;
+    model(src, dec_input, src_valid_len);
+    maps.enc_self = stack_blocks(model.transformer_encoder().attention_weights(), "encoder");
+    maps.dec_self = stack_blocks(decoder.self_attention_weights(), "decoder self-attention");
+    maps.cross = stack_blocks(decoder.cross_attention_weights(), "cross-attention");
+  } catch (...) {
+    decoder.causal = was_causal;
+    model.train(was_training);
+    throw;
+  }
+  decoder.causal = was_causal;
+  model.train(was_training);
+  return maps;
+}
+
+Tensor replay_input(const std::vector<tr::Prediction>& predictions, int64_t steps) {
+  std::vector<double> tokens(predictions.size() * static_cast<size_t>(steps),
+                             static_cast<double>(tr::Vocab::kPad));
+  for (size_t b = 0; b < predictions.size(); ++b) {
+    double* row = tokens.data() + b * static_cast<size_t>(steps);
+    row[0] = static_cast<double>(tr::Vocab::kBos);
+    const std::vector<int64_t>& output = predictions[b].output;
+    for (size_t t = 0; t + 1 < static_cast<size_t>(steps) && t < output.size(); ++t) {
+      row[t + 1] = static_cast<double>(output[t]);
+    }
+  }
+  return tensor(std::move(tokens), {static_cast<int64_t>(predictions.size()), steps}, kInt64);
+}
+
+// ---- the trainer ------------------------------------------------------------------------
+TransformerTrainer::TransformerTrainer(tr::Task task, bool ablation) {
+  configure(task, ablation);
+}
+
+void TransformerTrainer::configure(tr::Task task, bool ablation) {
+  if (!data_ || task != task_) {
+    data_ = std::make_unique<tr::Dataset>(tr::DatasetOptions{task, kTrain, kHeldout, 0});
+  }
+  task_ = task;
+  ablation_ = ablation;
+  for (auto& trainer : trainers_) trainer.reset();
+  for (auto& translator : translators_) translator.model.reset();
+}
+
+nn::Transformer& TransformerTrainer::transformer(size_t m) {
+  AG_CHECK(m < static_cast<size_t>(models()) && translators_[m].model != nullptr,
+           "TransformerTrainer", "no model " + std::to_string(m) + " (start() makes them)");
+  return static_cast<nn::Transformer&>(*translators_[m].model);
+}
+
+std::vector<RecordField> TransformerTrainer::fields() const {
+  const int64_t shown = kShown, tgt = data_->tgt_steps(), src = data_->src_steps();
+  std::vector<RecordField> out;
+  for (int64_t m = 0; m < models(); ++m) {
+    const std::string name = kModels[m];
+    out.push_back({name + ".loss", {1}});
+    out.push_back({name + ".accuracy", {1}});
+    out.push_back({name + ".output", {shown, tgt}});
+    out.push_back({name + ".rows", {shown}});
+  }
+  out.push_back({"masked.enc_self", {shown, kBlocks, kHeads, src, src}});
+  out.push_back({"masked.dec_self", {shown, kBlocks, kHeads, tgt, tgt}});
+  out.push_back({"masked.cross", {shown, kBlocks, kHeads, tgt, src}});
+  return out;
+}
+
+std::vector<Trainer::Series> TransformerTrainer::series() const {
+  std::vector<Series> out = {{"masked.loss", "masked: training loss", kFitColor, Axis::Loss},
+                             {"masked.accuracy", "masked: held-out", kFitColor, Axis::Fraction}};
+  if (ablation_) {
+    out.insert(out.begin() + 1,
+               {"unmasked.loss", "no look-ahead mask: training loss", kUnmaskedColor, Axis::Loss});
+    out.push_back(
+        {"unmasked.accuracy", "no look-ahead mask: held-out", kUnmaskedColor, Axis::Fraction});
+  }
+  return out;
+}
+
+std::map<std::string, Tensor> TransformerTrainer::start(double lr) {
+  // The session has set the seed: the models draw their initial parameters
+  // from it, one after the other (so the masked model starts the same with
+  // and without its twin); both see the same minibatches.
+  tr::TrainOptions options;
+  options.lr = lr;
+  options.batch_size = kBatchSize;
+  for (int64_t m = 0; m < models(); ++m) {
+    translators_[m] = make_transformer_translator(*data_, m == 0);
+    trainers_[m] = std::make_unique<tr::Seq2SeqTrainer>(translators_[m], *data_, options);
+  }
+  steps_ = 0;
+  double loss[2] = {0, 0};
+  for (int64_t m = 0; m < models(); ++m) {
+    accuracy_[m] = tr::evaluate(translators_[m], data_->heldout()).accuracy;
+    loss[m] = trainers_[m]->next_loss();
+  }
+  return record(loss);
+}
+
+std::map<std::string, Tensor> TransformerTrainer::step() {
+  AG_CHECK(trainers_[0] != nullptr, "TransformerTrainer::step", "start() was not called");
+  double loss[2] = {0, 0};
+  for (int64_t m = 0; m < models(); ++m) loss[m] = trainers_[m]->step();
+  ++steps_;
+  if (steps_ % kEvalEvery == 0) {
+    for (int64_t m = 0; m < models(); ++m) {
+      accuracy_[m] = tr::evaluate(translators_[m], data_->heldout()).accuracy;
+    }
+  }
+  return record(loss);
+}
+
+void TransformerTrainer::set_learning_rate(double lr) {
+  for (auto& trainer : trainers_) {
+    if (trainer) trainer->set_learning_rate(lr);
+  }
+}
+
+std::map<std::string, Tensor> TransformerTrainer::data() const {
+  const auto [src, valid_len] =
+      tr::encode_sources(shown_sources(*data_), data_->src_vocab(), data_->src_steps());
+  return {{"src", src}, {"src_valid_len", valid_len}};
+}
+
+std::map<std::string, Tensor> TransformerTrainer::record(const double (&loss)[2]) {
+  const int64_t tgt = data_->tgt_steps();
+  const auto [sources, valid_len] =
+      tr::encode_sources(shown_sources(*data_), data_->src_vocab(), data_->src_steps());
+  std::map<std::string, Tensor> out;
+  for (int64_t m = 0; m < models(); ++m) {
+    nn::EncoderDecoder& model = *translators_[m].model;
+    const std::vector<tr::Prediction> predictions =
+        tr::predict_seq2seq(model, sources, valid_len, tgt);
+    std::vector<double> output(static_cast<size_t>(kShown * tgt), -1.0);
+    std::vector<double> rows(static_cast<size_t>(kShown), 0.0);
+    for (int64_t i = 0; i < kShown; ++i) {
+      const tr::Prediction& p = predictions[static_cast<size_t>(i)];
+      std::copy(p.output.begin(), p.output.end(), output.begin() + i * tgt);
+      rows[static_cast<size_t>(i)] = static_cast<double>(p.alignment.shape()[0]);
+    }
+    const std::string name = kModels[m];
+    out[name + ".loss"] = tensor({loss[m]}, {1});
+    out[name + ".accuracy"] = tensor({accuracy_[m]}, {1});
+    out[name + ".output"] = tensor(std::move(output), {kShown, tgt});
+    out[name + ".rows"] = tensor(std::move(rows), {kShown});
+    if (m == 0) {
+      TransformerMaps maps =
+          transformer_maps(transformer(0), sources, valid_len, replay_input(predictions, tgt));
+      out["masked.enc_self"] = maps.enc_self;
+      out["masked.dec_self"] = maps.dec_self;
+      out["masked.cross"] = maps.cross;
+    }
+  }
+  return out;
+}
+
+}  // namespace ag::viewer
