@@ -5,11 +5,12 @@
 
 #include "attograd/attograd.h"
 #include "attograd/nn/seq2seq.h"
+#include "attograd/nn/transformer.h"
 
 namespace ag::translate {
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"bahdanau"};
+  static const std::vector<std::string> names{"bahdanau", "transformer"};
   return names;
 }
 
@@ -23,6 +24,7 @@ std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_
           std::to_string(config.num_hiddens) + ", layers " + std::to_string(config.num_layers) +
           ", dropout " + std::to_string(config.dropout) + ", vocabularies " +
           std::to_string(src_vocab_size) + " and " + std::to_string(tgt_vocab_size));
+  std::unique_ptr<nn::EncoderDecoder> model;
   if (config.model == "bahdanau") {
     nn::AttentionKind kind;
     if (config.attention == "additive") {
@@ -33,16 +35,31 @@ std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_
       throw Error("make_model: unknown attention '" + config.attention +
                   "' (expected additive or dot)");
     }
-    auto model =
-        nn::make_bahdanau_seq2seq(src_vocab_size, tgt_vocab_size, config.embed_size,
-                                  config.num_hiddens, config.num_layers, config.dropout, kind);
-    nn::init_seq2seq(*model);  // d2l's train_seq2seq: net.apply(xavier_init_weights)
-    return model;
+    model = nn::make_bahdanau_seq2seq(src_vocab_size, tgt_vocab_size, config.embed_size,
+                                      config.num_hiddens, config.num_layers, config.dropout, kind);
+  } else if (config.model == "transformer") {
+    // d2l's sizes: d even (sin/cos pairs of the positional encoding) and
+    // split evenly over the heads.
+    AG_CHECK(config.num_heads > 0 && config.ffn_num_hiddens > 0 && config.num_blks > 0 &&
+                 config.num_hiddens % 2 == 0 && config.num_hiddens % config.num_heads == 0,
+             "make_model",
+             "bad Transformer sizes: hidden " + std::to_string(config.num_hiddens) + ", heads " +
+                 std::to_string(config.num_heads) + ", FFN " +
+                 std::to_string(config.ffn_num_hiddens) + ", blocks " +
+                 std::to_string(config.num_blks) +
+                 " (need positive sizes, an even hidden size and heads dividing it)");
+    auto transformer = nn::make_transformer(src_vocab_size, tgt_vocab_size, config.num_hiddens,
+                                            config.ffn_num_hiddens, config.num_heads,
+                                            config.num_blks, config.dropout);
+    transformer->transformer_decoder().causal = config.causal;
+    model = std::move(transformer);
+  } else {
+    std::string known;
+    for (const auto& name : model_names()) known += (known.empty() ? "" : ", ") + name;
+    throw Error("make_model: unknown model '" + config.model + "' (expected " + known + ")");
   }
-  // A new model kind (the Transformer) is one more branch here and a name in model_names().
-  std::string known;
-  for (const auto& name : model_names()) known += (known.empty() ? "" : ", ") + name;
-  throw Error("make_model: unknown model '" + config.model + "' (expected " + known + ")");
+  nn::init_seq2seq(*model);  // d2l's train_seq2seq: net.apply(xavier_init_weights)
+  return model;
 }
 
 Translator make_translator(const ModelConfig& config, const Dataset& data) {
@@ -128,6 +145,11 @@ void save_translator(const std::string& path, const Translator& translator) {
               static_cast<double>(translator.tgt_steps)},
              {5}, kInt64);
   file["meta.dropout"] = tensor({c.dropout}, {1}, kFloat64);
+  if (c.model == "transformer")
+    file["meta.transformer"] =
+        tensor({static_cast<double>(c.num_heads), static_cast<double>(c.ffn_num_hiddens),
+                static_cast<double>(c.num_blks), c.causal ? 1.0 : 0.0},
+               {4}, kInt64);
   file["meta.src_vocab"] = vocab_tensor(translator.src_vocab, path);
   file["meta.tgt_vocab"] = vocab_tensor(translator.tgt_vocab, path);
   save_npz(path, file);
@@ -136,9 +158,9 @@ void save_translator(const std::string& path, const Translator& translator) {
 Translator load_translator(const std::string& path) {
   const std::map<std::string, Tensor> file = load_npz(path);
   const double version = meta_entry(file, "meta.format", kInt64, path).to_vector().at(0);
-  AG_CHECK(version == kFormatVersion, "load_translator",
+  AG_CHECK(version >= 1 && version <= kFormatVersion, "load_translator",
            path + ": format version " + std::to_string(static_cast<int64_t>(version)) +
-               ", this program reads " + std::to_string(kFormatVersion));
+               ", this program reads 1 to " + std::to_string(kFormatVersion));
   Translator t;
   t.config.model = meta_text(file, "meta.model", path);
   t.config.attention = meta_text(file, "meta.attention", path);
@@ -160,6 +182,20 @@ Translator load_translator(const std::string& path) {
                t.src_steps <= 1 << 16 && t.tgt_steps <= 1 << 16,
            "load_translator", path + ": implausible sizes in meta.sizes");
   t.config.dropout = meta_entry(file, "meta.dropout", kFloat64, path).to_vector().at(0);
+  if (t.config.model == "transformer") {
+    const Tensor& sizes_tf = meta_entry(file, "meta.transformer", kInt64, path);
+    AG_CHECK(sizes_tf.numel() == 4, "load_translator",
+             path + ": meta.transformer has " + std::to_string(sizes_tf.numel()) +
+                 " entries, expected 4");
+    const std::vector<double> tf = sizes_tf.to_vector();
+    AG_CHECK(tf[0] >= 1 && tf[0] <= 1 << 12 && tf[1] >= 1 && tf[1] <= 1 << 16 && tf[2] >= 1 &&
+                 tf[2] <= 64 && (tf[3] == 0 || tf[3] == 1),
+             "load_translator", path + ": implausible sizes in meta.transformer");
+    t.config.num_heads = static_cast<int64_t>(tf[0]);
+    t.config.ffn_num_hiddens = static_cast<int64_t>(tf[1]);
+    t.config.num_blks = static_cast<int64_t>(tf[2]);
+    t.config.causal = tf[3] == 1;
+  }
   t.src_vocab = meta_vocab(file, "meta.src_vocab", path);
   t.tgt_vocab = meta_vocab(file, "meta.tgt_vocab", path);
   try {

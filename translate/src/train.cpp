@@ -71,6 +71,7 @@ Tensor Seq2SeqTrainer::summed_loss(const Batch& batch, double* tokens) const {
 
 double Seq2SeqTrainer::step() {
   model_.train();
+  model_.set_need_weights(false);  // training shows nothing: stream where the model can
   const Batch batch = batches_.next();
   optimizer_->zero_grad();
   double tokens = 0;
@@ -122,6 +123,7 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
   AG_CHECK(num_steps > 0, "predict_seq2seq", "num_steps " + std::to_string(num_steps) + " <= 0");
   ModeRestorer restore(model);
   model.eval();
+  model.set_need_weights(true);  // each step's alignment is kept
   NoGradGuard no_grad;
   const int64_t batch = src.size(0);
   const std::vector<double> valid = src_valid_len.to_vector();

@@ -68,7 +68,8 @@ class EncoderDecoder : public Module {
 
   // src [B, T], tgt_in [B, Tout] (teacher forcing), src_valid_lens [B] -> [B, Tout, V].
   Tensor forward(const Tensor& src, const Tensor& tgt_in, const Tensor& src_valid_lens) {
-    DecoderState state = decoder_->init_state(encoder_->forward(src, src_valid_lens), src_valid_lens);
+    DecoderState state =
+        decoder_->init_state(encoder_->forward(src, src_valid_lens), src_valid_lens);
     return decoder_->forward(tgt_in, state);
   }
   Tensor operator()(const Tensor& src, const Tensor& tgt_in, const Tensor& src_valid_lens) {
@@ -77,6 +78,15 @@ class EncoderDecoder : public Module {
 
   Encoder& encoder() { return *encoder_; }
   Decoder& decoder() { return *decoder_; }
+
+  // Whether the next forwards keep their attention weights (the decoder's
+  // alignment() and the per-head maps; default true). false lets a model
+  // skip them where it can: the Transformer then streams its attention
+  // (ag::flash_attention) and keeps no [B, H, Tq, Tk] tensor. Training that
+  // shows nothing turns them off; prediction turns them back on. The seq2seq
+  // keeps its per-step weights regardless (its alignment is part of its
+  // state), so the default does nothing.
+  virtual void set_need_weights(bool /*need_weights*/) {}
 
  private:
   std::unique_ptr<Encoder> encoder_;

@@ -217,7 +217,7 @@ class Transformer : public EncoderDecoder {
   TransformerEncoder& transformer_encoder() { return *encoder_; }
   TransformerDecoder& transformer_decoder() { return *decoder_; }
   // Both halves: see TransformerEncoder::set_need_weights.
-  void set_need_weights(bool need_weights);
+  void set_need_weights(bool need_weights) override;
 
  private:
   TransformerEncoder* encoder_;

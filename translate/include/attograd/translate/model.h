@@ -4,15 +4,21 @@
 // scripts/check_translate_torch.py):
 //
 //   encoder.embedding.weight, encoder.rnn.weight_ih_l0, ..., decoder.dense.bias
-//                     the state dict, with d2l's names and shapes
-//   meta.model        the model's name ("bahdanau"), as int64 byte values
-//   meta.attention    "additive" or "dot", likewise
+//                     the state dict, with d2l's names and shapes (Transformer:
+//                     encoder.blks.block0.attention.W_q.weight, ...)
+//   meta.model        the model's name ("bahdanau" or "transformer"), as int64
+//                     byte values
+//   meta.attention    "additive" or "dot", likewise (bahdanau's; the
+//                     Transformer's files hold "additive", unused)
 //   meta.task         "dates", "reverse" or "sort", likewise
 //   meta.sizes        int64 [embed_size, num_hiddens, num_layers, src_steps, tgt_steps]
 //   meta.dropout      float64 [1]
+//   meta.transformer  int64 [num_heads, ffn_num_hiddens, num_blks, causal]
+//                     (Transformer files only; since format 2)
 //   meta.src_vocab, meta.tgt_vocab   the tokens in index order, joined by '\n',
 //                     as int64 byte values
-//   meta.format       int64 [1]: kFormatVersion
+//   meta.format       int64 [1]: kFormatVersion (files of version 1, which
+//                     knew bahdanau only, load too)
 //
 // Python reads a name back with bytes(a.astype('uint8')).decode().
 #pragma once
@@ -25,20 +31,31 @@
 
 namespace ag::translate {
 
+// Sizes as d2l names them. Defaults: d2l's (seq2seq: embedding 32, hidden 32,
+// 2 GRU layers; Transformer: d 32, FFN 64, 4 heads, 2 blocks; dropout 0.1).
 struct ModelConfig {
   std::string model = "bahdanau";      // the kinds make_model knows (model_names())
   std::string attention = "additive";  // bahdanau: "additive" or "dot"
-  int64_t embed_size = 32;
-  int64_t num_hiddens = 32;
-  int64_t num_layers = 2;
+  int64_t embed_size = 32;             // bahdanau (the Transformer embeds in num_hiddens)
+  int64_t num_hiddens = 32;            // the GRU's hidden size; the Transformer's d
+  int64_t num_layers = 2;              // bahdanau: GRU layers
   double dropout = 0.1;
+  // The Transformer's (unused by bahdanau):
+  int64_t num_heads = 4;         // divides num_hiddens
+  int64_t ffn_num_hiddens = 64;  // PositionWiseFFN's hidden size
+  int64_t num_blks = 2;          // encoder and decoder blocks
+  bool causal = true;            // the decoder's look-ahead mask (false: the ablation)
 };
 
-// "bahdanau" (and the models added later).
+// "bahdanau", "transformer".
 const std::vector<std::string>& model_names();
 
 // The model `config` names, for these vocabulary sizes, initialised as d2l's
-// train_seq2seq does. The one place that maps a name to a model class.
+// train_seq2seq does (Xavier-uniform Linear and GRU weights; the book's
+// edition with these sizes trains its Transformer with it too). The one
+// place that maps a name to a model class: "bahdanau" is
+// nn::make_bahdanau_seq2seq, "transformer" nn::make_transformer (an
+// nn::Transformer, with config.causal set on its decoder).
 // Throws ag::Error for an unknown model or attention, or bad sizes.
 std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_t src_vocab_size,
                                                int64_t tgt_vocab_size);
@@ -54,7 +71,8 @@ struct Translator {
 // A fresh model for `data`'s vocabularies and step counts.
 Translator make_translator(const ModelConfig& config, const Dataset& data);
 
-inline constexpr int64_t kFormatVersion = 1;
+// 2: meta.transformer added (the layout is otherwise version 1's).
+inline constexpr int64_t kFormatVersion = 2;
 void save_translator(const std::string& path, const Translator& translator);
 // Throws ag::Error naming the path when the file is not one save_translator
 // wrote (no meta.* entries, an unknown model, a state dict that does not fit

@@ -54,7 +54,8 @@ class Seq2SeqTrainer {
  public:
   Seq2SeqTrainer(Translator& translator, const Dataset& data, const TrainOptions& options);
   // One minibatch: forward, backward, clipping, Adam; returns its loss per
-  // target token. Puts the model in training mode.
+  // target token. Puts the model in training mode, its attention weights off
+  // (set_need_weights(false): nothing is drawn from a training step).
   double step();
   // The loss per target token of the minibatch the next step() trains on,
   // at the current parameters, without training (no gradients, no update):
@@ -90,7 +91,7 @@ struct Prediction {
 
 // Greedy decoding of a batch: src [B, src_steps], src_valid_len [B], at most
 // num_steps output steps. Eval mode and NoGradGuard inside; the model's
-// training mode is restored.
+// training mode is restored; its attention weights are left on.
 std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
                                         const Tensor& src_valid_len, int64_t num_steps);
 
