@@ -22,20 +22,14 @@ std::vector<std::string> shown_sources(const tr::Dataset& data) {
   return sources;
 }
 
-// A Transformer (the program's sizes: d 32, FFN 64, 4 heads, 2 blocks,
-// dropout 0.1) for `data`, with or without its look-ahead mask.
+// The program's Transformer (attograd-translate --model transformer: d 32,
+// FFN 64, 4 heads, 2 blocks, dropout 0.1, Xavier init) for `data`, with or
+// without its look-ahead mask.
 tr::Translator make_transformer_translator(const tr::Dataset& data, bool causal) {
-  tr::Translator translator;
-  translator.config.model = "transformer";
-  translator.task = data.task();
-  translator.src_vocab = data.src_vocab();
-  translator.tgt_vocab = data.tgt_vocab();
-  translator.src_steps = data.src_steps();
-  translator.tgt_steps = data.tgt_steps();
-  auto model = nn::make_transformer(data.src_vocab().size(), data.tgt_vocab().size());
-  model->transformer_decoder().causal = causal;
-  translator.model = std::move(model);
-  return translator;
+  tr::ModelConfig config;
+  config.model = "transformer";
+  config.causal = causal;
+  return tr::make_translator(config, data);
 }
 
 // Per block [B, H, Tq, Tk] -> [B, L, H, Tq, Tk], float64.
@@ -54,6 +48,7 @@ TransformerMaps transformer_maps(nn::Transformer& model, const Tensor& src,
   nn::TransformerDecoder& decoder = model.transformer_decoder();
   const bool was_training = model.is_training(), was_causal = decoder.causal;
   model.eval();
+  model.set_need_weights(true);  // training streams its attention and keeps none
   decoder.causal = true;  // prediction sees only the steps before, whatever the training did
   TransformerMaps maps;
   try {
@@ -117,9 +112,9 @@ std::vector<RecordField> TransformerTrainer::fields() const {
     out.push_back({name + ".output", {shown, tgt}});
     out.push_back({name + ".rows", {shown}});
   }
-  out.push_back({"masked.enc_self", {shown, kBlocks, kHeads, src, src}});
-  out.push_back({"masked.dec_self", {shown, kBlocks, kHeads, tgt, tgt}});
-  out.push_back({"masked.cross", {shown, kBlocks, kHeads, tgt, src}});
+  out.push_back({"masked.enc_self", {shown, blocks(), heads(), src, src}});
+  out.push_back({"masked.dec_self", {shown, blocks(), heads(), tgt, tgt}});
+  out.push_back({"masked.cross", {shown, blocks(), heads(), tgt, src}});
   return out;
 }
 

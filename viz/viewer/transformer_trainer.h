@@ -61,8 +61,9 @@ class TransformerTrainer : public Trainer {
   // The model `m` (0: masked, 1: the unmasked twin); start() made it.
   translate::Translator& translator(size_t m) { return translators_[m]; }
   nn::Transformer& transformer(size_t m);
-  int64_t blocks() const { return kBlocks; }
-  int64_t heads() const { return kHeads; }
+  // The program's default sizes (translate::ModelConfig).
+  static int64_t blocks() { return translate::ModelConfig{}.num_blks; }
+  static int64_t heads() { return translate::ModelConfig{}.num_heads; }
 
   const char* title() const override { return "Transformer"; }
   std::vector<RecordField> fields() const override;
@@ -75,7 +76,6 @@ class TransformerTrainer : public Trainer {
   std::map<std::string, Tensor> data() const override;
 
  private:
-  static constexpr int64_t kBlocks = 2, kHeads = 4;
   std::map<std::string, Tensor> record(const double (&loss)[2]);
 
   translate::Task task_;
