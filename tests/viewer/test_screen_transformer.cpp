@@ -101,6 +101,7 @@ TEST(ScreenTransformer, MapsPerBlockAndHeadAreTheWeightsOfTheExportedModel) {
     // The model state the scene exported, loaded into the program's model.
     tr::ModelConfig config;
     config.model = "transformer";
+    config.dropout = 0.0;
     tr::Translator translator = tr::make_translator(config, data);
     translator.model->load_state_dict(with_prefix(run.inputs, "masked."));
     const Maps maps = translate_keeping_maps(translator, data.heldout()[2].source);

@@ -9,21 +9,6 @@
 
 namespace ag::viewer {
 
-namespace {
-
-// "'a'" for a character, "<eos>" as it is.
-std::string quoted(const std::string& token) {
-  return token.size() > 1 && token.front() == '<' ? token : "'" + token + "'";
-}
-
-std::string joined(const std::vector<std::string>& tokens) {
-  std::string out;
-  for (const std::string& t : tokens) out += (out.empty() ? "" : " ") + t;
-  return out;
-}
-
-}  // namespace
-
 void draw_attention_grid(const AttentionGrid& grid, ImVec2 size) {
   AG_CHECK(grid.maps.defined() && grid.maps.dim() == 4, "attention grid " + grid.id,
            "expected maps [blocks, heads, rows, cols], got " +
@@ -58,23 +43,15 @@ void draw_attention_grid(const AttentionGrid& grid, ImVec2 size) {
                        grid.maps.narrow(0, b, 1).narrow(1, h, 1).reshape({rows, cols}),
                        grid.keep,
                        scale,
-                       grid.col_name + ": " + joined(grid.col_tokens),
+                       grid.col_name,
                        grid.row_name,
                        grid.row_name,
                        grid.col_name};
+      view.row_labels = grid.row_tokens;
+      view.col_labels = grid.col_tokens;
       view.max_cell = 28.0f;
       view.fit_axis_label = true;
-      const HeatmapHover hover = draw_heatmap(view, ImVec2(map_width, map_height));
-      if (hover.active) {
-        // The widget's tooltip names the indices and the weight; the tokens
-        // go on the same tooltip.
-        ImGui::BeginTooltip();
-        ImGui::Text("%s %s -> %s %s", grid.row_name.c_str(),
-                    quoted(grid.row_tokens[static_cast<size_t>(hover.row)]).c_str(),
-                    grid.col_name.c_str(),
-                    quoted(grid.col_tokens[static_cast<size_t>(hover.col)]).c_str());
-        ImGui::EndTooltip();
-      }
+      draw_heatmap(view, ImVec2(map_width, map_height));
     }
     if (b == 0) colorbar_beside_last_map((grid.id + "/colorbar").c_str(), scale);
   }

@@ -74,11 +74,25 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   //    and the x label below. Cells are whole pixels so that a cell's centre
   //    pixel has exactly its colour.
   const float line = ImGui::GetTextLineHeight();
+  AG_CHECK((view.row_labels.empty() || static_cast<int64_t>(view.row_labels.size()) == rows) &&
+               (view.col_labels.empty() || static_cast<int64_t>(view.col_labels.size()) == cols),
+           "heatmap " + view.id,
+           std::to_string(view.row_labels.size()) + " row and " +
+               std::to_string(view.col_labels.size()) + " column labels for a " +
+               shape_str(view.matrix.shape()) + " matrix");
+  // Tick i's text: its label, or the index.
+  const auto tick = [](const std::vector<std::string>& labels, int64_t i) {
+    return labels.empty() ? std::to_string(i) : labels[static_cast<size_t>(i)];
+  };
+  float row_tick_width = 0, col_tick_width = 0;
+  for (int64_t i = 0; i < rows; i += view.row_labels.empty() ? std::max<int64_t>(rows - 1, 1) : 1)
+    row_tick_width =
+        std::max(row_tick_width, ImGui::CalcTextSize(tick(view.row_labels, i).c_str()).x);
+  for (int64_t j = 0; j < cols; j += view.col_labels.empty() ? std::max<int64_t>(cols - 1, 1) : 1)
+    col_tick_width =
+        std::max(col_tick_width, ImGui::CalcTextSize(tick(view.col_labels, j).c_str()).x);
+  row_tick_width += 6.0f;
   char label[32];
-  std::snprintf(label, sizeof label, "%lld", static_cast<long long>(rows - 1));
-  const float row_tick_width = ImGui::CalcTextSize(label).x + 6.0f;
-  std::snprintf(label, sizeof label, "%lld", static_cast<long long>(cols - 1));
-  const float col_tick_width = ImGui::CalcTextSize(label).x;
   const float top = view.title.empty() ? 0.0f : line + 4.0f;
   const float bottom = 2.0f * line + 6.0f;
   float cell = std::min((size.x - row_tick_width) / static_cast<float>(cols),
@@ -121,19 +135,19 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   //    and the axis labels.
   const int64_t row_stride = tick_stride(cell, line);
   for (int64_t i = 0; i < rows; i += row_stride) {
-    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(i));
-    const float w = ImGui::CalcTextSize(label).x;
+    const std::string text = tick(view.row_labels, i);
+    const float w = ImGui::CalcTextSize(text.c_str()).x;
     draw->AddText(
         ImVec2(origin.x - w - 4.0f, origin.y + cell * (static_cast<float>(i) + 0.5f) - line / 2),
-        text_color, label);
+        text_color, text.c_str());
   }
   const int64_t col_stride = tick_stride(cell, col_tick_width);
   for (int64_t j = 0; j < cols; j += col_stride) {
-    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(j));
-    const float w = ImGui::CalcTextSize(label).x;
+    const std::string text = tick(view.col_labels, j);
+    const float w = ImGui::CalcTextSize(text.c_str()).x;
     draw->AddText(ImVec2(origin.x + cell * (static_cast<float>(j) + 0.5f) - w / 2,
                          origin.y + grid_size.y + 2.0f),
-                  text_color, label);
+                  text_color, text.c_str());
   }
   std::string axes = view.xlabel + " \xe2\x86\x92   (" + view.ylabel + " \xe2\x86\x93)";
   // Maps side by side (view.fit_axis_label): the label may run past the
@@ -162,6 +176,11 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
                   static_cast<long long>(hover.row), view.col_name.c_str(),
                   static_cast<long long>(hover.col), hover.masked ? "masked: " : "");
     hover.text = text;
+    if (!view.row_labels.empty() || !view.col_labels.empty()) {
+      // The labels too: "query 2, key 5\n'a' -> '<eos>'\n0.25".
+      hover.text.insert(hover.text.find('\n') + 1, tick(view.row_labels, hover.row) + " -> " +
+                                                       tick(view.col_labels, hover.col) + "\n");
+    }
     std::snprintf(text, sizeof text, "%.6g", hover.value);
     hover.text += text;
     ImGui::BeginTooltip();

@@ -35,6 +35,16 @@ Tensor look_ahead_keep(int64_t n) {
   return tensor(std::move(keep), {n, n}, kBool);
 }
 
+// A token as a tick label, one narrow character where it can be: the maps'
+// cells are narrow. "_" is the space, "$" <eos> (the end), "^" <bos> (the start).
+std::vector<std::string> tick_labels(const std::vector<std::string>& tokens) {
+  std::vector<std::string> out;
+  for (const std::string& t : tokens) {
+    out.push_back(t == " " ? "_" : t == "<eos>" ? "$" : t == "<bos>" ? "^" : t);
+  }
+  return out;
+}
+
 // record[field] [kShown, L, H, Tq, Tk] -> the example's [L, H, rows, cols].
 Tensor example_maps(const std::map<std::string, Tensor>& record, const std::string& field,
                     int64_t example, int64_t rows, int64_t cols) {
@@ -142,11 +152,11 @@ void TransformerScene::draw() {
         ImGui::SameLine();
         ImGui::RadioButton("encoder self-attention", &maps, 0);
         ImGui::SameLine();
-        ImGui::RadioButton("decoder self-attention (look-ahead mask hatched)", &maps, 1);
+        ImGui::RadioButton("decoder self-attention", &maps, 1);
         ImGui::SameLine();
         ImGui::RadioButton("cross-attention", &maps, 2);
         maps_ = static_cast<Maps>(maps);
-        draw_maps(record, ImGui::GetContentRegionAvail());
+        draw_maps(record);
       });
 }
 
@@ -167,7 +177,7 @@ void TransformerScene::draw_controls() {
   draw_prev_next(example_, static_cast<int>(TransformerTrainer::kShown));
   ImGui::Spacing();
   show_note(
-      "d2l's Transformer (2 blocks, 4 heads, d 32, FFN 64, dropout 0.1) learns the task by "
+      "d2l's Transformer (2 blocks, 4 heads, d 32, FFN 64, no dropout) learns the task by "
       "teacher forcing; the plot shows its minibatch loss per token (left axis) and its exact "
       "match on 300 held-out inputs (right axis, every 50 steps).");
   show_note(
@@ -211,14 +221,13 @@ void TransformerScene::draw_answers(const std::map<std::string, Tensor>& record)
     const std::string answer = tr::detokenize_chars(tokens);
     const bool right = answer == example.target;
     const std::string name = TransformerTrainer::kModels[m];
-    if (m > 0) ImGui::SameLine(0, 40);
     ImGui::TextColored(right ? ImVec4(0.2f, 0.75f, 0.2f, 1) : ImVec4(0.95f, 0.3f, 0.3f, 1),
                        "%s: %s %s (held-out %.1f%%)", kModelLabels[m], answer.c_str(),
                        right ? "right" : "wrong", 100.0 * record.at(name + ".accuracy").item());
   }
 }
 
-void TransformerScene::draw_maps(const std::map<std::string, Tensor>& record, ImVec2 size) const {
+void TransformerScene::draw_maps(const std::map<std::string, Tensor>& record) const {
   const tr::Example& example = trainer_.data_set().heldout()[static_cast<size_t>(example_)];
   std::vector<std::string> source = tr::tokenize_chars(example.source);
   source.push_back("<eos>");
@@ -253,7 +262,13 @@ void TransformerScene::draw_maps(const std::map<std::string, Tensor>& record, Im
       grid.col_name = "source";
       break;
   }
-  draw_attention_grid(grid, size);
+  grid.row_tokens = tick_labels(grid.row_tokens);
+  grid.col_tokens = tick_labels(grid.col_tokens);
+  show_note(maps_ == Maps::DecoderSelf
+                ? "Tokens: _ a space, ^ the start (<bos>), $ the end (<eos>). Hatched: the "
+                  "look-ahead mask, a step may not see the steps after it."
+                : "Tokens: _ a space, ^ the start (<bos>), $ the end (<eos>).");
+  draw_attention_grid(grid, ImGui::GetContentRegionAvail());
 }
 
 std::unique_ptr<Scene> make_transformer_scene() {

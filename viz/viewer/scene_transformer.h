@@ -56,7 +56,7 @@ class TransformerScene : public Scene {
  private:
   void draw_controls();
   void draw_answers(const std::map<std::string, Tensor>& record) const;
-  void draw_maps(const std::map<std::string, Tensor>& record, ImVec2 size) const;
+  void draw_maps(const std::map<std::string, Tensor>& record) const;
   // The shown example's output tokens of model m, "<eos>" last when it was
   // emitted (as many as the model's decoder steps).
   std::vector<std::string> output_tokens(const std::map<std::string, Tensor>& record,

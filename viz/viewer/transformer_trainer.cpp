@@ -11,7 +11,10 @@ namespace tr = ag::translate;
 
 namespace {
 
-const ImU32 kUnmaskedColor = IM_COL32(220, 60, 60, 255);
+// Each model's loss and its held-out accuracy in two shades of one colour.
+const ImU32 kMaskedLossColor = kFitColor, kMaskedAccuracyColor = IM_COL32(120, 220, 120, 255);
+const ImU32 kUnmaskedLossColor = IM_COL32(230, 70, 70, 255);
+const ImU32 kUnmaskedAccuracyColor = IM_COL32(255, 170, 60, 255);
 
 // The held-out inputs the scene shows: the first kShown of the split.
 std::vector<std::string> shown_sources(const tr::Dataset& data) {
@@ -23,12 +26,15 @@ std::vector<std::string> shown_sources(const tr::Dataset& data) {
 }
 
 // The program's Transformer (attograd-translate --model transformer: d 32,
-// FFN 64, 4 heads, 2 blocks, dropout 0.1, Xavier init) for `data`, with or
-// without its look-ahead mask.
+// FFN 64, 4 heads, 2 blocks, Xavier init) for `data`, with or without its
+// look-ahead mask, and without dropout: on dates, dropout 0.1 reaches 22%
+// held-out exact match after 3,000 steps (lr 0.005, batch 64), dropout 0
+// 86%, and streams its attention in training.
 tr::Translator make_transformer_translator(const tr::Dataset& data, bool causal) {
   tr::ModelConfig config;
   config.model = "transformer";
   config.causal = causal;
+  config.dropout = 0.0;
   return tr::make_translator(config, data);
 }
 
@@ -49,7 +55,7 @@ TransformerMaps transformer_maps(nn::Transformer& model, const Tensor& src,
   const bool was_training = model.is_training(), was_causal = decoder.causal;
   model.eval();
   model.set_need_weights(true);  // training streams its attention and keeps none
-  decoder.causal = true;  // prediction sees only the steps before, whatever the training did
+  decoder.causal = true;         // prediction sees only the steps before, whatever the training did
   TransformerMaps maps;
   try {
     NoGradGuard no_grad;
@@ -119,13 +125,14 @@ std::vector<RecordField> TransformerTrainer::fields() const {
 }
 
 std::vector<Trainer::Series> TransformerTrainer::series() const {
-  std::vector<Series> out = {{"masked.loss", "masked: training loss", kFitColor, Axis::Loss},
-                             {"masked.accuracy", "masked: held-out", kFitColor, Axis::Fraction}};
+  std::vector<Series> out = {
+      {"masked.loss", "masked: training loss", kMaskedLossColor, Axis::Loss},
+      {"masked.accuracy", "masked: held-out exact match", kMaskedAccuracyColor, Axis::Fraction}};
   if (ablation_) {
-    out.insert(out.begin() + 1,
-               {"unmasked.loss", "no look-ahead mask: training loss", kUnmaskedColor, Axis::Loss});
-    out.push_back(
-        {"unmasked.accuracy", "no look-ahead mask: held-out", kUnmaskedColor, Axis::Fraction});
+    out.insert(out.begin() + 1, {"unmasked.loss", "no look-ahead mask: training loss",
+                                 kUnmaskedLossColor, Axis::Loss});
+    out.push_back({"unmasked.accuracy", "no look-ahead mask: held-out exact match",
+                   kUnmaskedAccuracyColor, Axis::Fraction});
   }
   return out;
 }
