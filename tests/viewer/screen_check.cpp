@@ -57,11 +57,20 @@ std::string rgb_str(viz::Rgb c) {
 // layout.txt and inputs.npz in `dir`. test_web_viewer (ATTOGRAD_WEB_SITE
 // defined) runs the browser build instead: the same options as URL parameters
 // (options.h), in headless Chromium, through tests/web/drive.js.
-std::string viewer_command(const std::string& scene, int frames,
-                           const std::vector<std::string>& extra,
+std::string viewer_command(const std::string& scene, int frames, std::vector<std::string> extra,
+                           const std::vector<std::string>& written,
                            const std::filesystem::path& dir) {
   const std::string layout = (dir / "layout.txt").string(), inputs = (dir / "inputs.npz").string();
   std::ostringstream line;
+#ifdef ATTOGRAD_WEB_SITE
+  const std::string out_dir = "/tmp";  // in the page's file system
+#else
+  const std::string out_dir = dir.string();
+#endif
+  for (std::string& arg : extra) {
+    for (size_t at = arg.find("{out}"); at != std::string::npos; at = arg.find("{out}"))
+      arg.replace(at, 5, out_dir);
+  }
 #ifdef ATTOGRAD_WEB_SITE
   std::ostringstream query;
   if (!scene.empty()) query << "scene=" << scene << "&";
@@ -69,6 +78,9 @@ std::string viewer_command(const std::string& scene, int frames,
   line << "node " << quote(ATTOGRAD_WEB_DRIVER) << " --site " << quote(ATTOGRAD_WEB_SITE)
        << " --out " << quote(dir.string()) << " --fetch " << quote("/tmp/layout.txt=" + layout)
        << " --fetch " << quote("/tmp/inputs.npz=" + inputs);
+  for (const std::string& name : written) {
+    line << " --fetch " << quote(out_dir + "/" + name + "=" + (dir / name).string());
+  }
   for (size_t i = 0; i < extra.size(); ++i) {
     const std::string key = extra[i].substr(2);  // "--size" -> "size"
     const bool has_value = i + 1 < extra.size() && extra[i + 1].rfind("--", 0) != 0;
@@ -88,19 +100,22 @@ std::string viewer_command(const std::string& scene, int frames,
   line << " --frames " << frames << " --screenshot " << quote((dir / "screen.png").string())
        << " --layout " << quote(layout) << " --dump-inputs " << quote(inputs);
   for (const std::string& arg : extra) line << " " << quote(arg);
+  (void)written;  // already where the test reads them
 #endif
   return line.str();
 }
 
 }  // namespace
 
-SceneRun run_viewer(const std::string& scene, int frames, const std::vector<std::string>& extra) {
+static SceneRun run_viewer_writing(const std::string& scene, int frames,
+                                   const std::vector<std::string>& extra,
+                                   const std::vector<std::string>& written) {
   std::ostringstream name;
   name << "attograd-screen-" << scene << "-" << getpid();
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / name.str();
   std::filesystem::create_directories(dir);
   const std::string log = (dir / "output.txt").string();
-  std::string command = viewer_command(scene, frames, extra, dir);
+  std::string command = viewer_command(scene, frames, extra, written, dir);
   command.append(" >").append(quote(log)).append(" 2>&1");
   SceneRun run;
   const int status = std::system(command.c_str());
@@ -112,8 +127,18 @@ SceneRun run_viewer(const std::string& scene, int frames, const std::vector<std:
   return run;
 }
 
+SceneRun run_viewer(const std::string& scene, int frames, const std::vector<std::string>& extra) {
+  return run_viewer_writing(scene, frames, extra, {});
+}
+
 SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::string>& extra) {
-  SceneRun run = run_viewer(scene, frames, extra);
+  return run_scene_writing(scene, frames, extra, {});
+}
+
+SceneRun run_scene_writing(const std::string& scene, int frames,
+                           const std::vector<std::string>& extra,
+                           const std::vector<std::string>& written) {
+  SceneRun run = run_viewer_writing(scene, frames, extra, written);
   if (run.exit_code != 0) {
     ADD_FAILURE() << "viewer exited with " << run.exit_code << ":\n"
                   << run.command << "\n"

@@ -49,6 +49,15 @@ struct SceneRun {
 SceneRun run_scene(const std::string& scene, int frames = 4,
                    const std::vector<std::string>& extra = {});
 
+// run_scene for a viewer that also writes files of its own (e.g. a scene's
+// saved models): in `extra`, "{out}" stands for the folder they go to, and
+// `written` names them. After the run they are in run.dir (the page writes
+// them into its in-memory file system, and the browser runner copies them
+// out).
+SceneRun run_scene_writing(const std::string& scene, int frames,
+                           const std::vector<std::string>& extra,
+                           const std::vector<std::string>& written);
+
 // Runs the viewer as run_scene does, but only collects its exit code and
 // output, and fails nothing: for runs that are meant to fail.
 SceneRun run_viewer(const std::string& scene, int frames = 4,

@@ -1,68 +1,113 @@
-// The translate scene on screen: after a few frames of training on
-// `reverse`, every cell of both models' alignment heatmaps has the colour of
-// the weight the library computes for the same model state, rebuilt here
-// from the seed as the scene builds it (the same data, initial parameters,
-// minibatches and dropout draws), and the rows are the library's output.
+// The translate scene on screen, checked against the program: the viewer
+// trains (on a worker, or in the page's frames), saves both models before
+// its last frame (translate.save_prefix), and every cell of each model's
+// alignment heatmap must have the colour of the weight that
+//   attograd-translate --load SAVED.npz --predict TEXT --json
+// prints for the same model state and input: for a held-out input and for
+// typed text. The page (test_web_viewer) runs the same checks on the .npz
+// files it wrote into its own file system.
 #include <gtest/gtest.h>
 
-#include "attograd/translate/train.h"
+#include <sstream>
+
+#include "attograd/translate/data.h"
 #include "screen_check.h"
+#include "test_util.h"
 
 namespace ag::viewer_test {
 namespace {
 
 namespace tr = ag::translate;
 
-TEST(ScreenTranslate, AlignmentCellsAreTheLibrarysWeightsForTheSameTraining) {
-#ifdef ATTOGRAD_WEB_SITE
-  // The expected weights come from training the same models again in this
-  // process (AVX kernels); the page trains them in WebAssembly (SIMD128 and
-  // scalar sums in another order), and after 40 Adam steps the two
-  // trajectories differ enough to decode different outputs. Checking the page
-  // needs the scene to export its own model state, as the training scene does.
-  GTEST_SKIP() << "the browser trains with other float sums; its model state is not exported yet";
-#endif
-  const int frames = 4;
-  const SceneRun run = run_scene("translate", frames,
-                                 {"--set", "translate.task=reverse", "--set",
-                                  "translate.steps_per_frame=10", "--set", "translate.example=2"});
+const char* const kModels[2] = {"additive", "dot"};
+
+// What --json printed for one text: its weights [output tokens, source tokens].
+struct Printed {
+  Tensor weights;
+  int64_t rows = 0, cols = 0;
+};
+
+// Parses the "weights" array of attograd-translate's one-line JSON.
+Printed parse_weights(const std::string& json) {
+  const std::string key = "\"weights\":[";
+  const size_t at = json.find(key);
+  AG_CHECK(at != std::string::npos, "parse_weights", "no weights in: " + json);
+  std::vector<double> values;
+  Printed p;
+  size_t i = at + key.size();
+  int64_t in_row = 0;
+  while (i < json.size() && json[i] != ']') {
+    if (json[i] == '[') {
+      ++p.rows;
+      in_row = 0;
+      ++i;
+    } else if (json[i] == ',' || json[i] == ' ') {
+      ++i;
+    } else if (json[i] == ']') {
+      ++i;
+    } else {
+      size_t used = 0;
+      values.push_back(std::stod(json.substr(i), &used));
+      i += used;
+      if (++in_row > p.cols) p.cols = in_row;
+      if (i < json.size() && json[i] == ']') {
+        ++i;  // the row's end
+      }
+    }
+  }
+  AG_CHECK(p.rows > 0 && static_cast<int64_t>(values.size()) == p.rows * p.cols, "parse_weights",
+           "ragged weights in: " + json);
+  p.weights = tensor(values, {p.rows, p.cols});
+  return p;
+}
+
+// attograd-translate --load MODEL --predict TEXT --json.
+Printed program_weights(const std::string& model, const std::string& text) {
+  const std::string out = model + ".json";
+  const std::string command = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " --load '" + model +
+                              "' --predict '" + text + "' --json >'" + out + "' 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string json = ag::testing::read_file(out);
+  AG_CHECK(status == 0, "program_weights", command + " failed: " + json);
+  return parse_weights(json);
+}
+
+// Both models' maps in `run` against the program's weights for `text`.
+void expect_cells_are_the_programs(const SceneRun& run, const std::string& text) {
+  for (const char* model : kModels) {
+    SCOPED_TRACE(model);
+    const std::string id = std::string("translate/") + model + "_alignment";
+    const Printed p = program_weights(run.dir + "/saved-" + model + ".npz", text);
+    const LayoutEntry& map = find_map(run, id);
+    EXPECT_EQ(map.rows, p.rows);
+    EXPECT_EQ(map.cols, static_cast<int64_t>(text.size()) + 1);  // the characters and <eos>
+    EXPECT_TRUE(cells_match(run, id, p.weights));
+  }
+}
+
+const std::vector<std::string> kSaved = {"saved-additive.npz", "saved-dot.npz"};
+
+TEST(ScreenTranslate, HeldOutAlignmentCellsAreTheProgramsWeightsForTheSavedModels) {
+  const SceneRun run =
+      run_scene_writing("translate", 30,
+                        {"--set", "translate.task=reverse", "--set", "translate.example=2", "--set",
+                         "translate.save_prefix={out}/saved"},
+                        kSaved);
   ASSERT_EQ(run.exit_code, 0);
-  ASSERT_EQ(run.inputs.count("shown.step"), 1u) << "the viewer did not draw the translate scene";
-  const int64_t steps = static_cast<int64_t>(run.inputs.at("shown.step").item());
-  ASSERT_GT(steps, 0);
-  const int64_t example = static_cast<int64_t>(run.inputs.at("shown.example").item());
-  ASSERT_EQ(example, 2);
-
-  // The scene's training (TranslateTrainer::start and step, seed 0): both
-  // models made one after the other, their step-0 loss, then each step
-  // trains the additive model, then the dot-product one. The held-out
-  // measurements use no random numbers, so they are left out.
-  ag::manual_seed(0);
+  ASSERT_EQ(run.inputs.count("shown.example"), 1u) << "the viewer did not draw the translate scene";
+  ASSERT_EQ(run.inputs.at("shown.example").item(), 2);
+  // The shown input: held-out example 2 of the scene's data.
   const tr::Dataset data({tr::Task::Reverse, 20000, 300, 0});
-  tr::Translator translators[2];
-  std::unique_ptr<tr::Seq2SeqTrainer> trainers[2];
-  const char* const names[2] = {"additive", "dot"};
-  tr::TrainOptions options;
-  for (size_t m = 0; m < 2; ++m) {
-    tr::ModelConfig config;
-    config.attention = names[m];
-    translators[m] = tr::make_translator(config, data);
-    trainers[m] = std::make_unique<tr::Seq2SeqTrainer>(translators[m], data, options);
-  }
-  for (auto& trainer : trainers) trainer->next_loss();
-  for (int64_t s = 0; s < steps; ++s) {
-    for (auto& trainer : trainers) trainer->step();
-  }
+  expect_cells_are_the_programs(run, data.heldout()[2].source);
+}
 
-  const std::string source = data.heldout()[static_cast<size_t>(example)].source;
-  for (size_t m = 0; m < 2; ++m) {
-    SCOPED_TRACE(names[m]);
-    const tr::Translation t = tr::translate(translators[m], {source})[0];
-    EXPECT_TRUE(cells_match(run, std::string("translate/") + names[m] + "_alignment", t.alignment));
-    const LayoutEntry& map = find_map(run, std::string("translate/") + names[m] + "_alignment");
-    EXPECT_EQ(map.rows, static_cast<int64_t>(t.output_tokens.size()));
-    EXPECT_EQ(map.cols, static_cast<int64_t>(source.size()) + 1);
-  }
+TEST(ScreenTranslate, TypedTextAlignmentCellsAreTheProgramsWeights) {
+  const SceneRun run = run_scene_writing(
+      "translate", 30,
+      {"--set", "translate.text=14.7.1989", "--set", "translate.save_prefix={out}/saved"}, kSaved);
+  ASSERT_EQ(run.exit_code, 0);
+  ASSERT_EQ(run.inputs.at("shown.example").item(), -1);  // the typed text
+  expect_cells_are_the_programs(run, "14.7.1989");
 }
 
 }  // namespace

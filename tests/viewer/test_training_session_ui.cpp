@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <chrono>
 #include <cmath>
 #include <sstream>
+#include <thread>
 
 #include "null_backend.h"
 #include "plot.h"
@@ -115,6 +117,67 @@ TEST_F(SessionUi, ALossThatIsNotFinitePausesWithAMessage) {
   EXPECT_NE(session.error().find("counting: the a curve is no longer finite"), std::string::npos)
       << session.error();
   EXPECT_EQ(session.steps(), 1);  // the bad step is not recorded
+}
+
+// With a worker: it steps only while frames come, the controls are commands
+// it runs between steps, and what the frame reads is always a whole record.
+TEST_F(SessionUi, AWorkerStepsWhileFramesComeAndRunsTheControlsAsCommands) {
+  CountingTrainer counting;
+  TrainingSession background{counting, /*history=*/8, Stepping::Background};
+#if ATTOGRAD_HAS_THREADS
+  ASSERT_TRUE(background.background());
+#endif
+  EXPECT_EQ(background.steps(), 0);
+  // 1. No frames yet: no steps.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(background.steps(), 0);
+  // 2. Frames: the worker steps; every record it publishes is whole.
+  const double offset = counting.data().at("offset").item();
+  for (int i = 0; i < 2000 && background.steps() < 30; ++i) {
+    background.frame();
+    const auto record = background.shown_record();
+    const double step = record.at("map").to_vector()[0] - offset;
+    EXPECT_NEAR(record.at("b.loss").item(), 2 / (step + 1), 1e-6);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(background.steps(), 30);
+  // 3. Pause: after the step under way, no more.
+  background.set_paused(true);
+  background.sync();
+  const int64_t steps = background.steps();
+  background.frame();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(background.steps(), steps);
+  // 4. Step, the learning rate and reset are commands, in order.
+  background.single_step();
+  background.sync();
+  EXPECT_EQ(background.steps(), steps + 1);
+  background.set_learning_rate(0.25);
+  background.sync();
+  EXPECT_DOUBLE_EQ(counting.lr_, 0.25);
+  background.reset();
+  background.sync();
+  EXPECT_EQ(background.steps(), 0);
+  EXPECT_EQ(background.oldest_step(), 0);
+  EXPECT_EQ(counting.data().at("offset").item(), offset);
+  // 5. call() runs on the trainer and returns when it has; a diverging step
+  //    pauses with the message.
+  background.call([](Trainer& trainer) { static_cast<CountingTrainer&>(trainer).diverge = true; });
+  background.single_step();
+  background.sync();
+  EXPECT_TRUE(background.paused());
+  EXPECT_NE(background.error().find("no longer finite"), std::string::npos);
+  EXPECT_EQ(background.steps(), 0);
+}
+
+TEST_F(SessionUi, AFrameBudgetStopsInFrameSteppingEarly) {
+  session.set_steps_per_frame(20);
+  session.set_frame_budget(1e-9);  // spent by the first step
+  frame();
+  EXPECT_EQ(session.steps(), 1);
+  session.set_frame_budget(0);
+  frame();
+  EXPECT_EQ(session.steps(), 21);
 }
 
 TEST(StepHistory, RefusesARecordOfOtherShapes) {

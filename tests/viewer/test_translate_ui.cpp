@@ -29,7 +29,7 @@ class TranslateUi : public NullBackend {
     FAIL() << "no knob " << knob;
   }
 
-  TranslateScene scene;
+  TranslateScene scene{Stepping::InFrame};
 };
 
 TEST_F(TranslateUi, KnobsApplyAndTheRecordIsTheLibrarysPrediction) {
@@ -75,6 +75,50 @@ TEST_F(TranslateUi, KnobsApplyAndTheRecordIsTheLibrarysPrediction) {
       }
     }
   }
+}
+
+TEST_F(TranslateUi, TypedTextIsTranslatedAndBadTextIsAMessage) {
+  // 1. A date the models can read: both records hold its translation, as
+  //    the library's translate() gives it for the models as they are.
+  scene.set_text("14.7.1989");
+  EXPECT_TRUE(scene.shows_typed_text());
+  EXPECT_EQ(scene.typed_error(), "");
+  frame();
+  scene.session().set_paused(true);
+  frame();
+  const auto inputs = scene.inputs();
+  EXPECT_EQ(inputs.at("shown.example").item(), -1);
+  EXPECT_EQ(inputs.at("shown.typed.length").item(), 10);  // 9 characters and <eos>
+  for (size_t m = 0; m < 2; ++m) {
+    const std::string name = TranslateTrainer::kModels[m];
+    const tr::Translation t = tr::translate(scene.trainer().translator(m), {"14.7.1989"})[0];
+    ASSERT_EQ(inputs.at("shown." + name + ".typed.rows").item(),
+              static_cast<double>(t.output_tokens.size()));
+    const Tensor shown = inputs.at("shown." + name + ".typed.alignment");
+    const std::vector<double> expected = t.alignment.to_vector();
+    const int64_t rows = t.alignment.size(0), cols = t.alignment.size(1);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        EXPECT_NEAR(shown.to_vector()[static_cast<size_t>(r * shown.size(1) + c)],
+                    expected[static_cast<size_t>(r * cols + c)], 1e-6);
+      }
+    }
+  }
+  // 2. Text the models cannot take: a message, frames go on, the maps keep
+  //    the last good text.
+  for (const std::string& bad : {std::string("14.7.1989!"), std::string(""), std::string(200, '1'),
+                                 std::string("\xff\xfe")}) {
+    scene.set_text(bad);
+    EXPECT_NE(scene.typed_error(), "") << bad;
+    frame();
+    EXPECT_EQ(scene.inputs().at("shown.typed.length").item(), 10) << bad;
+  }
+  EXPECT_NE(scene.typed_error().find("translate: unknown character byte 255"), std::string::npos)
+      << scene.typed_error();
+  // 3. Back to a held-out input.
+  scene.set_example(3);
+  EXPECT_FALSE(scene.shows_typed_text());
+  frame();
 }
 
 TEST_F(TranslateUi, BadKnobValuesAreErrorsNamingWhatIsAccepted) {

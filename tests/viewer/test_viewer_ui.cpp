@@ -57,6 +57,40 @@ TEST_F(NullBackend, HoverShowsTheExactValueAndIndicesOfTheCell) {
   EXPECT_FALSE(hover.active);
 }
 
+// With labels (an alignment's characters) the tooltip names them: the
+// output token, the source token and the weight.
+TEST_F(NullBackend, HoverNamesTheLabelsOfTheCell) {
+  const Tensor weights = softmax(randn({2, 4}), -1);
+  HeatmapView view{"test/alignment",
+                   "alignment",
+                   weights,
+                   Tensor(),
+                   viz::ColorScale{viz::Colormap::Viridis, 0.0, 1.0},
+                   "source",
+                   "output",
+                   "output",
+                   "source"};
+  view.row_labels = {"9", "<eos>"};
+  view.col_labels = {"1", "9", "8", "<eos>"};
+  HeatmapHover hover;
+  frame([&] { hover = draw_heatmap(view); });
+  const DrawnHeatmap map = drawn_heatmaps()[0];
+  ImGui::GetIO().MousePos = ImVec2(map.x + map.cell * 1.5f, map.y + map.cell * 0.5f);
+  frame([&] { hover = draw_heatmap(view); });
+  ASSERT_TRUE(hover.active);
+  char value[32];
+  std::snprintf(value, sizeof value, "%.6g", weights.to_vector()[1]);
+  EXPECT_EQ(hover.text, std::string("output 0 '9', source 1 '9'\n") + value);
+  // A label per row and column, or an error naming the counts.
+  view.col_labels.pop_back();
+  ImGui::NewFrame();
+  ImGui::Begin("bad");
+  EXPECT_TRUE(testing::throws_error([&] { draw_heatmap(view); },
+                                    {"heatmap test/alignment", "3 column labels for 4 columns"}));
+  ImGui::End();
+  ImGui::Render();
+}
+
 TEST_F(NullBackend, HeatmapRefusesAMatrixOfTheWrongRank) {
   HeatmapView view{"test/bad", "", ones({2, 3, 4}), Tensor(), viz::ColorScale{}};
   ImGui::NewFrame();

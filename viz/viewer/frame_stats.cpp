@@ -38,6 +38,7 @@ void FrameStats::print(std::ostream& out) const {
   };
   out << "frames " << frame_ms_.size() << "\n"
       << "frame_ms_median " << percentile(50) << "\n"
+      << "frame_ms_p95 " << percentile(95) << "\n"
       << "frame_ms_p99 " << percentile(99) << "\n"
       << "rss_kib_first " << (rss_kib_first_ > 0 ? rss_kib_first_ : resident_kib()) << "\n"
       << "rss_kib_last " << (rss_kib_last_ > 0 ? rss_kib_last_ : resident_kib()) << "\n";

@@ -19,7 +19,7 @@ class FrameStats {
   // Notes the resident set size at the end of the frame loop, before the
   // exit work (screenshot, files), which is not a frame's cost.
   void finish() { rss_kib_last_ = resident_kib(); }
-  // "frames N", "frame_ms_median X", "frame_ms_p99 X", "rss_kib_first X",
+  // "frames N", "frame_ms_median X", "frame_ms_p95 X", "frame_ms_p99 X", "rss_kib_first X",
   // "rss_kib_last X": one "key value" pair a line.
   void print(std::ostream& out) const;
 

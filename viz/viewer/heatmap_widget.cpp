@@ -65,6 +65,14 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
     keep = view.keep.to_vector();
   }
 
+  AG_CHECK(
+      view.row_labels.empty() || static_cast<int64_t>(view.row_labels.size()) == rows,
+      "heatmap " + view.id,
+      std::to_string(view.row_labels.size()) + " row labels for " + std::to_string(rows) + " rows");
+  AG_CHECK(view.col_labels.empty() || static_cast<int64_t>(view.col_labels.size()) == cols,
+           "heatmap " + view.id,
+           std::to_string(view.col_labels.size()) + " column labels for " + std::to_string(cols) +
+               " columns");
   ImGui::PushID(view.id.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
@@ -74,25 +82,21 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   //    and the x label below. Cells are whole pixels so that a cell's centre
   //    pixel has exactly its colour.
   const float line = ImGui::GetTextLineHeight();
-  AG_CHECK((view.row_labels.empty() || static_cast<int64_t>(view.row_labels.size()) == rows) &&
-               (view.col_labels.empty() || static_cast<int64_t>(view.col_labels.size()) == cols),
-           "heatmap " + view.id,
-           std::to_string(view.row_labels.size()) + " row and " +
-               std::to_string(view.col_labels.size()) + " column labels for a " +
-               shape_str(view.matrix.shape()) + " matrix");
-  // Tick i's text: its label, or the index.
-  const auto tick = [](const std::vector<std::string>& labels, int64_t i) {
-    return labels.empty() ? std::to_string(i) : labels[static_cast<size_t>(i)];
-  };
-  float row_tick_width = 0, col_tick_width = 0;
-  for (int64_t i = 0; i < rows; i += view.row_labels.empty() ? std::max<int64_t>(rows - 1, 1) : 1)
-    row_tick_width =
-        std::max(row_tick_width, ImGui::CalcTextSize(tick(view.row_labels, i).c_str()).x);
-  for (int64_t j = 0; j < cols; j += view.col_labels.empty() ? std::max<int64_t>(cols - 1, 1) : 1)
-    col_tick_width =
-        std::max(col_tick_width, ImGui::CalcTextSize(tick(view.col_labels, j).c_str()).x);
-  row_tick_width += 6.0f;
   char label[32];
+  // The tick label of row / column i: its label when given, else i.
+  auto tick = [&](const std::vector<std::string>& labels, int64_t i) {
+    if (!labels.empty()) return labels[static_cast<size_t>(i)];
+    std::snprintf(label, sizeof label, "%lld", static_cast<long long>(i));
+    return std::string(label);
+  };
+  auto widest = [&](const std::vector<std::string>& labels, int64_t count) {
+    if (labels.empty()) return ImGui::CalcTextSize(tick(labels, count - 1).c_str()).x;
+    float width = 0;
+    for (const std::string& l : labels) width = std::max(width, ImGui::CalcTextSize(l.c_str()).x);
+    return width;
+  };
+  const float row_tick_width = widest(view.row_labels, rows) + 6.0f;
+  const float col_tick_width = widest(view.col_labels, cols);
   const float top = view.title.empty() ? 0.0f : line + 4.0f;
   const float bottom = 2.0f * line + 6.0f;
   float cell = std::min((size.x - row_tick_width) / static_cast<float>(cols),
@@ -171,16 +175,16 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
     hover.active = true;
     hover.value = values[k];
     hover.masked = !keep.empty() && keep[k] == 0.0;
-    char text[160];
-    std::snprintf(text, sizeof text, "%s %lld, %s %lld\n%s", view.row_name.c_str(),
-                  static_cast<long long>(hover.row), view.col_name.c_str(),
-                  static_cast<long long>(hover.col), hover.masked ? "masked: " : "");
-    hover.text = text;
-    if (!view.row_labels.empty() || !view.col_labels.empty()) {
-      // The labels too: "query 2, key 5\n'a' -> '<eos>'\n0.25".
-      hover.text.insert(hover.text.find('\n') + 1, tick(view.row_labels, hover.row) + " -> " +
-                                                       tick(view.col_labels, hover.col) + "\n");
-    }
+    // "query 2, key 5", or with labels "output 2 '9', source 5 '1'".
+    auto name = [&](const std::string& kind, const std::vector<std::string>& labels, int64_t i) {
+      std::string out = kind + " " + std::to_string(i);
+      if (!labels.empty()) out += " '" + labels[static_cast<size_t>(i)] + "'";
+      return out;
+    };
+    hover.text = name(view.row_name, view.row_labels, hover.row) + ", " +
+                 name(view.col_name, view.col_labels, hover.col) + "\n" +
+                 (hover.masked ? "masked: " : "");
+    char text[64];
     std::snprintf(text, sizeof text, "%.6g", hover.value);
     hover.text += text;
     ImGui::BeginTooltip();

@@ -33,8 +33,9 @@ struct HeatmapView {
   // For maps drawn side by side one item spacing apart: when the axis label
   // would run into the next map's cells, its "(ylabel ↓)" part is left out.
   bool fit_axis_label = false;
-  // Optional tick labels, one per row / column (tokens, say), drawn instead
-  // of the indices and named in the tooltip; empty: the indices.
+  // Optional tick labels, one per row / column (e.g. the output and source
+  // characters of an alignment), drawn in place of the indices and named
+  // in the tooltip; empty: the indices.
   std::vector<std::string> row_labels = {}, col_labels = {};
 };
 

@@ -184,6 +184,8 @@ bool draw_frame(Viewer& v) {
   if (v.options.frames > 0) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   ImGui::NewFrame();
   ag::viewer::drawn_heatmaps().clear();
+  const bool last_frame = v.options.frames > 0 && v.frame + 1 >= v.options.frames;
+  if (last_frame) v.scenes[v.current]->before_last_frame();
 
   begin_screen_window();
   const int keyed = scene_from_keys(v.current, static_cast<int>(v.scenes.size()));
@@ -212,7 +214,6 @@ bool draw_frame(Viewer& v) {
   glClearColor(background.x, background.y, background.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-  const bool last_frame = v.options.frames > 0 && v.frame + 1 >= v.options.frames;
   if (last_frame) {
     v.stats.finish();
     try {
@@ -300,6 +301,10 @@ int start_viewer(int argc, char** argv) {
     std::printf("%s", ag::viewer::usage());
     return 0;
   }
+  // One thread per op: the scenes' models are small, and a training
+  // worker's ops spread over the pool would compete with the frame for the
+  // cores instead of running beside it.
+  ag::set_num_threads(1);
   v.scenes = ag::viewer::make_scenes();
   if (options.list_scenes) {
     for (const auto& scene : v.scenes) std::printf("%s\n", scene->name());
@@ -392,10 +397,13 @@ int start_viewer(int argc, char** argv) {
 #else
   while (draw_frame(v)) {
   }
-  if (v.exit_code != 0) return v.exit_code;
-  print_stats(v);
+  if (v.exit_code == 0) print_stats(v);
 
-  // 6. Cleanup, in the reverse order of set-up.
+  // 6. Cleanup, in the reverse order of set-up. The scenes go first, while
+  // the library's thread pool (a static, gone by the time `v` would be
+  // destroyed) still serves the training workers finishing their step.
+  v.scenes.clear();
+  if (v.exit_code != 0) return v.exit_code;
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

@@ -54,6 +54,10 @@ class Scene {
   // Extra "key value" lines for --stats at exit; scenes that train print
   // loss_first and loss_last.
   virtual void print_stats(std::ostream& /*out*/) const {}
+  // Called before the last frame of a counted run (--frames), whose
+  // screenshot, layout and inputs the tests read: a scene that trains on a
+  // worker pauses here, so that all three show the same step.
+  virtual void before_last_frame() {}
   // The settings --set takes for this scene (none by default). The knobs
   // act on the scene they were made by.
   virtual std::vector<Knob> knobs() { return {}; }

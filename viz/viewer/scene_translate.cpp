@@ -1,16 +1,13 @@
-// Scene "translate" (see scene_translate.h).
-//
-// Each frame the session takes its steps: one minibatch for each model
-// (translate::Seq2SeqTrainer, the library's train_seq2seq one step at a
-// time), then greedy prediction of the shown held-out inputs, whose outputs
-// and alignments go into the history; every kEvalEvery steps the held-out
-// split is measured. What is on screen is always read from the history.
+// Scene "translate" (see scene_translate.h): the knobs, the controls, and
+// the two models' answers and alignments, all read from the session's
+// records (the trainer, translate_trainer.cpp, may be training on a worker).
 #include "scene_translate.h"
 
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "heatmap_widget.h"
 
@@ -20,157 +17,75 @@ namespace tr = ag::translate;
 
 namespace {
 
-const ImU32 kModelColors[2] = {IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255)};
 const char* const kModelLabels[2] = {"additive attention", "dot-product attention"};
 
-// The held-out inputs the scene shows: the first kShown of the split.
-std::vector<std::string> shown_sources(const tr::Dataset& data) {
-  std::vector<std::string> sources;
-  for (int64_t i = 0; i < TranslateTrainer::kShown; ++i) {
-    sources.push_back(data.heldout()[static_cast<size_t>(i)].source);
-  }
-  return sources;
+// A character as a one-cell tick label: a space as a middle dot, <eos> as
+// a return arrow (the note under the maps says so).
+std::string tick_label(const std::string& token) {
+  if (token == " ") return "\xc2\xb7";
+  if (token == "<eos>") return "\xe2\x86\xb5";
+  return token;
 }
 
 }  // namespace
 
-// ---- the trainer ------------------------------------------------------------------------
-TranslateTrainer::TranslateTrainer(tr::Task task) {
-  set_task(task);
+// ---- the scene's state and knobs ----------------------------------------------------------
+TranslateScene::TranslateScene(Stepping stepping) : trainer_(tr::Task::Dates), stepping_(stepping) {
+  start_session();
 }
 
-void TranslateTrainer::set_task(tr::Task task) {
-  task_ = task;
-  data_ = std::make_unique<tr::Dataset>(tr::DatasetOptions{task, kTrain, kHeldout, 0});
-  for (auto& trainer : trainers_) trainer.reset();
-}
-
-std::vector<RecordField> TranslateTrainer::fields() const {
-  const int64_t shown = kShown, tgt = data_->tgt_steps(), src = data_->src_steps();
-  std::vector<RecordField> out;
-  for (const char* model : kModels) {
-    const std::string m = model;
-    out.push_back({m + ".loss", {1}});
-    out.push_back({m + ".accuracy", {1}});
-    out.push_back({m + ".output", {shown, tgt}});
-    out.push_back({m + ".rows", {shown}});
-    out.push_back({m + ".alignment", {shown, tgt, src}});
-  }
-  return out;
-}
-
-std::vector<Trainer::Series> TranslateTrainer::series() const {
-  return {{"additive.loss", "additive loss", kModelColors[0], Axis::Loss},
-          {"dot.loss", "dot-product loss", kModelColors[1], Axis::Loss},
-          {"additive.accuracy", "additive held-out", kModelColors[0], Axis::Fraction},
-          {"dot.accuracy", "dot-product held-out", kModelColors[1], Axis::Fraction}};
-}
-
-std::map<std::string, Tensor> TranslateTrainer::start(double lr) {
-  // The session has set the seed: both models draw their initial parameters
-  // from it, one after the other; the minibatch order is the same for both.
-  tr::TrainOptions options;
-  options.lr = lr;
-  options.batch_size = kBatchSize;
-  for (size_t m = 0; m < 2; ++m) {
-    tr::ModelConfig config;
-    config.attention = kModels[m];
-    translators_[m] = tr::make_translator(config, *data_);
-    trainers_[m] = std::make_unique<tr::Seq2SeqTrainer>(translators_[m], *data_, options);
-  }
-  steps_ = 0;
-  double loss[2];
-  for (size_t m = 0; m < 2; ++m) {
-    accuracy_[m] = tr::evaluate(translators_[m], data_->heldout()).accuracy;
-    loss[m] = trainers_[m]->next_loss();
-  }
-  return record(loss);
-}
-
-std::map<std::string, Tensor> TranslateTrainer::step() {
-  AG_CHECK(trainers_[0] != nullptr, "TranslateTrainer::step", "start() was not called");
-  double loss[2];
-  for (size_t m = 0; m < 2; ++m) loss[m] = trainers_[m]->step();
-  ++steps_;
-  if (steps_ % kEvalEvery == 0) {
-    for (size_t m = 0; m < 2; ++m) {
-      accuracy_[m] = tr::evaluate(translators_[m], data_->heldout()).accuracy;
-    }
-  }
-  return record(loss);
-}
-
-void TranslateTrainer::set_learning_rate(double lr) {
-  for (auto& trainer : trainers_) {
-    if (trainer) trainer->set_learning_rate(lr);
-  }
-}
-
-std::map<std::string, Tensor> TranslateTrainer::data() const {
-  const auto [src, valid_len] =
-      tr::encode_sources(shown_sources(*data_), data_->src_vocab(), data_->src_steps());
-  return {{"src", src}, {"src_valid_len", valid_len}};
-}
-
-std::map<std::string, Tensor> TranslateTrainer::record(const double (&loss)[2]) {
-  const int64_t tgt = data_->tgt_steps(), src = data_->src_steps();
-  const auto [sources, valid_len] =
-      tr::encode_sources(shown_sources(*data_), data_->src_vocab(), src);
-  std::map<std::string, Tensor> out;
-  for (size_t m = 0; m < 2; ++m) {
-    const std::vector<tr::Prediction> predictions =
-        tr::predict_seq2seq(*translators_[m].model, sources, valid_len, tgt);
-    std::vector<double> output(static_cast<size_t>(kShown * tgt), -1.0);
-    std::vector<double> rows(static_cast<size_t>(kShown), 0.0);
-    std::vector<double> alignment(static_cast<size_t>(kShown * tgt * src), 0.0);
-    for (int64_t i = 0; i < kShown; ++i) {
-      const tr::Prediction& p = predictions[static_cast<size_t>(i)];
-      for (size_t t = 0; t < p.output.size(); ++t) {
-        output[static_cast<size_t>(i * tgt) + t] = static_cast<double>(p.output[t]);
-      }
-      const int64_t n = p.alignment.shape()[0], cols = p.alignment.shape()[1];
-      rows[static_cast<size_t>(i)] = static_cast<double>(n);
-      const std::vector<double> weights = p.alignment.to_vector();
-      for (int64_t r = 0; r < n; ++r) {
-        for (int64_t c = 0; c < cols; ++c) {
-          alignment[static_cast<size_t>((i * tgt + r) * src + c)] =
-              weights[static_cast<size_t>(r * cols + c)];
-        }
-      }
-    }
-    const std::string name = kModels[m];
-    out[name + ".loss"] = tensor({loss[m]}, {1});
-    out[name + ".accuracy"] = tensor({accuracy_[m]}, {1});
-    out[name + ".output"] = tensor(std::move(output), {kShown, tgt});
-    out[name + ".rows"] = tensor(std::move(rows), {kShown});
-    out[name + ".alignment"] = tensor(std::move(alignment), {kShown, tgt, src});
-  }
-  return out;
-}
-
-// ---- the scene ----------------------------------------------------------------------------
-TranslateScene::TranslateScene()
-    : trainer_(tr::Task::Dates), session_(std::make_unique<TrainingSession>(trainer_)) {
-  session_->set_steps_per_frame(2);
+void TranslateScene::start_session() {
+  session_ = std::make_unique<TrainingSession>(trainer_, TrainingSession::kHistory, stepping_);
+  // Without a worker (the browser) a frame takes steps for at most ~10 ms
+  // (at least one step) so that the page keeps drawing.
+  session_->set_steps_per_frame(20);
+  session_->set_frame_budget(10.0);
+  frame_at_95_ = step_at_95_ = -1;
+  frames_ = 0;
 }
 
 void TranslateScene::set_task(tr::Task task) {
   if (task == trainer_.task()) return;
   const bool paused = session_->paused();
+  const int rate = session_->max_steps_per_second();
+  session_.reset();  // its worker stops before the trainer changes
   trainer_.set_task(task);
-  session_ = std::make_unique<TrainingSession>(trainer_);
+  start_session();
   session_->set_paused(paused);
+  session_->set_max_steps_per_second(rate);
+  // The text box's text, for the new task's vocabulary (if it is shown).
+  typed_.clear();
+  typed_error_.clear();
+  if (show_typed_) set_text(text_box_);
 }
 
 void TranslateScene::set_example(int example) {
   example_ = std::clamp(example, 0, static_cast<int>(TranslateTrainer::kShown) - 1);
+  show_typed_ = false;
+}
+
+void TranslateScene::set_text(const std::string& text) {
+  std::snprintf(text_box_, sizeof text_box_, "%s", text.c_str());
+  show_typed_ = true;
+  typed_error_ = trainer_.check_text(text);  // reads the data only: safe beside the worker
+  if (!typed_error_.empty() || text == typed_) return;
+  typed_ = text;
+  // The record is made again at once, so a paused session shows it too.
+  session_->post([text](Trainer& t) { static_cast<TranslateTrainer&>(t).set_typed(text); },
+                 /*rerecord=*/true);
+}
+
+void TranslateScene::save(const std::string& prefix) {
+  session_->call([prefix](Trainer& t) { static_cast<TranslateTrainer&>(t).save(prefix); });
+  const std::string error = session_->error();
+  if (!error.empty()) throw Error(error);
 }
 
 std::map<std::string, Tensor> TranslateScene::inputs() const {
   std::map<std::string, Tensor> out = trainer_.data();
   for (auto& [name, t] : session_->shown_record()) out["shown." + name] = t;
   out["shown.step"] = tensor({static_cast<double>(session_->shown_step())}, {1}, kInt64);
-  out["shown.example"] = tensor({static_cast<double>(example_)}, {1}, kInt64);
+  out["shown.example"] = tensor({show_typed_ ? -1.0 : example_}, {1}, kInt64);
   return out;
 }
 
@@ -181,15 +96,33 @@ std::vector<Knob> TranslateScene::knobs() {
                   [this](int task) { set_task(static_cast<tr::Task>(task)); }),
       choice_knob("paused", "yes: training waits at its step 0 until Play (or Step)", {"no", "yes"},
                   [this](int paused) { session_->set_paused(paused == 1); }),
-      number_knob("steps_per_frame", "training steps each frame (each steps both models)", 1, 20,
-                  true,
-                  [this](double steps) { session_->set_steps_per_frame(static_cast<int>(steps)); }),
+      number_knob("steps_per_frame",
+                  "without a worker thread (the browser, tests): training steps each frame, at "
+                  "most (each steps both models); sets no frame budget",
+                  1, 20, true,
+                  [this](double steps) {
+                    session_->set_steps_per_frame(static_cast<int>(steps));
+                    session_->set_frame_budget(0);
+                  }),
+      number_knob(
+          "max_steps_per_second",
+          "with a worker thread (the desktop): training steps a second at most; 0: as "
+          "fast as it can",
+          0, 1000, true,
+          [this](double steps) { session_->set_max_steps_per_second(static_cast<int>(steps)); }),
       number_knob("lr", "the learning rate (Adam's) of both models", 1e-4, 0.1, false,
                   [this](double lr) { session_->set_learning_rate(lr); }),
       number_knob("seed", "the models' initial parameters", 0, 99, true,
                   [this](double seed) { session_->set_seed(static_cast<int>(seed)); }),
       number_knob("example", "which held-out input is shown", 0, TranslateTrainer::kShown - 1, true,
                   [this](double example) { set_example(static_cast<int>(example)); }),
+      Knob{"text", "translate this text (as if typed in the text box) and show it",
+           "any text (bad text shows a message, as in the box)",
+           [this](const std::string& text) { set_text(text); }},
+      Knob{"save_prefix",
+           "before the last frame of --frames, save both models to PREFIX-additive.npz and "
+           "PREFIX-dot.npz (attograd-translate --load reads them)",
+           "a path prefix", [this](const std::string& prefix) { save_prefix_ = prefix; }},
   };
 }
 
@@ -197,16 +130,39 @@ void TranslateScene::print_stats(std::ostream& out) const {
   out << "loss_first " << session_->first_loss() << "\n";
   out << "loss_last " << session_->last_loss() << "\n";
   out << "accuracy " << session_->shown_record().at("additive.accuracy").item() << "\n";
+  out << "steps " << session_->steps() << "\n";
+  if (frame_at_95_ >= 0) {
+    out << "frames_to_accuracy_95 " << frame_at_95_ << "\n";
+    out << "steps_to_accuracy_95 " << step_at_95_ << "\n";
+  }
 }
 
+void TranslateScene::before_last_frame() {
+  session_->set_paused(true);
+  session_->sync();
+  if (!save_prefix_.empty()) save(save_prefix_);
+}
+
+void TranslateScene::note_progress(const std::map<std::string, Tensor>& record) {
+  ++frames_;
+  if (frame_at_95_ < 0 && record.at("additive.accuracy").item() >= 0.95) {
+    frame_at_95_ = frames_;
+    step_at_95_ = session_->shown_step();
+  }
+}
+
+// ---- drawing ------------------------------------------------------------------------------
 void TranslateScene::draw() {
+  // 1. Let the session train (a worker steps; without one, the frame does).
   session_->frame();
   draw_panes(
       300, [&] { draw_controls(); }, session_->error(),
       [&] {
+        // 2. The shown step's record: the curves on top, the two models below.
         const std::map<std::string, Tensor> record = session_->shown_record();
+        note_progress(record);
         const ImVec2 avail = ImGui::GetContentRegionAvail();
-        const float plot_height = std::floor(std::max(160.0f, avail.y * 0.35f));
+        const float plot_height = std::floor(std::clamp(avail.y * 0.3f, 140.0f, 300.0f));
         session_->draw_curves(ImVec2(avail.x, plot_height));
         const float width = std::floor((avail.x - ImGui::GetStyle().ItemSpacing.x) / 2);
         const ImVec2 size(width, ImGui::GetContentRegionAvail().y);
@@ -226,74 +182,121 @@ void TranslateScene::draw_controls() {
   ImGui::Separator();
   session_->draw_controls();
   ImGui::Separator();
-  ImGui::Text("Held-out input %d of %d", example_ + 1, static_cast<int>(TranslateTrainer::kShown));
-  draw_prev_next(example_, static_cast<int>(TranslateTrainer::kShown));
+  draw_input_choice();
   ImGui::Spacing();
   show_note(
       "Two seq2seq models (GRU encoder and decoder, d2l's Bahdanau decoder) learn the task from "
       "the same data, seed and minibatches; they differ only in the attention scoring "
       "function. The plot: each model's minibatch loss per token (left axis) and its exact "
       "match on 300 held-out inputs (right axis, measured every 50 steps).");
-  show_note(
-      "Alignment: row i is how output character i looked at the source characters (its "
-      "attention weights, summing to 1). Hover a cell for the pair and the weight.");
+}
+
+void TranslateScene::draw_input_choice() {
+  // 1. A held-out input (Prev / Next), or the text box.
+  ImGui::TextUnformatted("Input");
+  if (ImGui::RadioButton("held-out", !show_typed_)) show_typed_ = false;
+  ImGui::SameLine();
+  ImGui::Text("%d of %d", example_ + 1, static_cast<int>(TranslateTrainer::kShown));
+  int example = example_;
+  draw_prev_next(example, static_cast<int>(TranslateTrainer::kShown));
+  if (example != example_) set_example(example);
+  if (ImGui::RadioButton("your text", show_typed_)) set_text(text_box_);
+  // 2. The models answer as the learner types: every edit is a new text.
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputTextWithHint("##text", "e.g. 14.7.1989", text_box_, sizeof text_box_)) {
+    set_text(text_box_);
+  }
+  if (show_typed_ && !typed_error_.empty()) {
+    show_error(typed_error_);
+    if (!typed_.empty()) show_note(("The maps still show \"" + typed_ + "\".").c_str());
+  }
 }
 
 void TranslateScene::draw_model(size_t model, const std::map<std::string, Tensor>& record,
                                 ImVec2 size) const {
+  // 1. What this model was given and what it answered: a held-out example
+  //    (with its target), or the typed text the record translated.
   const tr::Dataset& data = trainer_.data_set();
   const std::string name = TranslateTrainer::kModels[model];
   const int64_t tgt = data.tgt_steps(), src = data.src_steps();
-  const tr::Example& example = data.heldout()[static_cast<size_t>(example_)];
-  const std::vector<std::string> source = tr::tokenize_chars(example.source);
-  const std::vector<double> output = record.at(name + ".output").to_vector();
-  const int64_t rows =
-      static_cast<int64_t>(record.at(name + ".rows").to_vector()[static_cast<size_t>(example_)]);
+  std::string source_text, target;
+  std::vector<std::string> source;
+  std::vector<double> output;
+  int64_t rows = 0;
+  Tensor alignment;
+  if (show_typed_) {
+    const std::vector<double> indices = record.at("typed.source").to_vector();
+    const int64_t length = static_cast<int64_t>(record.at("typed.length").item());
+    for (int64_t i = 0; i + 1 < length; ++i) {
+      source.push_back(
+          data.src_vocab().token(static_cast<int64_t>(indices[static_cast<size_t>(i)])));
+    }
+    source_text = tr::detokenize_chars(source);
+    output = record.at(name + ".typed.output").to_vector();
+    rows = static_cast<int64_t>(record.at(name + ".typed.rows").item());
+    alignment = record.at(name + ".typed.alignment");
+  } else {
+    const tr::Example& example = data.heldout()[static_cast<size_t>(example_)];
+    source_text = example.source;
+    target = example.target;
+    source = tr::tokenize_chars(source_text);
+    output = record.at(name + ".output").narrow(0, example_, 1).reshape({tgt}).to_vector();
+    rows =
+        static_cast<int64_t>(record.at(name + ".rows").to_vector()[static_cast<size_t>(example_)]);
+    alignment = record.at(name + ".alignment").narrow(0, example_, 1).reshape({tgt, src});
+  }
   std::vector<std::string> out_tokens;
-  for (int64_t t = 0; t < tgt; ++t) {
-    const double index = output[static_cast<size_t>(example_ * tgt + t)];
-    if (index < 0) break;
-    out_tokens.push_back(data.tgt_vocab().token(static_cast<int64_t>(index)));
+  for (int64_t t = 0; t < tgt && output[static_cast<size_t>(t)] >= 0; ++t) {
+    out_tokens.push_back(
+        data.tgt_vocab().token(static_cast<int64_t>(output[static_cast<size_t>(t)])));
   }
   const std::string answer = tr::detokenize_chars(out_tokens);
   if (rows > static_cast<int64_t>(out_tokens.size())) out_tokens.push_back("<eos>");
 
+  // 2. The text lines.
   ImGui::BeginChild(("translate/" + name).c_str(), size);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kModelColors[model]), "%s",
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[model]), "%s",
                      kModelLabels[model]);
-  ImGui::Text("held-out exact match %.1f%%", 100.0 * record.at(name + ".accuracy").item());
-  ImGui::Text("source  %s", example.source.c_str());
-  ImGui::Text("target  %s", example.target.c_str());
-  const bool right = answer == example.target;
-  ImGui::TextColored(right ? ImVec4(0.2f, 0.7f, 0.2f, 1) : ImVec4(0.9f, 0.2f, 0.2f, 1),
-                     "output  %s  %s", answer.c_str(), right ? "(right)" : "(wrong)");
-  if (rows > 0) {
-    const int64_t cols = static_cast<int64_t>(source.size()) + 1;  // and <eos>
-    const Tensor map = record.at(name + ".alignment")
-                           .narrow(0, example_, 1)
-                           .reshape({tgt, src})
-                           .narrow(0, 0, rows)
-                           .narrow(1, 0, cols);
-    std::string columns, row_text;
-    for (const std::string& c : source) columns += c + " ";
-    for (const std::string& t : out_tokens) row_text += t + " ";
+  ImGui::SameLine();
+  ImGui::Text("  held-out exact match %.1f%%", 100.0 * record.at(name + ".accuracy").item());
+  ImGui::Text("source  %s", source_text.empty() ? "(none: type a text)" : source_text.c_str());
+  if (!target.empty()) {
+    ImGui::Text("target  %s", target.c_str());
+    const bool right = answer == target;
+    ImGui::TextColored(right ? ImVec4(0.2f, 0.7f, 0.2f, 1) : ImVec4(0.9f, 0.2f, 0.2f, 1),
+                       "output  %s  %s", answer.c_str(), right ? "(right)" : "(wrong)");
+  } else {
+    ImGui::Text("output  %s", answer.c_str());
+  }
+  // 3. The alignment: a row per output character, a column per source
+  //    character and <eos>, each labelled with its character.
+  if (rows > 0 && !source.empty()) {
+    const int64_t cols = static_cast<int64_t>(source.size()) + 1;
     HeatmapView view{"translate/" + name + "_alignment",
-                     "alignment",
-                     map,
+                     "alignment (each row sums to 1)",
+                     alignment.narrow(0, 0, rows).narrow(1, 0, cols),
                      Tensor(),
                      {viz::Colormap::Viridis, 0.0, 1.0},
-                     "source: " + columns + "<eos>",
-                     "output: " + row_text,
+                     "source",
+                     "output",
                      "output",
                      "source"};
-    view.max_cell = 24.0f;
-    draw_heatmap(view, ImVec2(0, 0));
+    view.max_cell = 32.0f;
+    for (const std::string& c : source) view.col_labels.push_back(tick_label(c));
+    view.col_labels.push_back(tick_label("<eos>"));
+    for (const std::string& t : out_tokens) view.row_labels.push_back(tick_label(t));
+    const float room =
+        ImGui::GetContentRegionAvail().y - 2.0f * ImGui::GetTextLineHeightWithSpacing();
+    const float bar = ImGui::CalcTextSize("0.75").x + 40.0f;  // the colour bar and its labels
+    draw_heatmap(view, ImVec2(ImGui::GetContentRegionAvail().x - bar, std::max(room, 60.0f)));
+    colorbar_beside_last_map((name + "_bar").c_str(), view.scale);
+    show_note("\xc2\xb7 is a space, \xe2\x86\xb5 the end (<eos>). Hover a cell for its weight.");
   }
   ImGui::EndChild();
 }
 
 std::unique_ptr<Scene> make_translate_scene() {
-  return std::make_unique<TranslateScene>();
+  return std::make_unique<TranslateScene>(Stepping::Background);
 }
 
 }  // namespace ag::viewer

@@ -1,16 +1,20 @@
 // Scene "translate": d2l's seq2seq with attention (section "Bahdanau
 // Attention") training live on a generated task of translate/ (dates,
 // reverse, sort): an additive and a dot-product model side by side, from the
-// same data, seed and minibatches, a few steps a frame. On screen: both
-// models' losses and held-out exact match on one plot, and for a chosen
-// held-out input each model's answer and alignment (rows: the output
-// characters, columns: the source characters).
+// same data, seed and minibatches. On the desktop a worker thread trains
+// them (training_session.h, Stepping::Background) and the frames only draw.
+// On screen: both models' losses and held-out exact match on one plot, and
+// for a chosen held-out input, or for text the learner types, each model's
+// answer and alignment (rows: the output characters, columns: the source
+// characters).
 //
 // Declared in a header so that the null-backend test can call what the
-// controls call.
+// controls call. The trainer is translate_trainer.cpp, the scene
+// scene_translate.cpp.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "attograd/translate/train.h"
 #include "scene.h"
@@ -24,7 +28,16 @@ namespace ag::viewer {
 // in between), and for the kShown held-out inputs the greedy outputs
 // (output [kShown, tgt_steps], target indices, -1 past the end), how many
 // alignment rows each has (rows [kShown]) and the alignments (alignment
-// [kShown, tgt_steps, src_steps], zero outside rows x source length).
+// [kShown, tgt_steps, src_steps], zero outside rows x source length); the
+// same for the typed text (typed.output [tgt_steps], typed.rows [1],
+// typed.alignment [tgt_steps, src_steps]; no rows while there is none).
+// Once for both: the typed text itself (typed.source [src_steps], source
+// indices with <eos> and <pad>; typed.length [1], its characters and <eos>,
+// 0 for none), so that every record says which text it translated.
+// The models' colours, in the plot and the maps' titles: additive, dot product.
+inline const ImU32 kTranslateModelColors[2] = {IM_COL32(31, 119, 180, 255),
+                                               IM_COL32(255, 127, 14, 255)};
+
 class TranslateTrainer : public Trainer {
  public:
   static constexpr int64_t kShown = 8;       // held-out inputs the slider chooses from
@@ -39,6 +52,14 @@ class TranslateTrainer : public Trainer {
   translate::Task task() const { return task_; }
   const translate::Dataset& data_set() const { return *data_; }
   translate::Translator& translator(size_t model) { return translators_[model]; }
+  // The text whose translation every record holds from now on ("" for
+  // none). REQUIRES: valid for the task (see check_text).
+  void set_typed(const std::string& text) { typed_ = text; }
+  // "" when `text` can be translated, else why not (an unknown character,
+  // too long, empty), as encode_sources words it.
+  std::string check_text(const std::string& text) const;
+  // Writes PREFIX-additive.npz and PREFIX-dot.npz (translate::save_translator).
+  void save(const std::string& prefix) const;
 
   const char* title() const override { return "Translate: additive vs dot product"; }
   std::vector<RecordField> fields() const override;
@@ -48,48 +69,82 @@ class TranslateTrainer : public Trainer {
   std::map<std::string, Tensor> step() override;
   void set_learning_rate(double lr) override;
   std::map<std::string, Tensor> data() const override;
+  // The newest step's record again, for the text typed since.
+  std::map<std::string, Tensor> current_record() override { return record(); }
 
   static constexpr const char* kModels[2] = {"additive", "dot"};
 
  private:
-  std::map<std::string, Tensor> record(const double (&loss)[2]);
+  std::map<std::string, Tensor> record();
 
   translate::Task task_;
   std::unique_ptr<translate::Dataset> data_;
   translate::Translator translators_[2];
   std::unique_ptr<translate::Seq2SeqTrainer> trainers_[2];
+  double loss_[2] = {0, 0};
   double accuracy_[2] = {0, 0};
   int64_t steps_ = 0;
+  std::string typed_;
 };
 
 class TranslateScene : public Scene {
  public:
-  TranslateScene();
+  // Stepping::Background on the desktop (the viewer's choice), InFrame in
+  // tests that count steps by frames.
+  explicit TranslateScene(Stepping stepping = Stepping::Background);
   const char* name() const override { return "translate"; }
   const char* label() const override { return "Translate"; }
   void draw() override;
   // The shown inputs (src, src_valid_len), then the shown step's record as
-  // "shown.*" and its number as "shown.step".
+  // "shown.*", its number as "shown.step" and the example shown
+  // ("shown.example": 0 .. kShown - 1, or -1 for the typed text).
   std::map<std::string, Tensor> inputs() const override;
-  // task, paused, steps_per_frame, lr, seed, example.
+  // task, paused, steps_per_frame (without a worker), max_steps_per_second
+  // (with one), lr, seed, example, text, save_prefix.
   std::vector<Knob> knobs() override;
-  // loss_first, loss_last (mean of the two models) and accuracy (the
-  // additive model's held-out exact match at the newest step).
+  // loss_first, loss_last (mean of the two models), accuracy (the additive
+  // model's held-out exact match at the newest step) and, once it reached
+  // 0.95, frames_to_accuracy_95 and steps_to_accuracy_95.
   void print_stats(std::ostream& out) const override;
+  // Pauses training and waits for the step under way: the last frame, its
+  // inputs and the saved models (save_prefix) are all the newest step.
+  void before_last_frame() override;
 
   void set_task(translate::Task task);
   TranslateTrainer& trainer() { return trainer_; }
   TrainingSession& session() { return *session_; }
   int example() const { return example_; }
   void set_example(int example);
+  // Shows the translation of `text` from now on (what the text box calls at
+  // each edit). Text the models cannot take is not an error: typed_error()
+  // says why, and the maps keep the last text they could take.
+  void set_text(const std::string& text);
+  bool shows_typed_text() const { return show_typed_; }
+  const std::string& typed_error() const { return typed_error_; }
+  // Saves both models now (after the step under way), as before_last_frame.
+  void save(const std::string& prefix);
 
  private:
+  // A session for the trainer as it is now, with the scene's speed settings.
+  void start_session();
   void draw_controls();
+  void draw_input_choice();
   void draw_model(size_t model, const std::map<std::string, Tensor>& record, ImVec2 size) const;
+  void note_progress(const std::map<std::string, Tensor>& record);
 
   TranslateTrainer trainer_;
+  Stepping stepping_;
   std::unique_ptr<TrainingSession> session_;
   int example_ = 0;
+  // The text box: what is in it, whether it is shown, the text the maps
+  // show (the last one that could be translated) and why the box's text
+  // cannot be.
+  char text_box_[64] = "";
+  bool show_typed_ = false;
+  std::string typed_, typed_error_;
+  std::string save_prefix_;  // save_prefix knob: saved before the last frame
+  // When the additive model first reached 95% held-out (--stats).
+  int64_t frames_ = 0, frame_at_95_ = -1, step_at_95_ = -1;
 };
 
 }  // namespace ag::viewer

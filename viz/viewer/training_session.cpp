@@ -1,12 +1,21 @@
-// The training session (see training_session.h): the step loop, the history
-// ring, the curves since step 0 and the controls.
+// The training session (see training_session.h): the history ring, the
+// curves since step 0 and the step loop, on the frame's thread or on a
+// worker. The controls and the plot are in training_session_draw.cpp.
+//
+// With a worker, one mutex guards everything the two threads share; the
+// worker holds it only to pick its next job and to publish a record, never
+// while the trainer runs, so a frame waits at most for a copy.
 #include "training_session.h"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-#include "plot.h"
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace ag::viewer {
 namespace {
@@ -31,21 +40,35 @@ StepHistory::StepHistory(std::vector<RecordField> fields, int64_t capacity)
   data_.assign(static_cast<size_t>(capacity_ * record_size_), 0.0f);
 }
 
-void StepHistory::push(const std::map<std::string, Tensor>& record) {
+void StepHistory::check(const std::map<std::string, Tensor>& record, const char* where) const {
   for (const RecordField& field : fields_) {
     const auto found = record.find(field.name);
-    AG_CHECK(found != record.end(), "StepHistory::push", "the record has no " + field.name);
-    AG_CHECK(found->second.shape() == field.shape, "StepHistory::push",
+    AG_CHECK(found != record.end(), where, "the record has no " + field.name);
+    AG_CHECK(found->second.shape() == field.shape, where,
              field.name + " is " + shape_str(found->second.shape()) + ", the history holds " +
                  shape_str(field.shape));
   }
-  newest_ = size_ == 0 ? 0 : newest_ + 1;
-  size_ = std::min(size_ + 1, capacity_);
-  float* slot = data_.data() + (newest_ % capacity_) * record_size_;
+}
+
+void StepHistory::write(int64_t step, const std::map<std::string, Tensor>& record) {
+  float* slot = data_.data() + (step % capacity_) * record_size_;
   for (size_t f = 0; f < fields_.size(); ++f) {
     const std::vector<double> values = record.at(fields_[f].name).to_vector();
     std::copy(values.begin(), values.end(), slot + offsets_[f]);
   }
+}
+
+void StepHistory::push(const std::map<std::string, Tensor>& record) {
+  check(record, "StepHistory::push");
+  newest_ = size_ == 0 ? 0 : newest_ + 1;
+  size_ = std::min(size_ + 1, capacity_);
+  write(newest_, record);
+}
+
+void StepHistory::replace_newest(const std::map<std::string, Tensor>& record) {
+  check(record, "StepHistory::replace_newest");
+  AG_CHECK(size_ > 0, "StepHistory::replace_newest", "the history holds no step");
+  write(newest_, record);
 }
 
 std::map<std::string, Tensor> StepHistory::at(int64_t step) const {
@@ -84,13 +107,31 @@ void StepCurve::add(double value) {
 }
 
 // ---- the step loop -------------------------------------------------------------------------
-TrainingSession::TrainingSession(Trainer& trainer, int64_t history)
+TrainingSession::TrainingSession(Trainer& trainer, int64_t history, Stepping stepping)
     : trainer_(trainer),
       series_(trainer.series()),
       history_(trainer.fields(), history),
       curves_(series_.size()),
       lr_(trainer.default_learning_rate()) {
-  reset();
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    restart(lock);
+  }
+#if ATTOGRAD_HAS_THREADS
+  if (stepping == Stepping::Background) worker_ = std::thread([this] { work(); });
+#else
+  (void)stepping;  // no threads: the frame steps
+#endif
+}
+
+TrainingSession::~TrainingSession() {
+  if (!worker_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    quit_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
 }
 
 void TrainingSession::record(const std::map<std::string, Tensor>& record) {
@@ -121,71 +162,317 @@ void TrainingSession::record(const std::map<std::string, Tensor>& record) {
   last_fraction_ = fractions > 0 ? fraction_sum / fractions : 0.0;
 }
 
-void TrainingSession::advance() {
-  record(trainer_.step());
-}
-
-void TrainingSession::frame() {
-  if (paused_ || !error_.empty()) return;
+void TrainingSession::advance(std::unique_lock<std::mutex>& lock) {
+  busy_ = true;
+  lock.unlock();
+  std::map<std::string, Tensor> next;
+  std::string error;
   try {
-    for (int i = 0; i < steps_per_frame_; ++i) advance();
+    next = trainer_.step();
   } catch (const Error& e) {
-    error_ = e.what();
+    error = e.what();
+  }
+  lock.lock();
+  busy_ = false;
+  try {
+    if (error.empty()) record(next);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  if (!error.empty()) {
+    error_ = error;
     paused_ = true;
   }
 }
 
-void TrainingSession::set_paused(bool paused) {
-  paused_ = paused;
-  if (!paused_) shown_ = -1;
-}
-
-void TrainingSession::single_step() {
-  paused_ = true;
-  if (shown_ >= 0 && shown_ < steps()) {
-    show_step(shown_ + 1);
-    return;
-  }
+void TrainingSession::restart(std::unique_lock<std::mutex>& lock) {
+  busy_ = true;
+  const double lr = lr_;
+  const int seed = seed_;
+  lock.unlock();
+  std::map<std::string, Tensor> first;
+  std::string error;
   try {
-    advance();
+    manual_seed(static_cast<uint64_t>(seed));
+    first = trainer_.start(lr);
   } catch (const Error& e) {
-    error_ = e.what();
+    error = e.what();
   }
-  shown_ = -1;
-}
-
-void TrainingSession::reset() {
-  error_.clear();
-  shown_ = -1;
-  manual_seed(static_cast<uint64_t>(seed_));
+  lock.lock();
+  busy_ = false;
+  // The old run disappears at once, with the first record of the new one.
+  error_ = error;
   for (StepCurve& curve : curves_) curve.clear();
   history_.clear();
   try {
-    record(trainer_.start(lr_));
+    if (error_.empty()) record(first);
   } catch (const Error& e) {
-    // Nothing to show: the history holds no step, and draw() shows the error.
     error_ = e.what();
   }
+  // On an error the history holds no step, and the scene shows error() instead.
   first_loss_ = last_loss_;
 }
 
+void TrainingSession::run_command(std::unique_lock<std::mutex>& lock, Command command,
+                                  bool rerecord) {
+  busy_ = true;
+  lock.unlock();
+  std::map<std::string, Tensor> again;
+  std::string error;
+  try {
+    command(trainer_);
+    if (rerecord) again = trainer_.current_record();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  lock.lock();
+  busy_ = false;
+  try {
+    if (!again.empty() && history_.newest() >= 0) history_.replace_newest(again);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  if (!error.empty()) {
+    error_ = error;
+    paused_ = true;
+  }
+}
+
+bool TrainingSession::has_step_to_take(Clock::time_point now) const {
+  if (single_steps_ > 0) return true;
+  // Frames stop coming when the scene's tab is hidden or the window closes.
+  const bool on_screen = now - last_frame_ < std::chrono::milliseconds(500);
+  return !paused_ && error_.empty() && on_screen;
+}
+
+void TrainingSession::work() {
+#ifdef __linux__
+  // The frame comes first: on a machine with few cores the worker takes
+  // what the drawing (and a software OpenGL's threads) leave. Best effort:
+  // a thread's nice value is its own on Linux; failure changes nothing.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
+#endif
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!quit_) {
+    if (!commands_.empty()) {
+      Pending next = std::move(commands_.front());
+      commands_.pop_front();
+      if (next.restart) {
+        restart(lock);
+      } else {
+        run_command(lock, std::move(next.command), next.rerecord);
+      }
+      idle_.notify_all();
+      continue;
+    }
+    const Clock::time_point now = Clock::now();
+    if (!has_step_to_take(now)) {
+      idle_.notify_all();
+      wake_.wait(lock);
+      continue;
+    }
+    if (single_steps_ == 0 && max_steps_per_second_ > 0 && now < next_step_) {
+      wake_.wait_until(lock, next_step_);
+      continue;
+    }
+    if (single_steps_ > 0) --single_steps_;
+    if (max_steps_per_second_ > 0) {
+      next_step_ = std::max(next_step_, now - std::chrono::seconds(1)) +
+                   std::chrono::microseconds(1000000 / max_steps_per_second_);
+    }
+    advance(lock);
+    idle_.notify_all();
+  }
+}
+
+void TrainingSession::post(Command command, bool rerecord) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!background()) {
+    run_command(lock, std::move(command), rerecord);
+    return;
+  }
+  commands_.push_back({std::move(command), rerecord, false});
+  lock.unlock();
+  wake_.notify_all();
+}
+
+void TrainingSession::call(Command command, bool rerecord) {
+  post(std::move(command), rerecord);
+  sync();
+}
+
+void TrainingSession::sync() {
+  if (!background()) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [&] {
+    return quit_ || (commands_.empty() && !busy_ && (single_steps_ == 0 || !error_.empty()));
+  });
+}
+
+void TrainingSession::frame() {
+  measure_rate();
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (background()) {
+    last_frame_ = Clock::now();
+    lock.unlock();
+    wake_.notify_all();
+    return;
+  }
+  const Clock::time_point start = Clock::now();
+  for (int i = 0; i < steps_per_frame_ && !paused_ && error_.empty(); ++i) {
+    advance(lock);
+    const double spent = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (frame_budget_ms_ > 0 && spent >= frame_budget_ms_) break;
+  }
+}
+
+void TrainingSession::measure_rate() {
+  const Clock::time_point now = Clock::now();
+  const double seconds = std::chrono::duration<double>(now - rate_since_).count();
+  if (seconds < 1.0) return;
+  const int64_t taken = steps();
+  measured_rate_ = rate_steps_ <= taken && seconds < 5.0
+                       ? static_cast<double>(taken - rate_steps_) / seconds
+                       : 0.0;
+  rate_since_ = now;
+  rate_steps_ = taken;
+}
+
+bool TrainingSession::paused() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return paused_;
+}
+
+void TrainingSession::set_paused(bool paused) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    paused_ = paused;
+  }
+  if (!paused) shown_ = -1;
+  wake_.notify_all();
+}
+
+void TrainingSession::single_step() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  paused_ = true;
+  if (shown_ >= 0 && shown_ < history_.newest()) {
+    ++shown_;
+    if (shown_ == history_.newest()) shown_ = -1;
+    return;
+  }
+  shown_ = -1;
+  if (!background()) {
+    if (error_.empty()) advance(lock);
+    return;
+  }
+  ++single_steps_;
+  lock.unlock();
+  wake_.notify_all();
+}
+
+void TrainingSession::reset() {
+  shown_ = -1;
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!background()) {
+    restart(lock);
+    return;
+  }
+  // After the commands posted before it; the steps not yet taken are dropped.
+  single_steps_ = 0;
+  commands_.push_back({Command(), false, /*restart=*/true});
+  lock.unlock();
+  wake_.notify_all();
+}
+
+int64_t TrainingSession::shown_step_locked() const {
+  const int64_t newest = history_.newest();
+  return shown_ < 0 ? newest : std::clamp(shown_, history_.oldest(), newest);
+}
+
+int64_t TrainingSession::steps() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return history_.newest();
+}
+
+int64_t TrainingSession::shown_step() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return shown_step_locked();
+}
+
+int64_t TrainingSession::oldest_step() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return history_.oldest();
+}
+
+std::map<std::string, Tensor> TrainingSession::shown_record() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return history_.at(shown_step_locked());
+}
+
 void TrainingSession::show_step(int64_t step) {
-  step = std::clamp(step, oldest_step(), steps());
-  if (step < steps()) paused_ = true;
-  shown_ = step == steps() ? -1 : step;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int64_t newest = history_.newest();
+  step = std::clamp(step, history_.oldest(), newest);
+  if (step < newest) paused_ = true;
+  shown_ = step == newest ? -1 : step;
+}
+
+int TrainingSession::max_steps_per_second() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return max_steps_per_second_;
+}
+
+void TrainingSession::set_max_steps_per_second(int steps) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    max_steps_per_second_ = std::max(0, steps);
+  }
+  wake_.notify_all();
 }
 
 void TrainingSession::set_learning_rate(double lr) {
-  lr_ = lr;
-  trainer_.set_learning_rate(lr);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lr_ = lr;
+  }
+  post([lr](Trainer& trainer) { trainer.set_learning_rate(lr); });
+}
+
+double TrainingSession::learning_rate() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lr_;
+}
+
+int TrainingSession::seed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return seed_;
 }
 
 void TrainingSession::set_seed(int seed) {
-  seed_ = seed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seed_ = seed;
+  }
   reset();
 }
 
+std::string TrainingSession::error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+double TrainingSession::first_loss() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return first_loss_;
+}
+
+double TrainingSession::last_loss() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_loss_;
+}
+
 void TrainingSession::print_stats(std::ostream& out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
   out << "loss_first " << first_loss_ << "\n";
   out << "loss_last " << last_loss_ << "\n";
   for (const Trainer::Series& series : series_) {
@@ -194,83 +481,6 @@ void TrainingSession::print_stats(std::ostream& out) const {
       break;
     }
   }
-}
-
-// ---- drawing ----------------------------------------------------------------------------------
-void TrainingSession::draw_controls() {
-  if (ImGui::Button(paused_ ? "Play" : "Pause", ImVec2(80, 0))) set_paused(!paused_);
-  ImGui::SameLine();
-  if (ImGui::Button("Step", ImVec2(80, 0))) single_step();
-  ImGui::SameLine();
-  if (ImGui::Button("Reset", ImVec2(80, 0))) reset();
-  ImGui::SliderInt("steps/frame", &steps_per_frame_, 1, 20);
-  // A new rate may mean a new optimizer (Adam's rate is fixed at
-  // construction): make it once, when the slider is let go, not on every
-  // frame of the drag.
-  if (!lr_dragged_) lr_slider_ = static_cast<float>(lr_);
-  ImGui::SliderFloat("learning rate", &lr_slider_, 1e-3f, 1.0f, "%.4f",
-                     ImGuiSliderFlags_Logarithmic);
-  lr_dragged_ = ImGui::IsItemActive();
-  if (ImGui::IsItemDeactivatedAfterEdit()) set_learning_rate(lr_slider_);
-  if (ImGui::SliderInt("seed", &seed_, 0, 99)) reset();
-  ImGui::Separator();
-
-  ImGui::TextUnformatted("History: the last steps, kept to look back at");
-  int64_t shown = shown_step();
-  const int64_t oldest = oldest_step(), newest = steps();
-  if (ImGui::SliderScalar("step", ImGuiDataType_S64, &shown, &oldest, &newest)) show_step(shown);
-  ImGui::BeginDisabled(shown_ < 0);
-  if (ImGui::Button("back to live")) set_paused(false);
-  ImGui::EndDisabled();
-  ImGui::Text("%lld steps taken; holding %lld to %lld", static_cast<long long>(newest),
-              static_cast<long long>(oldest), static_cast<long long>(newest));
-}
-
-void TrainingSession::draw_curves(ImVec2 size) const {
-  bool has_fractions = false;
-  double lo = HUGE_VAL, hi = 0;
-  for (size_t c = 0; c < series_.size(); ++c) {
-    if (series_[c].axis == Trainer::Axis::Fraction) {
-      has_fractions = true;
-      continue;
-    }
-    for (float v : curves_[c].points()) {
-      lo = std::min(lo, static_cast<double>(v));
-      hi = std::max(hi, static_cast<double>(v));
-    }
-  }
-  if (lo > hi) lo = hi = 1;  // no loss series: a decade around 1
-  lo = std::max(lo, 1e-6);
-  const int64_t stride = curves_.front().steps_per_point();
-  const double last_x =
-      std::max<double>(1, static_cast<double>(curves_.front().points().size()) * stride);
-  // A right axis takes room for its tick labels from the plot's width.
-  const float right_labels = has_fractions ? ImGui::CalcTextSize("0.8").x + 12 : 0.0f;
-  const PlotArea loss_area =
-      draw_axes(has_fractions ? "Loss (log scale, left) and accuracy (right) since step 0"
-                              : "Loss (log scale) since step 0",
-                ImVec2(size.x - right_labels, size.y), 0, last_x, lo / 1.2, hi * 1.2, true, "step");
-  const PlotArea fraction_area = has_fractions ? draw_right_axis(loss_area, 0, 1) : loss_area;
-  if (has_fractions) {
-    ImGui::SameLine(0, 0);
-    ImGui::Dummy(ImVec2(right_labels, size.y));
-  }
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  std::vector<std::pair<std::string, ImU32>> legend;
-  for (size_t c = 0; c < series_.size(); ++c) {
-    const PlotArea& area = series_[c].axis == Trainer::Axis::Loss ? loss_area : fraction_area;
-    std::vector<ImVec2> line;
-    const std::vector<float>& points = curves_[c].points();
-    for (size_t i = 0; i < points.size(); ++i) {
-      line.push_back(area.at(static_cast<double>(static_cast<int64_t>(i) * stride), points[i]));
-    }
-    draw->AddPolyline(line.data(), static_cast<int>(line.size()), series_[c].color, 0, 2.0f);
-    legend.emplace_back(series_[c].label, series_[c].color);
-  }
-  const float x = loss_area.at(static_cast<double>(shown_step()), 1.0).x;
-  draw->AddLine(ImVec2(x, loss_area.min.y), ImVec2(x, loss_area.max.y),
-                IM_COL32(255, 255, 255, 120));
-  draw_legend(loss_area, legend);
 }
 
 }  // namespace ag::viewer
