@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """Training steps per second of d2l's seq2seq with attention ("Bahdanau
-Attention"), PyTorch CPU (scripts/d2l_torch.py) against attograd-translate,
-one thread each, the same batch, sizes and step counts, in one sitting.
+Attention") or d2l's Transformer, PyTorch CPU (scripts/d2l_torch.py) against
+attograd-translate, one thread each, the same batch, sizes and step counts,
+in one sitting.
 
-  scripts/bench_seq2seq_torch.py [BUILD_DIR] [--task dates] [--attention additive]
+  scripts/bench_seq2seq_torch.py [BUILD_DIR] [--model bahdanau|transformer]
+                                 [--task dates] [--attention additive]
                                  [--steps 500] [--repeats 3]
 
 A PyTorch step is d2l's train_seq2seq step: teacher forcing, MaskedSoftmaxCELoss
-summed, backward, grad_clipping(1), Adam (lr 0.005), on batches of the task's
-shapes (batch 64; src_steps, tgt_steps and the vocabulary sizes are read from a
-model attograd-translate saves with --steps 0, so both train the same shapes).
+summed, backward, grad_clipping(1), Adam (lr 0.005), in training mode (dropout
+0.1), on batches of the task's shapes (batch 64; the model's sizes, src_steps,
+tgt_steps and the vocabulary sizes are read from a model attograd-translate
+saves with --steps 0, so both train the same shapes: the Transformer's d 32,
+FFN 64, 4 heads, 2 blocks by default).
 Token values are random (the cost does not depend on them). One thread:
 torch.set_num_threads(1) and OpenBLAS held to one thread, as
 bench_attention_torch.py does (importing it also sets the CPU capability
@@ -34,14 +38,27 @@ import torch  # noqa: E402
 import d2l_torch  # noqa: E402
 
 
-def torch_steps_per_sec(sizes, attention, steps, batch):
+def make_net(model, sizes, attention, transformer_sizes):
+    """d2l's model of these sizes, initialised as d2l's train_seq2seq does."""
     embed, hidden, layers, src_steps, tgt_steps, src_vocab, tgt_vocab = sizes
-    torch.manual_seed(0)
-    encoder = d2l_torch.Seq2SeqEncoder(src_vocab, embed, hidden, layers, 0.1)
-    decoder = d2l_torch.Seq2SeqAttentionDecoder(tgt_vocab, embed, hidden, layers, 0.1,
-                                                attention=attention)
+    if model == "transformer":
+        heads, ffn, blocks, causal = transformer_sizes
+        encoder = d2l_torch.TransformerEncoder(src_vocab, hidden, ffn, heads, blocks, 0.1)
+        decoder = d2l_torch.TransformerDecoder(tgt_vocab, hidden, ffn, heads, blocks, 0.1,
+                                               causal=bool(causal))
+    else:
+        encoder = d2l_torch.Seq2SeqEncoder(src_vocab, embed, hidden, layers, 0.1)
+        decoder = d2l_torch.Seq2SeqAttentionDecoder(tgt_vocab, embed, hidden, layers, 0.1,
+                                                    attention=attention)
     net = d2l_torch.EncoderDecoder(encoder, decoder)
     net.apply(d2l_torch.init_seq2seq)
+    return net
+
+
+def torch_steps_per_sec(model, sizes, attention, transformer_sizes, steps, batch):
+    embed, hidden, layers, src_steps, tgt_steps, src_vocab, tgt_vocab = sizes
+    torch.manual_seed(0)
+    net = make_net(model, sizes, attention, transformer_sizes)
     net.train()
     optimizer = torch.optim.Adam(net.parameters(), lr=0.005)
     loss = d2l_torch.MaskedSoftmaxCELoss()
@@ -71,6 +88,7 @@ def torch_steps_per_sec(sizes, attention, steps, batch):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build_dir", nargs="?", default="build")
+    parser.add_argument("--model", default="bahdanau", choices=["bahdanau", "transformer"])
     parser.add_argument("--task", default="dates")
     parser.add_argument("--attention", default="additive")
     parser.add_argument("--steps", type=int, default=500)
@@ -79,8 +97,10 @@ def main():
     args = parser.parse_args()
     bench_attention_torch.set_threads(1, 1)
     program = os.path.join(args.build_dir, "attograd-translate")
-    common = ["--task", args.task, "--attention", args.attention, "--threads", "1",
-              "--batch", str(args.batch)]
+    common = ["--model", args.model, "--task", args.task, "--threads", "1", "--batch",
+              str(args.batch)]
+    if args.model == "bahdanau":
+        common += ["--attention", args.attention]
     with tempfile.TemporaryDirectory() as work:
         model = os.path.join(work, "shapes.npz")
         subprocess.run([program, *common, "--steps", "0", "--save", model], check=True,
@@ -89,13 +109,24 @@ def main():
         sizes = [int(v) for v in npz["meta.sizes"]]
         sizes += [len(bytes(npz[k].astype(np.uint8)).decode().split("\n"))
                   for k in ("meta.src_vocab", "meta.tgt_vocab")]
-    print(f"# task {args.task}, {args.attention} attention, batch {args.batch}, "
+        transformer_sizes = ([int(v) for v in npz["meta.transformer"]]
+                             if args.model == "transformer" else None)
+    model_text = (f"transformer heads/ffn/blocks/causal {transformer_sizes}"
+                  if args.model == "transformer" else f"bahdanau, {args.attention} attention")
+    print(f"# task {args.task}, {model_text}, batch {args.batch}, "
           f"embed/hidden/layers/src_steps/tgt_steps/src_vocab/tgt_vocab {sizes}, "
           f"{args.steps} steps, best of {args.repeats}, one thread "
           f"(OpenBLAS {'held to 1' if bench_attention_torch.OPENBLAS else 'not found'})")
+    capability = [line.split(":", 1)[1].strip() for line in torch.__config__.show().splitlines()
+                  if "CPU capability usage" in line]
+    print(f"# torch {torch.__version__}, CPU capability in use {capability or '?'}, "
+          f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', '(unset)')}, "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, CPU "
+          f"{'with' if bench_attention_torch.has_avx512f() else 'without'} AVX-512")
     torch_wall, torch_cpu, ours_wall, ours_cpu = 0.0, 0.0, 0.0, 0.0
     for _ in range(args.repeats):
-        wall, cpu = torch_steps_per_sec(sizes, args.attention, args.steps, args.batch)
+        wall, cpu = torch_steps_per_sec(args.model, sizes, args.attention, transformer_sizes,
+                                        args.steps, args.batch)
         torch_wall, torch_cpu = max(torch_wall, wall), max(torch_cpu, cpu)
         out = subprocess.run([program, *common, "--steps", str(args.steps), "--eval-every", "0",
                               "--stats"], check=True, capture_output=True, text=True).stdout

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """A model trained and saved by attograd-translate, loaded into d2l's PyTorch
 model (scripts/d2l_torch.py) with load_state_dict(strict=True), gives the same
-greedy outputs on held-out inputs as attograd-translate did.
+greedy outputs on held-out inputs as attograd-translate did: the seq2seq with
+attention, or the Transformer (--model transformer; its look-ahead flag is
+read from the file too).
 
-  scripts/check_translate_torch.py BUILD_DIR [--task dates] [--attention additive]
-                                   [--steps 1500] [--count 200] [--keep DIR]
+  scripts/check_translate_torch.py BUILD_DIR [--model bahdanau] [--task dates]
+                                   [--attention additive] [--steps 1500]
+                                   [--count 200] [--keep DIR]
   scripts/check_translate_torch.py BUILD_DIR --load MODEL.npz [--seed S] [--count 200]
 
-Runs BUILD_DIR/attograd-translate --task T --attention A --steps N --save M.npz
+Runs BUILD_DIR/attograd-translate --model M --task T [--attention A] --steps N --save M.npz
 --dump-heldout COUNT H.tsv (or, with --load, --load MODEL.npz --seed S
 --dump-heldout COUNT H.tsv: the held-out set of the seed it was trained
 with), then decodes every held-out source of H.tsv with
@@ -40,10 +43,17 @@ def load_translate_model(path):
     dropout = float(npz["meta.dropout"][0])
     src_vocab = meta_text(npz, "meta.src_vocab").split("\n")
     tgt_vocab = meta_text(npz, "meta.tgt_vocab").split("\n")
-    assert meta_text(npz, "meta.model") == "bahdanau"
-    encoder = d2l_torch.Seq2SeqEncoder(len(src_vocab), embed, hidden, layers, dropout)
-    decoder = d2l_torch.Seq2SeqAttentionDecoder(len(tgt_vocab), embed, hidden, layers, dropout,
-                                                attention=meta_text(npz, "meta.attention"))
+    model = meta_text(npz, "meta.model")
+    if model == "transformer":
+        heads, ffn, blocks, causal = (int(v) for v in npz["meta.transformer"])
+        encoder = d2l_torch.TransformerEncoder(len(src_vocab), hidden, ffn, heads, blocks, dropout)
+        decoder = d2l_torch.TransformerDecoder(len(tgt_vocab), hidden, ffn, heads, blocks, dropout,
+                                               causal=bool(causal))
+    else:
+        assert model == "bahdanau", model
+        encoder = d2l_torch.Seq2SeqEncoder(len(src_vocab), embed, hidden, layers, dropout)
+        decoder = d2l_torch.Seq2SeqAttentionDecoder(len(tgt_vocab), embed, hidden, layers, dropout,
+                                                    attention=meta_text(npz, "meta.attention"))
     net = d2l_torch.EncoderDecoder(encoder, decoder)
     state = {k: torch.from_numpy(npz[k]) for k in npz.files if not k.startswith("meta.")}
     net.load_state_dict(state, strict=True)
@@ -76,6 +86,7 @@ def predict_seq2seq(net, text, src_vocab, tgt_vocab, src_steps, tgt_steps):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build_dir")
+    parser.add_argument("--model", default="bahdanau", choices=["bahdanau", "transformer"])
     parser.add_argument("--task", default="dates")
     parser.add_argument("--attention", default="additive")
     parser.add_argument("--steps", type=int, default=1500)
@@ -93,9 +104,11 @@ def main():
         subprocess.run([program, "--load", model, "--seed", str(args.seed), "--dump-heldout",
                         str(args.count), dump], check=True)
     else:
-        model = os.path.join(work, f"{args.task}_{args.attention}.npz")
-        dump = os.path.join(work, f"{args.task}_{args.attention}_heldout.tsv")
-        subprocess.run([program, "--task", args.task, "--attention", args.attention, "--steps",
+        name = args.model if args.model == "transformer" else args.attention
+        model = os.path.join(work, f"{args.task}_{name}.npz")
+        dump = os.path.join(work, f"{args.task}_{name}_heldout.tsv")
+        options = ["--attention", args.attention] if args.model == "bahdanau" else []
+        subprocess.run([program, "--model", args.model, "--task", args.task, *options, "--steps",
                         str(args.steps), "--save", model, "--dump-heldout", str(args.count), dump],
                        check=True)
     net, src_vocab, tgt_vocab, src_steps, tgt_steps = load_translate_model(model)

@@ -81,6 +81,55 @@ TEST(TranslateCli, BadFiles) {
   std::filesystem::remove(plain);
 }
 
+TEST(TranslateCli, TransformerFlags) {
+  EXPECT_TRUE(fails_with("--model transformer --embed 8", "--embed: bahdanau's options"));
+  EXPECT_TRUE(fails_with("--model transformer --layers 1 --attention dot",
+                         "--layers --attention: bahdanau's options"));
+  EXPECT_TRUE(fails_with("--heads 2", "--heads: the Transformer's options"));
+  EXPECT_TRUE(fails_with("--no-causal-mask", "--no-causal-mask: the Transformer's options"));
+  EXPECT_TRUE(fails_with("--model transformer --hidden 30 --heads 4", "divisible by --heads 4"));
+  EXPECT_TRUE(fails_with("--model transformer --hidden 33 --heads 1", "--hidden 33 must be even"));
+  EXPECT_TRUE(fails_with("--model transformer --blocks 0", "--blocks expects an integer"));
+  EXPECT_TRUE(fails_with("--model transformer --ffn x", "--ffn expects an integer"));
+  EXPECT_TRUE(fails_with("--load x.npz --no-causal-mask", "--load takes the task"));
+  EXPECT_TRUE(
+      fails_with("--lr-schedule linear", "--lr-schedule expects constant or cosine, got 'linear'"));
+}
+
+// A saved Transformer predicts; --json adds the maps [blocks][heads][Tq][Tk]
+// and --heatmap draws them beside the alignment.
+TEST(TranslateCli, TransformerSavesAndShowsItsMaps) {
+  const std::string model = temp_file("transformer.npz");
+  const ProgramRun saved =
+      run("--model transformer --task reverse --steps 3 --hidden 8 --heads 2 --ffn 8 --blocks 1 "
+          "--no-causal-mask --train-size 300 --heldout 10 --eval-every 0 --stats --save " +
+          model);
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  EXPECT_NE(saved.err.find("NO look-ahead mask"), std::string::npos) << saved.err;
+  EXPECT_NE(saved.out.find("\nloss_tail "), std::string::npos) << saved.out;
+
+  const std::string heatmap = temp_file("maps.png");
+  const ProgramRun json = run("--load " + model + " --predict 123 --json --heatmap " + heatmap);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  for (const char* key :
+       {"\"weights\":[[", "\"decoder_input_tokens\":[\"<bos>\"", "\"encoder_self_attention\":[[[[",
+        "\"decoder_self_attention\":[[[[", "\"cross_attention\":[[[["})
+    EXPECT_NE(json.out.find(key), std::string::npos) << key << " in " << json.out;
+  // One block of two heads: the encoder map's block holds two [4, 4] maps
+  // ("123" and <eos>): its text ends after the second head.
+  const size_t encoder = json.out.find("\"encoder_self_attention\":") + 25;
+  const size_t encoder_end = json.out.find("]]]]", encoder);
+  ASSERT_NE(encoder_end, std::string::npos);
+  const std::string block = json.out.substr(encoder, encoder_end + 4 - encoder);
+  EXPECT_EQ(std::count(block.begin(), block.end(), '['), 1 + 1 + 2 + 2 * 4) << block;
+  for (const char* suffix :
+       {"maps.png", "maps-encoder.png", "maps-decoder.png", "maps-cross.png"}) {
+    EXPECT_TRUE(std::filesystem::exists(temp_file(suffix))) << suffix;
+    std::filesystem::remove(temp_file(suffix));
+  }
+  std::filesystem::remove(model);
+}
+
 TEST(TranslateCli, SavedModelPredictsAndRejectsBadText) {
   const std::string model = temp_file("model.npz");
   const ProgramRun saved =
@@ -126,7 +175,8 @@ TEST(TranslateCli, Help) {
   const ProgramRun r = run("--help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag : {"--task", "--model", "--attention", "--steps", "--batch", "--seed",
-                           "--threads", "--save", "--load", "--predict", "--heatmap", "--json"})
+                           "--threads", "--save", "--load", "--predict", "--heatmap", "--json",
+                           "--heads", "--ffn", "--blocks", "--no-causal-mask"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 

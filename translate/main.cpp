@@ -1,7 +1,9 @@
-// attograd-translate: trains d2l's seq2seq with attention on a generated
-// task, shows what it learned, saves and loads it.
+// attograd-translate: trains d2l's seq2seq with attention, or d2l's
+// Transformer, on a generated task, shows what it learned, saves and loads it.
 //
 //   attograd-translate --task dates --steps 3000 --save dates.npz
+//   attograd-translate --model transformer --task reverse --save reverse.npz
+//   attograd-translate --model transformer --task reverse --no-causal-mask --stats
 //   attograd-translate --load dates.npz --predict "Thursday, May 3, 1979" "3.5.1979"
 //   attograd-translate --load dates.npz --predict "May 3rd '79" --heatmap may.png --json
 //
@@ -32,21 +34,33 @@ using namespace ag::translate;
 
 constexpr const char* kUsage = R"(usage: attograd-translate [options]
 
-Trains d2l's seq2seq with attention ("Bahdanau Attention") on a generated task,
-then translates --predict texts and shows where each output token looked.
+Trains d2l's seq2seq with attention ("Bahdanau Attention") or d2l's
+Transformer ("The Transformer Architecture") on a generated task, then
+translates --predict texts and shows where each output token looked.
 
 task and model:
   --task dates|reverse|sort   dates: "Thursday, May 3, 1979" -> "1979-05-03"
                               reverse / sort: digit strings (default dates)
-  --model bahdanau            the model (default bahdanau)
+  --model bahdanau|transformer  the model (default bahdanau)
+  --hidden N --dropout P      both models' (d2l's defaults: 32, 0.1); the
+                              Transformer's d (its embedding size too)
+bahdanau:
   --attention additive|dot    the decoder's attention (default additive)
-  --embed N --hidden N --layers N --dropout P
-                              sizes (d2l's defaults: 32, 32, 2, 0.1)
+  --embed N --layers N        embedding size, GRU layers (default 32, 2)
+transformer:
+  --heads N --ffn N --blocks N  heads, FFN hidden size, encoder and decoder
+                              blocks (d2l's defaults: 4, 64, 2)
+  --no-causal-mask            train without the decoder's look-ahead mask (the
+                              ablation: it cheats in training, fails at prediction)
 training:
-  --steps N                   Adam steps (default: dates 1500, reverse 3000,
-                              sort 4000; 0 with --load)
+  --steps N                   Adam steps (default: bahdanau dates 1500, reverse
+                              3000, sort 4000; transformer dates 3000, reverse
+                              and sort 4000; 0 with --load)
   --batch B                   batch size (default 64)
   --lr X                      Adam's learning rate (default 0.005)
+  --lr-schedule constant|cosine  constant (d2l's), or half a cosine from --lr down
+                              to 0 over the steps (default: bahdanau constant,
+                              transformer cosine)
   --seed S                    data, split, initialisation and batch order (default 0)
   --threads T                 threads (default 1)
   --train-size N              training examples (default: dates 50000; reverse
@@ -59,22 +73,28 @@ files:
   --dump-heldout N FILE       write N held-out examples as "source<TAB>target<TAB>output" lines
 prediction:
   --predict TEXT...           translate each TEXT (every argument up to the next option)
-  --heatmap FILE.png|.svg     draw each prediction's alignment (FILE-2.png, ... for more)
+  --heatmap FILE.png|.svg     draw each prediction's alignment (FILE-2.png, ... for more);
+                              transformer: also FILE-encoder.png, FILE-decoder.png,
+                              FILE-cross.png, each a [blocks, heads] grid of maps
   --json                      one JSON object per prediction instead of a table
+                              (transformer: with every block's and head's maps)
   --stats                     print "key value" lines at the end (steps_per_sec,
-                              steps_per_cpu_sec, accuracy, alignment, rss_kib_first
-                              (after 1,000 steps), rss_kib_last, ...)
+                              steps_per_cpu_sec, loss_tail (mean training loss of
+                              the last tenth of the steps), accuracy, alignment,
+                              rss_kib_first (after 1,000 steps), rss_kib_last, ...)
   --help                      this text
 )";
 
 struct Options {
   std::string task = "dates";
-  bool task_given = false, model_given = false, attention_given = false, sizes_given = false;
+  bool task_given = false, model_given = false, sizes_given = false;
+  std::vector<std::string> bahdanau_flags, transformer_flags;  // given, for the model check
   ModelConfig config;
   std::optional<int64_t> steps;
   int64_t batch = 64, threads = 1, heldout = 1000, eval_every = 500;
   std::optional<int64_t> train_size;
   double lr = 0.005;
+  std::string lr_schedule;  // "constant" or "cosine"; empty: the model's default
   uint64_t seed = 0;
   std::string save, load, heatmap, dump_path;
   int64_t dump_count = 0;
@@ -127,18 +147,30 @@ Options parse_args(int argc, char** argv) {
       o.model_given = true;
     } else if (a == "--attention") {
       o.config.attention = value(a);
-      o.attention_given = true;
+      o.bahdanau_flags.push_back(a);
       if (o.config.attention != "additive" && o.config.attention != "dot")
         throw UsageError{"--attention expects additive or dot, got '" + o.config.attention + "'"};
     } else if (a == "--embed") {
       o.config.embed_size = parse_int(a, value(a), 1, 4096);
-      o.sizes_given = true;
+      o.bahdanau_flags.push_back(a);
     } else if (a == "--hidden") {
       o.config.num_hiddens = parse_int(a, value(a), 1, 4096);
       o.sizes_given = true;
     } else if (a == "--layers") {
       o.config.num_layers = parse_int(a, value(a), 1, 16);
-      o.sizes_given = true;
+      o.bahdanau_flags.push_back(a);
+    } else if (a == "--heads") {
+      o.config.num_heads = parse_int(a, value(a), 1, 256);
+      o.transformer_flags.push_back(a);
+    } else if (a == "--ffn") {
+      o.config.ffn_num_hiddens = parse_int(a, value(a), 1, 16384);
+      o.transformer_flags.push_back(a);
+    } else if (a == "--blocks") {
+      o.config.num_blks = parse_int(a, value(a), 1, 16);
+      o.transformer_flags.push_back(a);
+    } else if (a == "--no-causal-mask") {
+      o.config.causal = false;
+      o.transformer_flags.push_back(a);
     } else if (a == "--dropout") {
       o.config.dropout = parse_double(a, value(a), 0.0, 0.95);
       o.sizes_given = true;
@@ -148,6 +180,10 @@ Options parse_args(int argc, char** argv) {
       o.batch = parse_int(a, value(a), 1, 65536);
     } else if (a == "--lr") {
       o.lr = parse_double(a, value(a), 1e-9, 10.0);
+    } else if (a == "--lr-schedule") {
+      o.lr_schedule = value(a);
+      if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
+        throw UsageError{"--lr-schedule expects constant or cosine, got '" + o.lr_schedule + "'"};
     } else if (a == "--seed") {
       o.seed = static_cast<uint64_t>(parse_int(a, value(a), 0, INT64_MAX));
     } else if (a == "--threads") {
@@ -188,22 +224,47 @@ Options parse_args(int argc, char** argv) {
   const auto& models = model_names();
   if (std::find(models.begin(), models.end(), o.config.model) == models.end())
     throw UsageError{"--model: unknown model '" + o.config.model + "'"};
+  const auto join = [](const std::vector<std::string>& flags) {
+    std::string joined;
+    for (const auto& flag : flags) joined += (joined.empty() ? "" : " ") + flag;
+    return joined;
+  };
   if (!o.load.empty()) {
-    if (o.task_given || o.model_given || o.attention_given || o.sizes_given)
+    if (o.task_given || o.model_given || o.sizes_given || !o.bahdanau_flags.empty() ||
+        !o.transformer_flags.empty())
       throw UsageError{
           "--load takes the task, model and sizes from the file; drop "
-          "--task/--model/--attention/--embed/--hidden/--layers/--dropout"};
+          "--task/--model/--attention/--embed/--hidden/--layers/--dropout/--heads/--ffn/"
+          "--blocks/--no-causal-mask"};
     if (o.steps.value_or(0) > 0)
       throw UsageError{
           "--load restores a trained model; it does not train it further (drop --steps)"};
   }
+  if (o.config.model == "transformer" && !o.bahdanau_flags.empty())
+    throw UsageError{join(o.bahdanau_flags) +
+                     ": bahdanau's options; the Transformer embeds in --hidden (d2l's "
+                     "num_hiddens) and has --blocks, --heads, --ffn"};
+  if (o.config.model != "transformer" && !o.transformer_flags.empty())
+    throw UsageError{join(o.transformer_flags) +
+                     ": the Transformer's options (add --model transformer)"};
+  if (o.config.model == "transformer" &&
+      (o.config.num_hiddens % 2 != 0 || o.config.num_hiddens % o.config.num_heads != 0))
+    throw UsageError{"--hidden " + std::to_string(o.config.num_hiddens) +
+                     " must be even (the positional encoding's sin/cos pairs) and divisible by "
+                     "--heads " +
+                     std::to_string(o.config.num_heads)};
+  if (o.lr_schedule.empty())
+    o.lr_schedule = o.config.model == "transformer" ? "cosine" : "constant";
   const int64_t train_size = o.train_size.value_or(50000);
   if (o.heldout > train_size) throw UsageError{"--heldout cannot exceed --train-size"};
   if (o.batch > train_size) throw UsageError{"--batch cannot exceed --train-size"};
   return o;
 }
 
-int64_t default_steps(Task task) {
+// Steps that reach >= 99% held-out exact match with each model's defaults
+// (docs/seq2seq.md and docs/transformer.md give the measured figures).
+int64_t default_steps(const std::string& model, Task task) {
+  if (model == "transformer") return task == Task::Dates ? 3000 : 4000;
   switch (task) {
     case Task::Dates:
       return 1500;
@@ -273,7 +334,8 @@ int run(const Options& o) {
     return *data;
   };
   int64_t steps = 0;
-  double train_seconds = 0, train_cpu_seconds = 0, loss_last = std::nan("");
+  double train_seconds = 0, train_cpu_seconds = 0, loss_last = std::nan(""),
+         loss_tail = std::nan("");
   int64_t rss_first = 0;
   std::optional<Evaluation> final_eval;
   if (!o.load.empty()) {
@@ -281,22 +343,35 @@ int run(const Options& o) {
   } else {
     const Task task = task_from_name(o.task);
     translator = make_translator(o.config, dataset(task));
-    steps = o.steps.value_or(default_steps(task));
+    steps = o.steps.value_or(default_steps(translator.config.model, task));
   }
   if (steps > 0) {
     const Dataset& d = dataset(translator.task);
     const bool tty = isatty(STDERR_FILENO);
+    const ModelConfig& c = translator.config;
+    char sizes[160];
+    if (c.model == "transformer")
+      std::snprintf(sizes, sizeof sizes, "hidden %lld, FFN %lld, %lld heads, %lld blocks, %s",
+                    static_cast<long long>(c.num_hiddens),
+                    static_cast<long long>(c.ffn_num_hiddens), static_cast<long long>(c.num_heads),
+                    static_cast<long long>(c.num_blks),
+                    c.causal ? "look-ahead mask" : "NO look-ahead mask (ablation)");
+    else
+      std::snprintf(sizes, sizeof sizes, "%s attention, embed %lld, hidden %lld, layers %lld",
+                    c.attention.c_str(), static_cast<long long>(c.embed_size),
+                    static_cast<long long>(c.num_hiddens), static_cast<long long>(c.num_layers));
     std::fprintf(stderr,
-                 "training %s (%s attention, embed %lld, hidden %lld, layers %lld) on %s: "
-                 "%zu training, %zu held-out examples\n",
-                 translator.config.model.c_str(), translator.config.attention.c_str(),
-                 static_cast<long long>(translator.config.embed_size),
-                 static_cast<long long>(translator.config.num_hiddens),
-                 static_cast<long long>(translator.config.num_layers), task_name(d.task()),
-                 d.train().size(), d.heldout().size());
+                 "training %s (%s, dropout %g) on %s: %zu training, %zu held-out examples\n",
+                 c.model.c_str(), sizes, c.dropout, task_name(d.task()), d.train().size(),
+                 d.heldout().size());
     double accuracy = std::nan(""), last_draw = -1;
+    // The training loss of one batch is noisy: loss_tail averages the last
+    // tenth of the steps (the ablation compares it between two models).
+    const int64_t tail_steps = std::max<int64_t>(1, steps / 10);
+    loss_tail = 0;
     const auto on_step = [&](const StepInfo& s) {
       if (s.step == 1000) rss_first = rss_kib();
+      if (s.step > s.steps - tail_steps) loss_tail += s.loss / static_cast<double>(tail_steps);
       const bool evaluate_now =
           o.eval_every > 0 && (s.step % o.eval_every == 0 || s.step == s.steps);
       if (evaluate_now) accuracy = evaluate(translator, d.heldout()).accuracy;
@@ -317,6 +392,7 @@ int run(const Options& o) {
       std::fflush(stderr);
     };
     TrainOptions train_options;
+    train_options.cosine_lr = o.lr_schedule == "cosine";
     train_options.steps = steps;
     train_options.batch_size = o.batch;
     train_options.lr = o.lr;
@@ -339,9 +415,10 @@ int run(const Options& o) {
     if (tty) std::fprintf(stderr, "\n");
     std::fprintf(stderr,
                  "trained %lld steps in %.1f s (%.1f steps/s; %.1f CPU s, %.1f steps per CPU s; "
-                 "evaluation excluded)\n",
+                 "evaluation excluded); training loss %.4f (mean of the last %lld steps)\n",
                  static_cast<long long>(steps), train_seconds, steps / train_seconds,
-                 train_cpu_seconds, steps / std::max(train_cpu_seconds, 1e-9));
+                 train_cpu_seconds, steps / std::max(train_cpu_seconds, 1e-9), loss_tail,
+                 static_cast<long long>(tail_steps));
   }
   if (steps > 0 || o.stats) {
     final_eval = evaluate(translator, dataset(translator.task).heldout());
@@ -363,10 +440,15 @@ int run(const Options& o) {
   }
   if (!o.predict.empty()) {
     const std::vector<Translation> translations = translate(translator, o.predict);
+    const bool transformer = translator.config.model == "transformer";
     for (size_t k = 0; k < translations.size(); ++k) {
       const Translation& t = translations[k];
+      const std::optional<TransformerMaps> maps =
+          transformer && (o.json || !o.heatmap.empty())
+              ? std::optional<TransformerMaps>(transformer_maps(translator, t))
+              : std::nullopt;
       if (o.json) {
-        std::cout << translation_json(t) << '\n';
+        std::cout << translation_json(t, maps ? &*maps : nullptr) << '\n';
       } else {
         std::cout << t.input << "  ->  " << t.output
                   << (t.output_tokens.empty() || t.output_tokens.back() != "<eos>"
@@ -375,7 +457,13 @@ int run(const Options& o) {
                   << "\n"
                   << alignment_table(t) << "\n";
       }
-      if (!o.heatmap.empty()) alignment_heatmap(t, with_index(o.heatmap, k, translations.size()));
+      if (!o.heatmap.empty()) {
+        const std::string path = with_index(o.heatmap, k, translations.size());
+        alignment_heatmap(t, path);
+        if (maps)
+          for (const std::string& written : transformer_heatmaps(t, *maps, path))
+            std::fprintf(stderr, "wrote %s\n", written.c_str());
+      }
     }
   }
   if (o.stats) {
@@ -383,7 +471,7 @@ int run(const Options& o) {
               << (train_seconds > 0 ? steps / train_seconds : 0) << "\ntrain_cpu_seconds "
               << train_cpu_seconds << "\nsteps_per_cpu_sec "
               << (train_cpu_seconds > 0 ? steps / train_cpu_seconds : 0) << "\nloss_last "
-              << loss_last;
+              << loss_last << "\nloss_tail " << loss_tail;
     if (final_eval) {
       std::cout << "\naccuracy " << final_eval->accuracy << "\nbleu " << final_eval->bleu;
       if (translator.task == Task::Dates) std::cout << "\nalignment " << final_eval->alignment;

@@ -1,6 +1,7 @@
 // The model switch, and saving/loading a translator as one .npz (model.h).
 #include "attograd/translate/model.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "attograd/attograd.h"
@@ -52,6 +53,17 @@ std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_
                                             config.ffn_num_hiddens, config.num_heads,
                                             config.num_blks, config.dropout);
     transformer->transformer_decoder().causal = config.causal;
+    // The embeddings are multiplied by sqrt(d) before the positional
+    // encoding is added; the Transformer's authors (tensor2tensor, as fairseq)
+    // draw them from N(0, 1/d) so that the product has unit scale. From
+    // nn::Embedding's N(0, 1) (PyTorch's, d2l's) the product has entries of
+    // ~sqrt(d): the positions drown and the first attention saturates (weights
+    // of 1e-20 at step 30), and reverse learns several times slower.
+    std::map<std::string, Tensor> embeddings;
+    for (const char* name : {"encoder.embedding.weight", "decoder.embedding.weight"})
+      embeddings[name] =
+          transformer->state_dict().at(name) / std::sqrt(static_cast<double>(config.num_hiddens));
+    transformer->load_state_dict(embeddings, /*strict=*/false);
     model = std::move(transformer);
   } else {
     std::string known;

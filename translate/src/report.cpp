@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "attograd/nn/transformer.h"
 #include "attograd/viz.h"
 
 namespace ag::translate {
@@ -57,23 +58,108 @@ std::string json_strings(const std::vector<std::string>& strings) {
   return out + "]";
 }
 
+// A tensor of any rank as nested JSON arrays of numbers (%.6g).
+std::string json_array(const Tensor& x) {
+  const std::vector<double> values = x.to_vector();
+  const Shape& shape = x.shape();
+  std::string out;
+  size_t next = 0;
+  // Writes the sub-array at `dim` whose first value is values[next].
+  const auto write = [&](const auto& self, size_t dim) -> void {
+    out += '[';
+    for (int64_t i = 0; i < shape[dim]; ++i) {
+      if (i > 0) out += ',';
+      if (dim + 1 < shape.size()) {
+        self(self, dim + 1);
+      } else {
+        char number[32];
+        std::snprintf(number, sizeof number, "%.6g", values[next++]);
+        out += number;
+      }
+    }
+    out += ']';
+  };
+  write(write, 0);
+  return out;
+}
+
+// Puts back the model's training mode and its decoder's look-ahead flag,
+// whatever happens between.
+class TransformerStateRestorer {
+ public:
+  explicit TransformerStateRestorer(nn::Transformer& model)
+      : model_(model),
+        training_(model.is_training()),
+        causal_(model.transformer_decoder().causal) {}
+  ~TransformerStateRestorer() {
+    model_.train(training_);
+    model_.transformer_decoder().causal = causal_;
+  }
+  TransformerStateRestorer(const TransformerStateRestorer&) = delete;
+  TransformerStateRestorer& operator=(const TransformerStateRestorer&) = delete;
+
+ private:
+  nn::Transformer& model_;
+  bool training_, causal_;
+};
+
+// Per block [1, H, Tq, Tk] -> [blocks, H, Tq, keys] float64, the keys cut to
+// the first `keys` (the valid source tokens).
+Tensor stack_blocks(const std::vector<Tensor>& per_block, int64_t keys) {
+  std::vector<Tensor> maps;
+  for (const Tensor& w : per_block) {
+    AG_CHECK(w.defined() && w.dim() == 4 && w.size(0) == 1 && w.size(3) >= keys, "transformer_maps",
+             "an attention kept no weights of shape [1, H, Tq, >= keys]");
+    maps.push_back(w.narrow(0, 0, 1).squeeze(0).narrow(2, 0, keys).to(kFloat64));
+  }
+  return stack(maps, 0);
+}
+
 }  // namespace
 
-std::string translation_json(const Translation& t) {
-  const std::vector<double> w = t.alignment.to_vector();
-  const int64_t rows = t.alignment.size(0), cols = t.alignment.size(1);
-  std::string weights = "[";
-  for (int64_t r = 0; r < rows; ++r) {
-    weights += r ? ",[" : "[";
-    for (int64_t c = 0; c < cols; ++c) {
-      char number[32];
-      std::snprintf(number, sizeof number, "%.6g", w[static_cast<size_t>(r * cols + c)]);
-      if (c > 0) weights += ',';
-      weights += number;
-    }
-    weights += "]";
+TransformerMaps transformer_maps(Translator& translator, const Translation& t) {
+  auto* model = dynamic_cast<nn::Transformer*>(translator.model.get());
+  AG_CHECK(model != nullptr, "transformer_maps",
+           "the translator's model is '" + translator.config.model + "', not a Transformer");
+  const auto rows = static_cast<int64_t>(t.output_tokens.size());
+  AG_CHECK(
+      rows > 0 && t.alignment.defined() && t.alignment.dim() == 2 && t.alignment.size(0) == rows,
+      "transformer_maps",
+      "\"" + t.input + "\": the translation has " + std::to_string(rows) +
+          " output tokens and an alignment of another shape (not one of translate()'s)");
+  TransformerStateRestorer restore(*model);
+  model->eval();
+  model->set_need_weights(true);
+  // Greedy decoding fed the decoder its own outputs one at a time; given all
+  // at once, the look-ahead mask keeps each step to the steps before it, as
+  // the cache did.
+  model->transformer_decoder().causal = true;
+  NoGradGuard no_grad;
+  const auto [src, src_valid_len] =
+      encode_sources({t.input}, translator.src_vocab, translator.src_steps);
+  const auto keys = static_cast<int64_t>(src_valid_len.item());
+  // Decoder inputs: <bos>, then each emitted token but the last.
+  TransformerMaps maps;
+  maps.decoder_input_tokens.push_back(Vocab::reserved_tokens()[Vocab::kBos]);
+  maps.decoder_input_tokens.insert(maps.decoder_input_tokens.end(), t.output_tokens.begin(),
+                                   t.output_tokens.end() - 1);
+  std::vector<double> inputs;
+  for (const auto& token : maps.decoder_input_tokens) {
+    AG_CHECK(translator.tgt_vocab.contains(token), "transformer_maps",
+             "output token '" + token + "' is not in the model's target vocabulary");
+    inputs.push_back(static_cast<double>(translator.tgt_vocab.index(token)));
   }
-  weights += "]";
+  nn::DecoderState state =
+      model->decoder().init_state(model->encoder().forward(src, src_valid_len), src_valid_len);
+  model->decoder().forward(tensor(inputs, {1, rows}, kInt64), state);
+  maps.encoder = stack_blocks(model->transformer_encoder().attention_weights(), keys)
+                     .narrow(2, 0, keys);  // queries: the valid source tokens too
+  maps.decoder = stack_blocks(model->transformer_decoder().self_attention_weights(), rows);
+  maps.cross = stack_blocks(model->transformer_decoder().cross_attention_weights(), keys);
+  return maps;
+}
+
+std::string translation_json(const Translation& t, const TransformerMaps* maps) {
   std::string out = "{\"input\":";
   out += json_quote(t.input);
   out += ",\"output\":";
@@ -83,7 +169,17 @@ std::string translation_json(const Translation& t) {
   out += ",\"output_tokens\":";
   out += json_strings(t.output_tokens);
   out += ",\"weights\":";
-  out += weights;
+  out += json_array(t.alignment);
+  if (maps != nullptr) {
+    out += ",\"decoder_input_tokens\":";
+    out += json_strings(maps->decoder_input_tokens);
+    out += ",\"encoder_self_attention\":";
+    out += json_array(maps->encoder);
+    out += ",\"decoder_self_attention\":";
+    out += json_array(maps->decoder);
+    out += ",\"cross_attention\":";
+    out += json_array(maps->cross);
+  }
   return out + "}";
 }
 
@@ -125,6 +221,53 @@ void alignment_heatmap(const Translation& t, const std::string& path) {
   options.vmin = 0.0;
   options.vmax = 1.0;
   viz::show_heatmaps(t.alignment, path, options);
+}
+
+}  // namespace ag::translate
+
+namespace ag::translate {
+
+std::vector<std::string> transformer_heatmaps(const Translation& t, const TransformerMaps& maps,
+                                              const std::string& path) {
+  // STEM.EXT -> STEM-<what>.EXT (the extension picks PNG or SVG)
+  const size_t dot = path.find_last_of('.'), slash = path.find_last_of('/');
+  const bool has_extension =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  const std::string stem = has_extension ? path.substr(0, dot) : path;
+  const std::string extension = has_extension ? path.substr(dot) : "";
+  struct Grid {
+    const char* name;
+    const Tensor& maps;
+    const char *xlabel, *ylabel;
+    const std::vector<std::string>&xticks, &yticks;
+  };
+  const Grid grids[] = {
+      {"encoder", maps.encoder, "Key (source)", "Query (source)", t.source_tokens, t.source_tokens},
+      {"decoder", maps.decoder, "Key (decoder input)", "Query (output step)",
+       maps.decoder_input_tokens, t.output_tokens},
+      {"cross", maps.cross, "Key (source)", "Query (output step)", t.source_tokens,
+       t.output_tokens},
+  };
+  std::vector<std::string> written;
+  for (const Grid& g : grids) {
+    AG_CHECK(g.maps.defined() && g.maps.dim() == 4, "transformer_heatmaps",
+             std::string("the ") + g.name + " maps must be [blocks, heads, Tq, Tk]");
+    viz::HeatmapOptions options;
+    options.xlabel = g.xlabel;
+    options.ylabel = g.ylabel;
+    options.xticklabels = g.xticks;
+    options.yticklabels = g.yticks;
+    options.vmin = 0.0;
+    options.vmax = 1.0;
+    for (int64_t b = 0; b < g.maps.size(0); ++b)
+      for (int64_t h = 0; h < g.maps.size(1); ++h)
+        options.titles.push_back("block " + std::to_string(b) + ", head " + std::to_string(h));
+    // The decoder's look-ahead mask: hatched, not drawn as weight 0.
+    if (&g.maps == &maps.decoder) options.keep_mask = causal_mask(g.maps.size(2), g.maps.size(3));
+    written.push_back(stem + "-" + g.name + extension);
+    viz::show_heatmaps(g.maps, written.back(), options);
+  }
+  return written;
 }
 
 }  // namespace ag::translate

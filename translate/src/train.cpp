@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <sstream>
 
 #include "attograd/attograd.h"
@@ -78,6 +79,13 @@ double Seq2SeqTrainer::step() {
   const Tensor total = summed_loss(batch, &tokens);
   total.backward();
   nn::clip_grad_norm_(params_, options_.max_grad_norm);
+  if (options_.cosine_lr) {
+    AG_CHECK(options_.steps >= 1, "train_seq2seq",
+             "cosine_lr needs the run's length: steps >= 1, got " + std::to_string(options_.steps));
+    optimizer_->set_lr(options_.lr * 0.5 *
+                       (1 + std::cos(std::numbers::pi * static_cast<double>(steps_taken_) /
+                                     static_cast<double>(options_.steps))));
+  }
   optimizer_->step();
   ++steps_taken_;
   // d2l reports the summed loss per target token; each row of `loss` is

@@ -1,5 +1,7 @@
 // How attograd-translate shows a translation: a small text table of the
-// alignment, a JSON line, a heatmap with the tokens as tick labels.
+// alignment, a JSON line, a heatmap with the tokens as tick labels; for the
+// Transformer also every block's and head's attention maps (d2l's figures of
+// section "The Transformer Architecture").
 #pragma once
 
 #include <string>
@@ -13,9 +15,34 @@ namespace ag::translate {
 // passes through).
 std::string json_quote(const std::string& text);
 
+// The Transformer's attention maps of one translation, per block and head,
+// each [blocks, heads, Tq, Tk] float64, as d2l's figures lay them out:
+//   encoder  the encoder's self-attention: source tokens (queries) x source tokens (keys)
+//   decoder  the decoder's self-attention: output steps x decoder inputs
+//            (<bos>, then the outputs but the last); zero above the diagonal
+//   cross    the encoder-decoder attention: output steps x source tokens
+// An output step is the step that emitted output_tokens[i]. The source axis
+// holds the valid tokens only (the input's characters and <eos>).
+struct TransformerMaps {
+  Tensor encoder, decoder, cross;
+  std::vector<std::string> decoder_input_tokens;  // the decoder map's key labels
+};
+
+// Runs translator's Transformer once on translation.input and on its own
+// greedy output (fed as the decoder input, the look-ahead mask on, in eval
+// mode): the same computation, step for step, as the greedy decoding that
+// produced the output, whose key/value cache sees only the past steps (with
+// the mask or without, so a model trained without it is shown as it
+// predicted). The model's modes are restored. Throws ag::Error when the model
+// is not a Transformer or the translation is not one of its outputs.
+TransformerMaps transformer_maps(Translator& translator, const Translation& translation);
+
 // One line of JSON: {"input", "output", "source_tokens", "output_tokens",
-// "weights"} (weights: one array per output token, one number per source token).
-std::string translation_json(const Translation& translation);
+// "weights"} (weights: one array per output token, one number per source
+// token: the decoder's alignment()). With `maps` (the Transformer) also
+// "decoder_input_tokens", "encoder_self_attention", "decoder_self_attention"
+// and "cross_attention", each nested [blocks][heads][Tq][Tk].
+std::string translation_json(const Translation& translation, const TransformerMaps* maps = nullptr);
 
 // The alignment as a table: a header row of source tokens, then one row per
 // output token with its weights (2 decimals).
@@ -24,5 +51,12 @@ std::string alignment_table(const Translation& translation);
 // The alignment as a heatmap (ag::viz::show_heatmaps, .png or .svg), source
 // tokens along x, output tokens along y.
 void alignment_heatmap(const Translation& translation, const std::string& path);
+
+// The Transformer's maps as three [blocks, heads] grids of heatmaps (rows
+// blocks, columns heads; titles "block b, head h"), the tokens as tick
+// labels, written beside `path` as STEM-encoder.EXT, STEM-decoder.EXT and
+// STEM-cross.EXT. Returns the three paths.
+std::vector<std::string> transformer_heatmaps(const Translation& translation,
+                                              const TransformerMaps& maps, const std::string& path);
 
 }  // namespace ag::translate

@@ -24,6 +24,11 @@ struct TrainOptions {
   int64_t steps = 1000;
   int64_t batch_size = 64;
   double lr = 0.005;
+  // false: Adam at lr throughout (d2l's). true: step s (1-based) trains at
+  // lr (1 + cos(pi (s - 1) / steps)) / 2, half a cosine from lr down towards
+  // 0 over the run (CosineAnnealingLR's curve, T_max = steps): the late
+  // updates shrink, and the held-out accuracy settles instead of swinging.
+  bool cosine_lr = false;
   double max_grad_norm = 1.0;
   uint64_t seed = 0;  // the minibatch order
 };
@@ -47,7 +52,7 @@ double train_seq2seq(Translator& translator, const Dataset& data, const TrainOpt
 // train_seq2seq one step at a time, for a caller that interleaves steps with
 // other work (the viewer's translate scene steps a few times a frame): the
 // same minibatches, loss and updates, so n step() calls leave the model as
-// train_seq2seq with steps = n does (options.steps is not used).
+// train_seq2seq with steps = n does (options.steps is used by cosine_lr only).
 // REQUIRES: translator and data outlive the trainer; as train_seq2seq, their
 // vocabularies and step counts agree (throws ag::Error otherwise).
 class Seq2SeqTrainer {
