@@ -40,7 +40,7 @@ class TransformerUi : public NullBackend {
     return out;
   }
 
-  TransformerScene scene;
+  TransformerScene scene{Stepping::InFrame};
 };
 
 // record[field][example, block, head, row, :cols] as a vector.

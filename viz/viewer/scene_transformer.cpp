@@ -59,10 +59,19 @@ Tensor example_maps(const std::map<std::string, Tensor>& record, const std::stri
 
 }  // namespace
 
-TransformerScene::TransformerScene()
-    : trainer_(tr::Task::Dates, false),
-      session_(std::make_unique<TrainingSession>(trainer_, kHistorySteps)) {
-  session_->set_steps_per_frame(2);
+TransformerScene::TransformerScene(Stepping stepping)
+    : trainer_(tr::Task::Dates, false), stepping_(stepping) {
+  start_session();
+}
+
+void TransformerScene::start_session() {
+  session_ = std::make_unique<TrainingSession>(trainer_, kHistorySteps, stepping_);
+  // Without a worker (the browser) a frame takes steps for at most ~10 ms
+  // (at least one step) so that the page keeps drawing.
+  session_->set_steps_per_frame(20);
+  session_->set_frame_budget(10.0);
+  frames_ = 0;
+  frame_at_95_ = step_at_95_ = -1;
 }
 
 void TransformerScene::configure(tr::Task task, bool ablation) {
@@ -70,13 +79,14 @@ void TransformerScene::configure(tr::Task task, bool ablation) {
   // The record's fields change with the twin: a new session, at step 0, with
   // the learner's settings kept.
   const bool paused = session_->paused();
-  const int steps = session_->steps_per_frame(), seed = session_->seed();
+  const int rate = session_->max_steps_per_second(), seed = session_->seed();
   const double lr = session_->learning_rate();
+  session_.reset();  // its worker stops before the trainer changes
   trainer_.configure(task, ablation);
-  session_ = std::make_unique<TrainingSession>(trainer_, kHistorySteps);
-  session_->set_learning_rate(lr);
-  session_->set_steps_per_frame(steps);
+  start_session();
+  if (lr != trainer_.default_learning_rate()) session_->set_learning_rate(lr);
   if (seed != 0) session_->set_seed(seed);
+  session_->set_max_steps_per_second(rate);
   session_->set_paused(paused);
 }
 
@@ -89,14 +99,10 @@ std::map<std::string, Tensor> TransformerScene::inputs() const {
   for (auto& [name, t] : session_->shown_record()) out["shown." + name] = t;
   out["shown.step"] = tensor({static_cast<double>(session_->shown_step())}, {1}, kInt64);
   out["shown.example"] = tensor({static_cast<double>(example_)}, {1}, kInt64);
-  auto& trainer = const_cast<TransformerTrainer&>(trainer_);
-  for (int64_t m = 0; m < trainer.models(); ++m) {
-    const tr::Translator& translator = trainer.translator(static_cast<size_t>(m));
-    if (translator.model == nullptr) continue;
-    for (auto& [name, t] : translator.model->state_dict()) {
-      out[std::string(TransformerTrainer::kModels[m]) + "." + name] = t;
-    }
-  }
+  // The parameters are read between two steps (on the worker, if any).
+  std::map<std::string, Tensor> state;
+  session_->call([&state](Trainer& t) { state = static_cast<TransformerTrainer&>(t).state(); });
+  out.insert(state.begin(), state.end());
   return out;
 }
 
@@ -112,16 +118,41 @@ std::vector<Knob> TransformerScene::knobs() {
                   [this](int maps) { set_maps(static_cast<Maps>(maps)); }),
       choice_knob("paused", "yes: training waits at its step 0 until Play (or Step)", {"no", "yes"},
                   [this](int paused) { session_->set_paused(paused == 1); }),
-      number_knob("steps_per_frame", "training steps each frame (each steps every model)", 1, 20,
-                  true,
-                  [this](double steps) { session_->set_steps_per_frame(static_cast<int>(steps)); }),
+      number_knob("steps_per_frame",
+                  "without a worker thread (the browser, tests): training steps each frame, at "
+                  "most (each steps every model); sets no frame budget",
+                  1, 20, true,
+                  [this](double steps) {
+                    session_->set_steps_per_frame(static_cast<int>(steps));
+                    session_->set_frame_budget(0);
+                  }),
+      number_knob(
+          "max_steps_per_second",
+          "with a worker thread (the desktop): training steps a second at most; 0: as "
+          "fast as it can",
+          0, 1000, true,
+          [this](double steps) { session_->set_max_steps_per_second(static_cast<int>(steps)); }),
       number_knob("lr", "the learning rate (Adam's) of the models", 1e-4, 0.1, false,
                   [this](double lr) { session_->set_learning_rate(lr); }),
       number_knob("seed", "the models' initial parameters", 0, 99, true,
                   [this](double seed) { session_->set_seed(static_cast<int>(seed)); }),
       number_knob("example", "which held-out input is shown", 0, TransformerTrainer::kShown - 1,
                   true, [this](double example) { set_example(static_cast<int>(example)); }),
+      Knob{"save_prefix",
+           "before the last frame of --frames, save the model to PREFIX-masked.npz (and the "
+           "twin to PREFIX-unmasked.npz; attograd-translate --load reads them)",
+           "a path prefix", [this](const std::string& prefix) { save_prefix_ = prefix; }},
   };
+}
+
+void TransformerScene::before_last_frame() {
+  session_->set_paused(true);
+  session_->sync();
+  if (save_prefix_.empty()) return;
+  const std::string prefix = save_prefix_;
+  session_->call([prefix](Trainer& t) { static_cast<TransformerTrainer&>(t).save(prefix); });
+  const std::string error = session_->error();
+  if (!error.empty()) throw Error(error);
 }
 
 void TransformerScene::print_stats(std::ostream& out) const {
@@ -134,6 +165,11 @@ void TransformerScene::print_stats(std::ostream& out) const {
     out << "unmasked_loss " << record.at("unmasked.loss").item() << "\n";
     out << "unmasked_accuracy " << record.at("unmasked.accuracy").item() << "\n";
   }
+  out << "steps " << session_->steps() << "\n";
+  if (frame_at_95_ >= 0) {
+    out << "frames_to_accuracy_95 " << frame_at_95_ << "\n";
+    out << "steps_to_accuracy_95 " << step_at_95_ << "\n";
+  }
 }
 
 // ---- drawing ---------------------------------------------------------------------------------
@@ -143,6 +179,11 @@ void TransformerScene::draw() {
       300, [&] { draw_controls(); }, session_->error(),
       [&] {
         const std::map<std::string, Tensor> record = session_->shown_record();
+        ++frames_;
+        if (frame_at_95_ < 0 && record.at("masked.accuracy").item() >= 0.95) {
+          frame_at_95_ = frames_;
+          step_at_95_ = session_->shown_step();
+        }
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         const float plot_height = std::floor(std::clamp(avail.y * 0.26f, 140.0f, 260.0f));
         session_->draw_curves(ImVec2(avail.x, plot_height));
@@ -272,7 +313,7 @@ void TransformerScene::draw_maps(const std::map<std::string, Tensor>& record) co
 }
 
 std::unique_ptr<Scene> make_transformer_scene() {
-  return std::make_unique<TransformerScene>();
+  return std::make_unique<TransformerScene>(Stepping::Background);
 }
 
 }  // namespace ag::viewer

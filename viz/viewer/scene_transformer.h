@@ -27,7 +27,10 @@ class TransformerScene : public Scene {
   enum class Maps { EncoderSelf, DecoderSelf, Cross };
   static constexpr const char* kMapIds[3] = {"enc_self", "dec_self", "cross"};
 
-  TransformerScene();
+  // Stepping::Background on the desktop (the viewer's choice: a worker
+  // trains, the frames only draw), InFrame in the browser and the
+  // null-backend tests.
+  explicit TransformerScene(Stepping stepping = Stepping::Background);
   const char* name() const override { return "transformer"; }
   const char* label() const override { return "Transformer"; }
   void draw() override;
@@ -38,11 +41,17 @@ class TransformerScene : public Scene {
   // training is live, so that a test can load them into the program
   // (attograd-translate --load) and recompute the maps.
   std::map<std::string, Tensor> inputs() const override;
-  // task, ablation, maps, paused, steps_per_frame, lr, seed, example.
+  // task, ablation, maps, paused, steps_per_frame (without a worker),
+  // max_steps_per_second (with one), lr, seed, example, save_prefix.
   std::vector<Knob> knobs() override;
+  // Pauses the worker and waits for it, so that the last frame's
+  // screenshot, layout, inputs and saved models (save_prefix) are all the
+  // newest step.
+  void before_last_frame() override;
   // loss_first, loss_last (mean over the models), accuracy (the masked
   // model's held-out exact match at the shown step), and with the ablation
-  // unmasked_loss and unmasked_accuracy.
+  // masked_loss, unmasked_loss and unmasked_accuracy; steps, and the frames
+  // and steps it took the masked model to reach 95% held-out.
   void print_stats(std::ostream& out) const override;
 
   void configure(translate::Task task, bool ablation);
@@ -54,6 +63,7 @@ class TransformerScene : public Scene {
   void set_maps(Maps maps) { maps_ = maps; }
 
  private:
+  void start_session();
   void draw_controls();
   void draw_answers(const std::map<std::string, Tensor>& record) const;
   void draw_maps(const std::map<std::string, Tensor>& record) const;
@@ -63,7 +73,10 @@ class TransformerScene : public Scene {
                                          size_t m) const;
 
   TransformerTrainer trainer_;
+  Stepping stepping_;
   std::unique_ptr<TrainingSession> session_;
+  std::string save_prefix_;
+  int64_t frames_ = 0, frame_at_95_ = -1, step_at_95_ = -1;
   int example_ = 0;
   Maps maps_ = Maps::DecoderSelf;
 };

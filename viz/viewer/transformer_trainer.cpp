@@ -182,6 +182,23 @@ std::map<std::string, Tensor> TransformerTrainer::data() const {
   return {{"src", src}, {"src_valid_len", valid_len}};
 }
 
+void TransformerTrainer::save(const std::string& prefix) const {
+  for (int64_t m = 0; m < models(); ++m) {
+    tr::save_translator(prefix + "-" + kModels[m] + ".npz", translators_[m]);
+  }
+}
+
+std::map<std::string, Tensor> TransformerTrainer::state() const {
+  std::map<std::string, Tensor> out;
+  for (int64_t m = 0; m < models(); ++m) {
+    if (translators_[m].model == nullptr) continue;
+    for (auto& [name, t] : translators_[m].model->state_dict()) {
+      out[std::string(kModels[m]) + "." + name] = t.clone();
+    }
+  }
+  return out;
+}
+
 std::map<std::string, Tensor> TransformerTrainer::record(const double (&loss)[2]) {
   const int64_t tgt = data_->tgt_steps();
   const auto [sources, valid_len] =

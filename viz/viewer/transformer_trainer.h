@@ -74,6 +74,12 @@ class TransformerTrainer : public Trainer {
   void set_learning_rate(double lr) override;
   // The shown inputs: src [kShown, src_steps], src_valid_len [kShown].
   std::map<std::string, Tensor> data() const override;
+  // Saves each model as the program does (translate::save_translator) to
+  // PREFIX-masked.npz (and PREFIX-unmasked.npz): attograd-translate --load
+  // reads them. Run on the session's worker (TrainingSession::call).
+  void save(const std::string& prefix) const;
+  // Each model's state dict, its names prefixed "masked." ("unmasked.").
+  std::map<std::string, Tensor> state() const;
 
  private:
   std::map<std::string, Tensor> record(const double (&loss)[2]);
