@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "attograd/translate/report.h"
 #include "plot.h"
 
 namespace ag::viewer {
@@ -38,54 +39,19 @@ tr::Translator make_transformer_translator(const tr::Dataset& data, bool causal)
   return tr::make_translator(config, data);
 }
 
-// Per block [B, H, Tq, Tk] -> [B, L, H, Tq, Tk], float64.
-Tensor stack_blocks(const std::vector<Tensor>& per_block, const char* what) {
-  for (const Tensor& t : per_block) {
-    AG_CHECK(t.defined() && t.dim() == 4, "transformer_maps",
-             std::string("the ") + what + " weights were not kept (need_weights off?)");
+// map [L, H, rows, cols] into out [L, H, tq, tk] (zeros elsewhere), the
+// record's slot of one shown input.
+void pad_into(const Tensor& map, int64_t tq, int64_t tk, double* out) {
+  const Shape& s = map.shape();
+  const std::vector<double> values = map.to_vector();
+  for (int64_t lh = 0; lh < s[0] * s[1]; ++lh) {
+    for (int64_t r = 0; r < s[2]; ++r) {
+      std::copy_n(values.begin() + (lh * s[2] + r) * s[3], s[3], out + (lh * tq + r) * tk);
+    }
   }
-  return stack(per_block, 1).to(kFloat64);
 }
 
 }  // namespace
-
-TransformerMaps transformer_maps(nn::Transformer& model, const Tensor& src,
-                                 const Tensor& src_valid_len, const Tensor& dec_input) {
-  nn::TransformerDecoder& decoder = model.transformer_decoder();
-  const bool was_training = model.is_training(), was_causal = decoder.causal;
-  model.eval();
-  model.set_need_weights(true);  // training streams its attention and keeps none
-  decoder.causal = true;         // prediction sees only the steps before, whatever the training did
-  TransformerMaps maps;
-  try {
-    NoGradGuard no_grad;
-    model(src, dec_input, src_valid_len);
-    maps.enc_self = stack_blocks(model.transformer_encoder().attention_weights(), "encoder");
-    maps.dec_self = stack_blocks(decoder.self_attention_weights(), "decoder self-attention");
-    maps.cross = stack_blocks(decoder.cross_attention_weights(), "cross-attention");
-  } catch (...) {
-    decoder.causal = was_causal;
-    model.train(was_training);
-    throw;
-  }
-  decoder.causal = was_causal;
-  model.train(was_training);
-  return maps;
-}
-
-Tensor replay_input(const std::vector<tr::Prediction>& predictions, int64_t steps) {
-  std::vector<double> tokens(predictions.size() * static_cast<size_t>(steps),
-                             static_cast<double>(tr::Vocab::kPad));
-  for (size_t b = 0; b < predictions.size(); ++b) {
-    double* row = tokens.data() + b * static_cast<size_t>(steps);
-    row[0] = static_cast<double>(tr::Vocab::kBos);
-    const std::vector<int64_t>& output = predictions[b].output;
-    for (size_t t = 0; t + 1 < static_cast<size_t>(steps) && t < output.size(); ++t) {
-      row[t + 1] = static_cast<double>(output[t]);
-    }
-  }
-  return tensor(std::move(tokens), {static_cast<int64_t>(predictions.size()), steps}, kInt64);
-}
 
 // ---- the trainer ------------------------------------------------------------------------
 TransformerTrainer::TransformerTrainer(tr::Task task, bool ablation) {
@@ -200,20 +166,38 @@ std::map<std::string, Tensor> TransformerTrainer::state() const {
 }
 
 std::map<std::string, Tensor> TransformerTrainer::record(const double (&loss)[2]) {
-  const int64_t tgt = data_->tgt_steps();
-  const auto [sources, valid_len] =
-      tr::encode_sources(shown_sources(*data_), data_->src_vocab(), data_->src_steps());
+  const int64_t tgt = data_->tgt_steps(), src = data_->src_steps();
+  const int64_t lh = blocks() * heads();
+  const std::vector<std::string> sources = shown_sources(*data_);
   std::map<std::string, Tensor> out;
   for (int64_t m = 0; m < models(); ++m) {
-    nn::EncoderDecoder& model = *translators_[m].model;
-    const std::vector<tr::Prediction> predictions =
-        tr::predict_seq2seq(model, sources, valid_len, tgt);
+    // Greedy decoding as the program does it (translate()), and for the
+    // masked model every attention map of it (translate::transformer_maps,
+    // what attograd-translate --json prints).
+    const std::vector<tr::Translation> translations = tr::translate(translators_[m], sources);
     std::vector<double> output(static_cast<size_t>(kShown * tgt), -1.0);
     std::vector<double> rows(static_cast<size_t>(kShown), 0.0);
+    std::vector<double> enc, dec, cross;
+    if (m == 0) {
+      enc.assign(static_cast<size_t>(kShown * lh * src * src), 0.0);
+      dec.assign(static_cast<size_t>(kShown * lh * tgt * tgt), 0.0);
+      cross.assign(static_cast<size_t>(kShown * lh * tgt * src), 0.0);
+    }
     for (int64_t i = 0; i < kShown; ++i) {
-      const tr::Prediction& p = predictions[static_cast<size_t>(i)];
-      std::copy(p.output.begin(), p.output.end(), output.begin() + i * tgt);
-      rows[static_cast<size_t>(i)] = static_cast<double>(p.alignment.shape()[0]);
+      const tr::Translation& t = translations[static_cast<size_t>(i)];
+      const auto steps = static_cast<int64_t>(t.output_tokens.size());
+      rows[static_cast<size_t>(i)] = static_cast<double>(steps);
+      for (int64_t s = 0; s < steps; ++s) {
+        const std::string& token = t.output_tokens[static_cast<size_t>(s)];
+        if (token == "<eos>") break;
+        output[static_cast<size_t>(i * tgt + s)] =
+            static_cast<double>(data_->tgt_vocab().index(token));
+      }
+      if (m != 0) continue;
+      const tr::TransformerMaps maps = tr::transformer_maps(translators_[m], t);
+      pad_into(maps.encoder, src, src, enc.data() + i * lh * src * src);
+      pad_into(maps.decoder, tgt, tgt, dec.data() + i * lh * tgt * tgt);
+      pad_into(maps.cross, tgt, src, cross.data() + i * lh * tgt * src);
     }
     const std::string name = kModels[m];
     out[name + ".loss"] = tensor({loss[m]}, {1});
@@ -221,11 +205,9 @@ std::map<std::string, Tensor> TransformerTrainer::record(const double (&loss)[2]
     out[name + ".output"] = tensor(std::move(output), {kShown, tgt});
     out[name + ".rows"] = tensor(std::move(rows), {kShown});
     if (m == 0) {
-      TransformerMaps maps =
-          transformer_maps(transformer(0), sources, valid_len, replay_input(predictions, tgt));
-      out["masked.enc_self"] = maps.enc_self;
-      out["masked.dec_self"] = maps.dec_self;
-      out["masked.cross"] = maps.cross;
+      out["masked.enc_self"] = tensor(std::move(enc), {kShown, blocks(), heads(), src, src});
+      out["masked.dec_self"] = tensor(std::move(dec), {kShown, blocks(), heads(), tgt, tgt});
+      out["masked.cross"] = tensor(std::move(cross), {kShown, blocks(), heads(), tgt, src});
     }
   }
   return out;

@@ -14,10 +14,9 @@
 //   masked.enc_self  [kShown, L, H, src_steps, src_steps]  encoder self-attention
 //   masked.dec_self  [kShown, L, H, tgt_steps, tgt_steps]  decoder self-attention
 //   masked.cross     [kShown, L, H, tgt_steps, src_steps]  cross-attention
-// read from one eval-mode forward of <bos> + the greedy output with the
-// look-ahead mask, which gives the weights the step-by-step decoding used
-// (docs/transformer.md, "the key/value cache"). Rows past a prediction's
-// steps, and columns past the source's valid length, are not meaningful.
+// as translate::transformer_maps gives them (what attograd-translate --json
+// prints): the weights the step-by-step greedy decoding used. Zero past a
+// prediction's steps and past the source's valid length.
 #pragma once
 
 #include <memory>
@@ -27,19 +26,6 @@
 #include "training_session.h"
 
 namespace ag::viewer {
-
-// Every attention map of one batch's greedy prediction, [B, L, H, Tq, Tk]
-// each, from one eval-mode forward of `dec_input` ([B, tgt_steps]: <bos>
-// then the predicted tokens) with the look-ahead mask on (restored after).
-struct TransformerMaps {
-  Tensor enc_self, dec_self, cross;
-};
-TransformerMaps transformer_maps(nn::Transformer& model, const Tensor& src,
-                                 const Tensor& src_valid_len, const Tensor& dec_input);
-
-// The decoder input that replays predictions: [B, steps] int64, row b =
-// <bos>, then predictions[b].output, then <pad>.
-Tensor replay_input(const std::vector<translate::Prediction>& predictions, int64_t steps);
 
 class TransformerTrainer : public Trainer {
  public:
