@@ -33,7 +33,7 @@ int check_maps_fit(const SceneRun& run, double min_cell) {
 
 TEST(SmallWindow, EverySceneFitsItsMapsAt1024x700) {
   for (const char* scene : {"compare", "playground", "masks", "scaling", "multihead", "file",
-                            "step", "graph", "translate"}) {
+                            "step", "graph", "translate", "transformer"}) {
     SCOPED_TRACE(scene);
     const SceneRun run = run_scene(scene, 4, {"--size", "1024x700"});
     ASSERT_EQ(run.exit_code, 0);

@@ -20,6 +20,7 @@ std::unique_ptr<Scene> make_training_scene();
 std::unique_ptr<Scene> make_step_scene();
 std::unique_ptr<Scene> make_graph_scene();
 std::unique_ptr<Scene> make_translate_scene();
+std::unique_ptr<Scene> make_transformer_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
@@ -33,6 +34,7 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   scenes.push_back(make_step_scene());
   scenes.push_back(make_graph_scene());
   scenes.push_back(make_translate_scene());
+  scenes.push_back(make_transformer_scene());
   return scenes;
 }
 
