@@ -209,5 +209,35 @@ TEST(SmallWindow, ColourBarsBesideTheirMapsWithWholeLabelsALineApart) {
   }
 }
 
+// Whether text runs into the window's right edge in rows [y0, y1): white or
+// grey text pixels in the last 2 columns the scenes draw in (their content
+// is clipped 12 pixels from the edge: the window's padding and half of it).
+bool text_cut_at_right_edge(const viz::Image& shot, int y0, int y1) {
+  for (int y = y0; y < y1; ++y) {
+    for (int x = shot.width - 14; x < shot.width - 12; ++x) {
+      const viz::Rgb c = shot.at(x, y);
+      const int lo = std::min({c.r, c.g, c.b}), hi = std::max({c.r, c.g, c.b});
+      if (lo >= 110 && hi - lo <= 24) return true;
+    }
+  }
+  return false;
+}
+
+// The scaling scene's curves are drawn by the plot piece, whose titles and
+// last x label stay inside the plot; the weights map's note wraps below its
+// heading instead of running off the window (at 1024x700 the note and the
+// third curve's title were cut at the window's edge).
+TEST(SmallWindow, ScalingTextStaysInsideTheWindow) {
+  for (const char* size : {"1024x700", "1600x1000"}) {
+    SCOPED_TRACE(size);
+    const SceneRun run = run_scene("scaling", 4, {"--size", size});
+    ASSERT_EQ(run.exit_code, 0);
+    const LayoutEntry& weights = find_map(run, "scaling/weights");
+    const int bottom =
+        static_cast<int>(weights.y + weights.cell * static_cast<double>(weights.rows));
+    EXPECT_FALSE(text_cut_at_right_edge(run.screenshot, 30, bottom + 40));
+  }
+}
+
 }  // namespace
 }  // namespace ag::viewer_test
