@@ -209,15 +209,18 @@ TEST(SmallWindow, ColourBarsBesideTheirMapsWithWholeLabelsALineApart) {
   }
 }
 
-// Whether text runs into the window's right edge in rows [y0, y1): white or
-// grey text pixels in the last 2 columns the scenes draw in (their content
-// is clipped 12 pixels from the edge: the window's padding and half of it).
+// Whether text runs into the window's right edge in rows [y0, y1): text
+// pixels (grey, r = g = b, dim ones included; not the separators' blue grey
+// nor the scroll bar's grab) in the last 2 columns the scenes draw in (their
+// content is clipped 9 pixels from the edge: the window's padding and a
+// border's width).
 bool text_cut_at_right_edge(const viz::Image& shot, int y0, int y1) {
+  const viz::Rgb scrollbar_grab{79, 79, 79};
   for (int y = y0; y < y1; ++y) {
-    for (int x = shot.width - 14; x < shot.width - 12; ++x) {
+    for (int x = shot.width - 11; x < shot.width - 9; ++x) {
       const viz::Rgb c = shot.at(x, y);
       const int lo = std::min({c.r, c.g, c.b}), hi = std::max({c.r, c.g, c.b});
-      if (lo >= 110 && hi - lo <= 24) return true;
+      if (lo >= 60 && hi - lo <= 2 && !near(c, scrollbar_grab, 2)) return true;
     }
   }
   return false;

@@ -71,9 +71,15 @@ PlotArea draw_axes(const char* title, ImVec2 size, double x0, double x1, double 
   area.y0 = log_y ? std::log10(y0) : y0;
   area.y1 = log_y ? std::log10(y1) : y1;
   if (area.y1 <= area.y0) area.y1 = area.y0 + 1;
+  const std::vector<double> x_ticks =
+      log2_x ? log2_ticks(area.x0, area.x1) : linear_ticks(area.x0, area.x1);
+  char label[32];
+  // On the right, room for half the last x label, centred under its tick.
+  std::snprintf(label, sizeof label, "%g", x_ticks.empty() ? 0.0 : x_ticks.back());
+  const float right_margin = std::max(8.0f, ImGui::CalcTextSize(label).x / 2 + 4);
   area.min = ImVec2(std::floor(cursor.x + 52), std::floor(cursor.y + line + 6));
-  area.max =
-      ImVec2(std::floor(cursor.x + size.x - 8), std::floor(cursor.y + size.y - 2 * line - 8));
+  area.max = ImVec2(std::floor(cursor.x + size.x - right_margin),
+                    std::floor(cursor.y + size.y - 2 * line - 8));
   // The title starts over the box, or as far left as the y labels' column
   // when it would run past the box's right edge.
   const float title_x =
@@ -81,7 +87,6 @@ PlotArea draw_axes(const char* title, ImVec2 size, double x0, double x1, double 
   draw->AddText(ImVec2(title_x, cursor.y), text, title);
   draw->AddRectFilled(area.min, area.max, IM_COL32(20, 22, 28, 255));
   draw->AddRect(area.min, area.max, kAxisColor);
-  char label[32];
   const std::vector<double> y_ticks =
       log_y ? log_ticks(area.y0, area.y1) : linear_ticks(area.y0, area.y1);
   for (double t : y_ticks) {
@@ -92,16 +97,12 @@ PlotArea draw_axes(const char* title, ImVec2 size, double x0, double x1, double 
     const float w = ImGui::CalcTextSize(label).x;
     draw->AddText(ImVec2(area.min.x - 6 - w, y - line / 2), text, label);
   }
-  const std::vector<double> x_ticks =
-      log2_x ? log2_ticks(area.x0, area.x1) : linear_ticks(area.x0, area.x1);
   for (double t : x_ticks) {
     const float x = area.at(t, y_ticks.empty() ? 0.0 : y_ticks.front()).x;
     draw->AddLine(ImVec2(x, area.max.y), ImVec2(x, area.max.y + 4), kAxisColor);
     std::snprintf(label, sizeof label, "%g", t);
     const float w = ImGui::CalcTextSize(label).x;
-    // Centred under its tick, but not past the box's right edge (the last
-    // one would reach into the next item or out of the window).
-    draw->AddText(ImVec2(std::min(x - w / 2, area.max.x - w), area.max.y + 4), text, label);
+    draw->AddText(ImVec2(x - w / 2, area.max.y + 4), text, label);
   }
   draw->AddText(ImVec2(area.min.x, area.max.y + line + 6), dim, xlabel);
   ImGui::Dummy(size);

@@ -275,11 +275,7 @@ class ScalingScene : public Scene {
   // Counts in kHistogramBins bins over [-range, range], the normal density
   // the argument predicts on top, and the band where softmax still blends.
   void draw_histogram(ImVec2 size) {
-    ImGui::BeginGroup();
     const double predicted = predicted_variance();
-    ImGui::Text("Scores q . k x %.3g: variance %.3g (predicted %.3g)", factor_, now_.variance,
-                predicted);
-    size.y -= ImGui::GetTextLineHeightWithSpacing() * 2;
     double range = kSoftBand * 1.5;
     for (double s : now_.scores) range = std::max(range, std::abs(s));
     const double bin_width = 2 * range / kHistogramBins;
@@ -297,41 +293,32 @@ class ScalingScene : public Scene {
     for (int c : counts) top = std::max(top, static_cast<double>(c));
     top = std::max(top, density_count(0.0)) * 1.1;
 
+    // Through the plot piece: y counts, x scores; the legend is the x label.
+    char title[96], legend[96];
+    std::snprintf(title, sizeof title, "Scores q . k x %.3g: variance %.3g (predicted %.3g)",
+                  factor_, now_.variance, predicted);
+    std::snprintf(legend, sizeof legend,
+                  "bars: the %lld scores   yellow: N(0, %.3g)   green: |score| < %.0f",
+                  static_cast<long long>(total), predicted, kSoftBand);
+    size.y += ImGui::GetTextLineHeight() + 6;  // the height the histogram had before the plot piece
+    const PlotArea area = draw_axes(title, size, -range, range, 0, top, false, legend);
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImVec2 a = ImGui::GetCursorScreenPos();
-    const ImVec2 b(a.x + size.x, a.y + size.y);
-    auto x_of = [&](double s) {
-      return a.x + static_cast<float>((s + range) / (2 * range)) * size.x;
-    };
-    auto y_of = [&](double count) { return b.y - static_cast<float>(count / top) * size.y; };
-    draw->AddRectFilled(a, b, IM_COL32(24, 26, 32, 255));
-    draw->AddRectFilled(ImVec2(x_of(-kSoftBand), a.y), ImVec2(x_of(kSoftBand), b.y),
-                        IM_COL32(70, 110, 70, 90));
+    draw->AddRectFilled(ImVec2(area.at(-kSoftBand, 0).x, area.min.y),
+                        ImVec2(area.at(kSoftBand, 0).x, area.max.y), IM_COL32(70, 110, 70, 90));
     for (int i = 0; i < kHistogramBins; ++i) {
       const double left = -range + bin_width * i;
-      draw->AddRectFilled(ImVec2(x_of(left) + 1, y_of(counts[static_cast<size_t>(i)])),
-                          ImVec2(x_of(left + bin_width), b.y), IM_COL32(150, 150, 170, 255));
+      const ImVec2 bar_top = area.at(left, counts[static_cast<size_t>(i)]);
+      draw->AddRectFilled(ImVec2(bar_top.x + 1, bar_top.y),
+                          ImVec2(area.at(left + bin_width, 0).x, area.max.y),
+                          IM_COL32(150, 150, 170, 255));
     }
     constexpr int kCurveSteps = 120;
-    for (int i = 0; i < kCurveSteps; ++i) {
-      const double x0 = -range + 2 * range * i / kCurveSteps;
-      const double x1 = -range + 2 * range * (i + 1) / kCurveSteps;
-      draw->AddLine(ImVec2(x_of(x0), y_of(density_count(x0))),
-                    ImVec2(x_of(x1), y_of(density_count(x1))), IM_COL32(255, 220, 90, 255), 2.0f);
+    std::array<ImVec2, kCurveSteps + 1> curve;
+    for (int i = 0; i <= kCurveSteps; ++i) {
+      const double x = -range + 2 * range * i / kCurveSteps;
+      curve[static_cast<size_t>(i)] = area.at(x, density_count(x));
     }
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    for (int t = -2; t <= 2; ++t) {
-      char label[32];
-      std::snprintf(label, sizeof label, "%.3g", range * t / 2);
-      const float x = x_of(range * t / 2);
-      const float w = ImGui::CalcTextSize(label).x;
-      draw->AddLine(ImVec2(x, b.y), ImVec2(x, b.y + 4), text);
-      draw->AddText(ImVec2(std::clamp(x - w / 2, a.x, b.x - w), b.y + 4), text, label);
-    }
-    ImGui::Dummy(ImVec2(size.x, size.y + ImGui::GetTextLineHeight() + 6));
-    ImGui::TextDisabled("bars: the %lld scores   yellow: N(0, %.3g)   green: |score| < %.0f",
-                        static_cast<long long>(total), predicted, kSoftBand);
-    ImGui::EndGroup();
+    draw->AddPolyline(curve.data(), kCurveSteps + 1, IM_COL32(255, 220, 90, 255), 0, 2.0f);
   }
 
   // ---- panel: entropy and gradients ------------------------------------------------------------
