@@ -361,13 +361,10 @@ void GraphScene::draw_step() {
   ImGui::Spacing();
 
   const float map_height = 5 * 40 + 3 * ImGui::GetTextLineHeightWithSpacing();
-  // The title wraps above the map (as a map's own title it ran past the
-  // panel's edge at 1024x700: "doutput * G [1,").
   auto map = [&](const std::string& id, const std::string& title, const Tensor& t) {
     const Tensor m = as_matrix(t);
     const auto [xlabel, ylabel] = axis_names(m);
-    ImGui::TextWrapped("%s", title.c_str());
-    draw_heatmap({id, "", m, Tensor(), viz::fit_scale(m.to_vector(), viz::Colormap::Diverging),
+    draw_heatmap({id, title, m, Tensor(), viz::fit_scale(m.to_vector(), viz::Colormap::Diverging),
                   xlabel, ylabel, ylabel, xlabel, 40, true},
                  ImVec2(0, map_height));
   };
