@@ -8,6 +8,7 @@
 #include "heatmap_widget.h"
 #include "null_backend.h"
 #include "options.h"
+#include "plot.h"
 #include "scene.h"
 #include "scene_training.h"
 #include "test_util.h"
@@ -168,6 +169,14 @@ TEST_F(NullBackend, KnobsChangeWhatTheSceneFeedsTheLibrary) {
   apply_setting(scenes, "training.paused=yes");
   frame([&] { training.draw(); });
   EXPECT_EQ(training.session().steps(), 0);
+}
+
+// The scaling scene's x axis, d = 2 .. 512: every other power of two.
+TEST(PlotTicks, Log2TicksArePowersOfTwoAtMostSix) {
+  EXPECT_EQ(log2_ticks(1, 9), (std::vector<double>{2, 8, 32, 128, 512}));
+  EXPECT_EQ(log2_ticks(1, 3), (std::vector<double>{2, 4, 8}));
+  EXPECT_EQ(log2_ticks(0.5, 2.5), (std::vector<double>{2, 4}));
+  EXPECT_EQ(log2_ticks(0, 20), (std::vector<double>{1, 16, 256, 4096, 65536, 1048576}));
 }
 
 TEST(ViewerKnobs, UnknownSceneKnobOrValueSaysWhatIsAccepted) {

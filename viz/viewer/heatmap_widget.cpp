@@ -209,9 +209,36 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   return hover;
 }
 
+namespace {
+
+// The colour bar's geometry: the bar, then a short tick, a gap wide enough
+// that the tick does not read as a minus sign, and the labels.
+constexpr float kBarWidth = 14.0f, kTickLength = 3.0f, kLabelGap = 6.0f;
+constexpr int kMostTicks = 5;
+
+// The label of tick t of n (t = 0 at the top: scale.hi).
+void colorbar_label(const viz::ColorScale& scale, int t, int n, char (&label)[32]) {
+  const double value = scale.hi - (scale.hi - scale.lo) * t / (n - 1);
+  std::snprintf(label, sizeof label, "%.3g", std::abs(value) < 1e-12 ? 0.0 : value);
+}
+
+}  // namespace
+
+float colorbar_width(const viz::ColorScale& scale) {
+  // Every tick count draw_colorbar picks (5, 3, 2) labels a subset of the
+  // five quarter points.
+  char label[32];
+  float label_width = 0;
+  for (int t = 0; t < kMostTicks; ++t) {
+    colorbar_label(scale, t, kMostTicks, label);
+    label_width = std::max(label_width, ImGui::CalcTextSize(label).x);
+  }
+  return kBarWidth + kTickLength + kLabelGap + label_width + 2.0f;
+}
+
 void draw_colorbar(const char* id, const viz::ColorScale& scale, float height) {
   ImGui::PushID(id);
-  const float width = 14.0f, line = ImGui::GetTextLineHeight();
+  const float line = ImGui::GetTextLineHeight();
   const ImVec2 cursor = ImGui::GetCursorScreenPos();
   const ImVec2 origin(std::floor(cursor.x), std::floor(cursor.y + line / 2));
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -221,29 +248,30 @@ void draw_colorbar(const char* id, const viz::ColorScale& scale, float height) {
   for (int s = 0; s < kStrips; ++s) {
     const double t = 1.0 - (s + 0.5) / kStrips;
     const float y = origin.y + strip * static_cast<float>(s);
-    draw->AddRectFilled(ImVec2(origin.x, y), ImVec2(origin.x + width, y + strip + 1.0f),
+    draw->AddRectFilled(ImVec2(origin.x, y), ImVec2(origin.x + kBarWidth, y + strip + 1.0f),
                         to_imgui_color(viz::colormap_rgb(scale.map, t)));
   }
-  constexpr int kTicks = 5;
+  // Quarters, halves or only the ends: as many labels as stand a line apart
+  // (a bar beside a two-row map is too short for five).
+  const float room = height / (line + 2.0f);
+  const int ticks = room >= 4 ? kMostTicks : room >= 2 ? 3 : 2;
   char label[32];
-  float label_width = 0;
-  for (int t = 0; t < kTicks; ++t) {
-    const double value = scale.hi - (scale.hi - scale.lo) * t / (kTicks - 1);
-    std::snprintf(label, sizeof label, "%.3g", std::abs(value) < 1e-12 ? 0.0 : value);
-    const float y = origin.y + height * static_cast<float>(t) / (kTicks - 1);
-    draw->AddLine(ImVec2(origin.x + width, y), ImVec2(origin.x + width + 4, y),
-                  ImGui::GetColorU32(ImGuiCol_Text));
-    draw->AddText(ImVec2(origin.x + width + 6, y - line / 2), ImGui::GetColorU32(ImGuiCol_Text),
-                  label);
-    label_width = std::max(label_width, ImGui::CalcTextSize(label).x);
+  for (int t = 0; t < ticks; ++t) {
+    colorbar_label(scale, t, ticks, label);
+    const float y = origin.y + height * static_cast<float>(t) / static_cast<float>(ticks - 1);
+    draw->AddLine(ImVec2(origin.x + kBarWidth, y), ImVec2(origin.x + kBarWidth + kTickLength, y),
+                  ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    draw->AddText(ImVec2(origin.x + kBarWidth + kTickLength + kLabelGap, y - line / 2),
+                  ImGui::GetColorU32(ImGuiCol_Text), label);
   }
-  ImGui::Dummy(ImVec2(width + 8 + label_width, height + line));
+  ImGui::Dummy(ImVec2(colorbar_width(scale), height + line));
   ImGui::PopID();
 }
 
-void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale) {
+void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale, float min_x) {
   const DrawnHeatmap map = drawn_heatmaps().back();
   ImGui::SameLine();
+  ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), min_x));
   // A group, so that what follows on the line starts at the line's top; in
   // it the bar starts level with the cells (its top label half a line higher).
   ImGui::BeginGroup();

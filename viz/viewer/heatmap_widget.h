@@ -52,11 +52,16 @@ struct HeatmapHover {
 // of the window in that direction), and returns what the mouse hovers.
 HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size = ImVec2(0, 0));
 
-// A vertical colour bar for `scale`, `height` pixels tall, with tick labels.
+// A vertical colour bar for `scale`, `height` pixels tall, with tick labels
+// (five, or fewer where they would not stand a line apart).
 void draw_colorbar(const char* id, const viz::ColorScale& scale, float height);
+// The width draw_colorbar takes for `scale`, labels included: what a scene
+// leaves free beside a map for its bar.
+float colorbar_width(const viz::ColorScale& scale);
 // The colour bar on the same line as the heatmap drawn last, level with its
-// cells and as tall as they are.
-void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale);
+// cells and as tall as they are; no further left than `min_x` (a cursor
+// position in the window, as ImGui::SetCursorPosX takes).
+void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale, float min_x = 0.0f);
 // One diverging scale for gradient maps, symmetric around 0 (blue negative,
 // white zero, red positive) and wide enough for every value of `maps`, so
 // that maps drawn with it can be compared cell by cell.

@@ -9,7 +9,8 @@ namespace ag::viewer {
 
 ImVec2 PlotArea::at(double x, double y) const {
   const double v = log_y ? std::log10(std::max(y, 1e-30)) : y;
-  const double tx = (x - x0) / (x1 - x0), ty = (v - y0) / (y1 - y0);
+  const double u = log2_x ? std::log2(std::max(x, 1e-30)) : x;
+  const double tx = (u - x0) / (x1 - x0), ty = (v - y0) / (y1 - y0);
   return ImVec2(min.x + static_cast<float>(std::clamp(tx, 0.0, 1.0)) * (max.x - min.x),
                 max.y - static_cast<float>(std::clamp(ty, 0.0, 1.0)) * (max.y - min.y));
 }
@@ -45,8 +46,17 @@ std::vector<double> log_ticks(double lo, double hi) {
   return ticks;
 }
 
+std::vector<double> log2_ticks(double lo, double hi) {
+  const double first = std::ceil(lo - 1e-9), last = std::floor(hi + 1e-9);
+  double stride = 1;
+  while ((last - first) / stride + 1 > 6) stride *= 2;
+  std::vector<double> ticks;
+  for (double k = first; k <= last; k += stride) ticks.push_back(std::exp2(k));
+  return ticks;
+}
+
 PlotArea draw_axes(const char* title, ImVec2 size, double x0, double x1, double y0, double y1,
-                   bool log_y, const char* xlabel) {
+                   bool log_y, const char* xlabel, bool log2_x) {
   const float line = ImGui::GetTextLineHeight();
   const ImVec2 cursor = ImGui::GetCursorScreenPos();
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -54,18 +64,29 @@ PlotArea draw_axes(const char* title, ImVec2 size, double x0, double x1, double 
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   PlotArea area;
   area.log_y = log_y;
-  area.x0 = x0;
-  area.x1 = x1 > x0 ? x1 : x0 + 1;
+  area.log2_x = log2_x;
+  area.x0 = log2_x ? std::log2(x0) : x0;
+  area.x1 = log2_x ? std::log2(x1) : x1;
+  if (area.x1 <= area.x0) area.x1 = area.x0 + 1;
   area.y0 = log_y ? std::log10(y0) : y0;
   area.y1 = log_y ? std::log10(y1) : y1;
   if (area.y1 <= area.y0) area.y1 = area.y0 + 1;
+  const std::vector<double> x_ticks =
+      log2_x ? log2_ticks(area.x0, area.x1) : linear_ticks(area.x0, area.x1);
+  char label[32];
+  // On the right, room for half the last x label, centred under its tick.
+  std::snprintf(label, sizeof label, "%g", x_ticks.empty() ? 0.0 : x_ticks.back());
+  const float right_margin = std::max(8.0f, ImGui::CalcTextSize(label).x / 2 + 4);
   area.min = ImVec2(std::floor(cursor.x + 52), std::floor(cursor.y + line + 6));
-  area.max =
-      ImVec2(std::floor(cursor.x + size.x - 8), std::floor(cursor.y + size.y - 2 * line - 8));
-  draw->AddText(ImVec2(area.min.x, cursor.y), text, title);
+  area.max = ImVec2(std::floor(cursor.x + size.x - right_margin),
+                    std::floor(cursor.y + size.y - 2 * line - 8));
+  // The title starts over the box, or as far left as the y labels' column
+  // when it would run past the box's right edge.
+  const float title_x =
+      std::max(cursor.x, std::min(area.min.x, area.max.x - ImGui::CalcTextSize(title).x));
+  draw->AddText(ImVec2(title_x, cursor.y), text, title);
   draw->AddRectFilled(area.min, area.max, IM_COL32(20, 22, 28, 255));
   draw->AddRect(area.min, area.max, kAxisColor);
-  char label[32];
   const std::vector<double> y_ticks =
       log_y ? log_ticks(area.y0, area.y1) : linear_ticks(area.y0, area.y1);
   for (double t : y_ticks) {
@@ -76,7 +97,7 @@ PlotArea draw_axes(const char* title, ImVec2 size, double x0, double x1, double 
     const float w = ImGui::CalcTextSize(label).x;
     draw->AddText(ImVec2(area.min.x - 6 - w, y - line / 2), text, label);
   }
-  for (double t : linear_ticks(area.x0, area.x1)) {
+  for (double t : x_ticks) {
     const float x = area.at(t, y_ticks.empty() ? 0.0 : y_ticks.front()).x;
     draw->AddLine(ImVec2(x, area.max.y), ImVec2(x, area.max.y + 4), kAxisColor);
     std::snprintf(label, sizeof label, "%g", t);

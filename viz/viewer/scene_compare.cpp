@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 
 #include "heatmap_widget.h"
@@ -183,12 +184,31 @@ class CompareScene : public Scene {
     }
   }
 
+  // Whether "dot product [4, 8] float32", the longest weights title, fits
+  // over a map `width` wide. A wider title widens the map's place on the
+  // row and pushes the colour bars out of the window: both weights titles
+  // then leave the dtype out.
+  bool dtype_fits_in_titles(float width) const {
+    const std::string title = "dot product " + describe(dot_weights_);
+    const float row_ticks = ImGui::CalcTextSize("0").x + 6.0f;
+    return row_ticks + ImGui::CalcTextSize(title.c_str()).x + 8.0f <= width;
+  }
+
   // ---- panel: the maps, in the order attention computes them -------------------
   // scores [Tq, Tk] -> masked softmax -> weights [Tq, Tk] -> weights @ values [Tq, v]
+  // Each colour bar sits beside the map it belongs to, level with its cells;
+  // the maps of a row share what the bars' labels leave of the width.
   void draw_maps() {
     const Tensor keep = expand(sequence_mask(valid_lens_, num_keys_), {num_queries_, num_keys_});
     const float row_height = std::floor((ImGui::GetContentRegionAvail().y - 30) / 3);
     const float width = ImGui::GetContentRegionAvail().x;
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    // The width of each of `maps` maps on a row that also holds these bars.
+    auto map_size = [&](int maps, std::initializer_list<float> bars) {
+      float free = width - spacing * static_cast<float>(maps - 1);
+      for (float bar : bars) free -= bar + spacing;
+      return ImVec2(std::floor(free / static_cast<float>(maps)), row_height);
+    };
 
     // Row 1: the raw scores, signed, so a diverging map centred on 0.
     ImGui::TextUnformatted("1. Scores: how well each query matches each key (before the mask)");
@@ -196,19 +216,18 @@ class CompareScene : public Scene {
         viz::fit_scale(additive_scores_.to_vector(), viz::Colormap::Diverging);
     const viz::ColorScale dot_scale =
         viz::fit_scale(dot_scores_.to_vector(), viz::Colormap::Diverging);
-    const ImVec2 half(std::floor((width - 160) / 2), row_height);
+    const ImVec2 scores_size =
+        map_size(2, {colorbar_width(additive_scale), colorbar_width(dot_scale)});
     draw_heatmap(
         {"compare/additive_scores", "additive: w_v . tanh(W_q q + W_k k)", additive_scores_, keep,
          additive_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-        half);
-    ImGui::SameLine();
-    draw_colorbar("additive scores bar", additive_scale, row_height - 60);
+        scores_size);
+    colorbar_beside_last_map("additive scores bar", additive_scale);
     ImGui::SameLine();
     draw_heatmap({"compare/dot_scores", "dot product: q . k / sqrt(d)", dot_scores_, keep,
                   dot_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-                 half);
-    ImGui::SameLine();
-    draw_colorbar("dot scores bar", dot_scale, row_height - 60);
+                 scores_size);
+    colorbar_beside_last_map("dot scores bar", dot_scale);
 
     // Row 2: the weights. One scale for both, from 0 to the largest weight
     // of the two, so that equal colours mean equal weights across them.
@@ -219,22 +238,24 @@ class CompareScene : public Scene {
     const Tensor difference = additive_weights_ - dot_weights_;
     const viz::ColorScale difference_scale =
         viz::fit_scale(difference.to_vector(), viz::Colormap::Diverging);
-    const ImVec2 third(std::floor((width - 160) / 3), row_height);
-    draw_heatmap({"compare/additive", "additive " + describe(additive_weights_), additive_weights_,
-                  keep, weight_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-                 third);
+    const ImVec2 weights_size =
+        map_size(3, {colorbar_width(weight_scale), colorbar_width(difference_scale)});
+    const std::string shape = dtype_fits_in_titles(weights_size.x)
+                                  ? describe(dot_weights_)
+                                  : shape_str(dot_weights_.shape());
+    draw_heatmap({"compare/additive", "additive " + shape, additive_weights_, keep, weight_scale,
+                  "Keys", "Queries", "query", "key", 48, show_values_},
+                 weights_size);
     ImGui::SameLine();
-    draw_heatmap({"compare/dot", "dot product " + describe(dot_weights_), dot_weights_, keep,
-                  weight_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-                 third);
-    ImGui::SameLine();
-    draw_colorbar("weights bar", weight_scale, row_height - 60);
+    draw_heatmap({"compare/dot", "dot product " + shape, dot_weights_, keep, weight_scale, "Keys",
+                  "Queries", "query", "key", 48, show_values_},
+                 weights_size);
+    colorbar_beside_last_map("weights bar", weight_scale);
     ImGui::SameLine();
     draw_heatmap({"compare/difference", "additive - dot product", difference, keep,
                   difference_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-                 third);
-    ImGui::SameLine();
-    draw_colorbar("difference bar", difference_scale, row_height - 60);
+                 weights_size);
+    colorbar_beside_last_map("difference bar", difference_scale);
 
     // Row 3: the outputs, one scale for both.
     ImGui::TextUnformatted(
@@ -243,6 +264,7 @@ class CompareScene : public Scene {
     const std::vector<double> dot_values = dot_out_.to_vector();
     both.insert(both.end(), dot_values.begin(), dot_values.end());
     const viz::ColorScale output_scale = viz::fit_scale(both, viz::Colormap::Magma);
+    const ImVec2 half(std::floor((width - 160) / 2), row_height);
     draw_heatmap(
         {"compare/additive_output", "additive output " + describe(additive_out_), additive_out_,
          Tensor(), output_scale, "Value features", "Queries", "query", "feature", 48, show_values_},
@@ -252,8 +274,7 @@ class CompareScene : public Scene {
         {"compare/dot_output", "dot-product output " + describe(dot_out_), dot_out_, Tensor(),
          output_scale, "Value features", "Queries", "query", "feature", 48, show_values_},
         half);
-    ImGui::SameLine();
-    draw_colorbar("output bar", output_scale, row_height - 60);
+    colorbar_beside_last_map("output bar", output_scale);
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted("Try this");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -337,10 +338,15 @@ void FileScene::draw_weights() {
   if (count > kMaxMaps) {
     ImGui::SetNextItemWidth(300);
     ImGui::SliderInt("first map", &first_map_, 0, static_cast<int>(count - kMaxMaps));
+    // On the slider's line where it fits, else on its own (at 1024x700 it ran
+    // off the window: '...(leading dims [20], row-m').
+    char shown[128];
+    std::snprintf(shown, sizeof shown, "maps %d-%lld of %lld (leading dims %s)", first_map_,
+                  static_cast<long long>(first_map_ + kMaxMaps - 1), static_cast<long long>(count),
+                  shape_str(leading).c_str());
     ImGui::SameLine();
-    ImGui::Text("maps %d to %lld of %lld (leading dims %s, row-major)", first_map_,
-                static_cast<long long>(first_map_ + kMaxMaps - 1), static_cast<long long>(count),
-                shape_str(leading).c_str());
+    if (ImGui::CalcTextSize(shown).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    ImGui::TextWrapped("%s", shown);
   }
   if (num_queries > kMaxCells || num_keys > kMaxCells) {
     ImGui::Text("Each map is %lld x %lld; shown: its first %lld queries and %lld keys.",

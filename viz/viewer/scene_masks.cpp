@@ -364,11 +364,9 @@ class MasksScene : public Scene {
                     "Queries", "query", xlabel[0] == 'K' ? "key" : "feature", 80, show_values_},
                    ImVec2(width, height));
     }
-    // The bar right of the last map and its title, as tall as its cells.
-    ImGui::SameLine();
-    ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), title_end + 30));  // + row ticks
-    draw_colorbar((id + " bar").c_str(), scale,
-                  drawn_heatmaps().back().cell * static_cast<float>(t.size(1)));
+    // The bar right of the last map and its title (+ 30: the row ticks),
+    // level with its cells.
+    colorbar_beside_last_map((id + " bar").c_str(), scale, title_end + 30);
   }
 };
 

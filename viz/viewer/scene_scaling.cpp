@@ -22,6 +22,7 @@
 #include <memory>
 
 #include "heatmap_widget.h"
+#include "plot.h"
 #include "scene.h"
 
 namespace ag::viewer {
@@ -38,9 +39,6 @@ constexpr int kHistogramBins = 48;
 constexpr double kSoftBand = 2.0;
 // A row is saturated when one key takes more than this of its weight.
 constexpr double kSaturated = 0.99;
-
-const ImU32 kScaledColor = IM_COL32(90, 170, 255, 255);
-const ImU32 kUnscaledColor = IM_COL32(255, 150, 60, 255);
 
 // Everything measured for one (d, scale factor).
 struct Measurement {
@@ -277,11 +275,7 @@ class ScalingScene : public Scene {
   // Counts in kHistogramBins bins over [-range, range], the normal density
   // the argument predicts on top, and the band where softmax still blends.
   void draw_histogram(ImVec2 size) {
-    ImGui::BeginGroup();
     const double predicted = predicted_variance();
-    ImGui::Text("Scores q . k x %.3g: variance %.3g (predicted %.3g)", factor_, now_.variance,
-                predicted);
-    size.y -= ImGui::GetTextLineHeightWithSpacing() * 2;
     double range = kSoftBand * 1.5;
     for (double s : now_.scores) range = std::max(range, std::abs(s));
     const double bin_width = 2 * range / kHistogramBins;
@@ -299,41 +293,32 @@ class ScalingScene : public Scene {
     for (int c : counts) top = std::max(top, static_cast<double>(c));
     top = std::max(top, density_count(0.0)) * 1.1;
 
+    // Through the plot piece: y counts, x scores; the legend is the x label.
+    char title[96], legend[96];
+    std::snprintf(title, sizeof title, "Scores q . k x %.3g: variance %.3g (predicted %.3g)",
+                  factor_, now_.variance, predicted);
+    std::snprintf(legend, sizeof legend,
+                  "bars: the %lld scores   yellow: N(0, %.3g)   green: |score| < %.0f",
+                  static_cast<long long>(total), predicted, kSoftBand);
+    size.y += ImGui::GetTextLineHeight() + 6;  // the height the histogram had before the plot piece
+    const PlotArea area = draw_axes(title, size, -range, range, 0, top, false, legend);
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImVec2 a = ImGui::GetCursorScreenPos();
-    const ImVec2 b(a.x + size.x, a.y + size.y);
-    auto x_of = [&](double s) {
-      return a.x + static_cast<float>((s + range) / (2 * range)) * size.x;
-    };
-    auto y_of = [&](double count) { return b.y - static_cast<float>(count / top) * size.y; };
-    draw->AddRectFilled(a, b, IM_COL32(24, 26, 32, 255));
-    draw->AddRectFilled(ImVec2(x_of(-kSoftBand), a.y), ImVec2(x_of(kSoftBand), b.y),
-                        IM_COL32(70, 110, 70, 90));
+    draw->AddRectFilled(ImVec2(area.at(-kSoftBand, 0).x, area.min.y),
+                        ImVec2(area.at(kSoftBand, 0).x, area.max.y), IM_COL32(70, 110, 70, 90));
     for (int i = 0; i < kHistogramBins; ++i) {
       const double left = -range + bin_width * i;
-      draw->AddRectFilled(ImVec2(x_of(left) + 1, y_of(counts[static_cast<size_t>(i)])),
-                          ImVec2(x_of(left + bin_width), b.y), IM_COL32(150, 150, 170, 255));
+      const ImVec2 bar_top = area.at(left, counts[static_cast<size_t>(i)]);
+      draw->AddRectFilled(ImVec2(bar_top.x + 1, bar_top.y),
+                          ImVec2(area.at(left + bin_width, 0).x, area.max.y),
+                          IM_COL32(150, 150, 170, 255));
     }
     constexpr int kCurveSteps = 120;
-    for (int i = 0; i < kCurveSteps; ++i) {
-      const double x0 = -range + 2 * range * i / kCurveSteps;
-      const double x1 = -range + 2 * range * (i + 1) / kCurveSteps;
-      draw->AddLine(ImVec2(x_of(x0), y_of(density_count(x0))),
-                    ImVec2(x_of(x1), y_of(density_count(x1))), IM_COL32(255, 220, 90, 255), 2.0f);
+    std::array<ImVec2, kCurveSteps + 1> curve;
+    for (int i = 0; i <= kCurveSteps; ++i) {
+      const double x = -range + 2 * range * i / kCurveSteps;
+      curve[static_cast<size_t>(i)] = area.at(x, density_count(x));
     }
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    for (int t = -2; t <= 2; ++t) {
-      char label[32];
-      std::snprintf(label, sizeof label, "%.3g", range * t / 2);
-      const float x = x_of(range * t / 2);
-      const float w = ImGui::CalcTextSize(label).x;
-      draw->AddLine(ImVec2(x, b.y), ImVec2(x, b.y + 4), text);
-      draw->AddText(ImVec2(std::clamp(x - w / 2, a.x, b.x - w), b.y + 4), text, label);
-    }
-    ImGui::Dummy(ImVec2(size.x, size.y + ImGui::GetTextLineHeight() + 6));
-    ImGui::TextDisabled("bars: the %lld scores   yellow: N(0, %.3g)   green: |score| < %.0f",
-                        static_cast<long long>(total), predicted, kSoftBand);
-    ImGui::EndGroup();
+    draw->AddPolyline(curve.data(), kCurveSteps + 1, IM_COL32(255, 220, 90, 255), 0, 2.0f);
   }
 
   // ---- panel: entropy and gradients ------------------------------------------------------------
@@ -375,77 +360,48 @@ class ScalingScene : public Scene {
     ImGui::SameLine();
     ImGui::TextDisabled("(white line: the current d)");
     const float width = std::floor((ImGui::GetContentRegionAvail().x - 2 * 24.0f) / 3);
-    const ImVec2 size(width, height - ImGui::GetTextLineHeightWithSpacing() * 2);
-    draw_curve("variance of the scores (log)", &Curve::variance, true, 0, 0, size);
+    const ImVec2 size(width, height - ImGui::GetTextLineHeightWithSpacing());
+    draw_curve("variance of the scores", &Curve::variance, true, 0, 0, size);
     ImGui::SameLine(0, 24.0f);
     draw_curve("mean row entropy (nats)", &Curve::entropy, false, 0,
                std::log(static_cast<double>(kKeys)), size);
     ImGui::SameLine(0, 24.0f);
-    draw_curve("median row ||dL/dscores_i|| (log)", &Curve::grad_row_median, true, 0, 0, size);
+    draw_curve("median row ||dL/dscores_i||", &Curve::grad_row_median, true, 0, 0, size);
   }
 
-  // One small plot: x = log2 d, both curves of `field`; y from lo to hi, or
-  // fitted to the data when lo == hi; log y when `log_y`.
+  // One small plot through the plot piece: x = d on a log2 axis, both
+  // curves of `field`; y from lo to hi, or fitted to the data when lo == hi;
+  // log y when `log_y`.
   void draw_curve(const char* title, std::array<double, kCurvePoints> Curve::*field, bool log_y,
                   double lo, double hi, ImVec2 size) const {
-    ImGui::BeginGroup();
-    ImGui::TextUnformatted(title);
-    auto y_value = [&](double v) { return log_y ? std::log10(std::max(v, 1e-30)) : v; };
     if (lo == hi) {
       lo = 1e300;
       hi = -1e300;
       for (const Curve& curve : curves_) {
         for (double v : curve.*field) {
-          lo = std::min(lo, y_value(v));
-          hi = std::max(hi, y_value(v));
+          lo = std::min(lo, log_y ? std::max(v, 1e-30) : v);
+          hi = std::max(hi, v);
         }
       }
-      if (hi - lo < 1e-9) hi = lo + 1;
+      if (!(hi > lo)) hi = log_y ? lo * 10 : lo + 1;
     }
+    const PlotArea area =
+        draw_axes(title, size, kMinDim, kMaxDim, lo, hi, log_y, "d (log scale)", /*log2_x=*/true);
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    // Room for the y labels on the left and half an x label on the right.
-    const float label_width = ImGui::CalcTextSize("1.2e+03").x + 8;
-    const float right_margin = ImGui::CalcTextSize("512").x / 2 + 2;
-    const ImVec2 a(ImGui::GetCursorScreenPos().x + label_width,
-                   ImGui::GetCursorScreenPos().y + ImGui::GetTextLineHeight() / 2);
-    const ImVec2 b(a.x + size.x - label_width - right_margin,
-                   a.y + size.y - 1.5f * ImGui::GetTextLineHeight() - 4);
-    auto x_of = [&](double log2_d) {
-      return a.x + static_cast<float>((log2_d - 1) / (kCurvePoints - 1)) * (b.x - a.x);
-    };
-    auto y_of = [&](double v) {
-      return b.y - static_cast<float>((y_value(v) - lo) / (hi - lo)) * (b.y - a.y);
-    };
-    draw->AddRectFilled(a, b, IM_COL32(24, 26, 32, 255));
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    char label[32];
-    for (double y : {lo, hi}) {
-      std::snprintf(label, sizeof label, "%.3g", log_y ? std::pow(10.0, y) : y);
-      const float w = ImGui::CalcTextSize(label).x;
-      const float py = b.y - static_cast<float>((y - lo) / (hi - lo)) * (b.y - a.y);
-      draw->AddText(ImVec2(a.x - w - 4, py - ImGui::GetTextLineHeight() / 2), text, label);
-    }
-    for (int k = 0; k < kCurvePoints; k += 2) {
-      std::snprintf(label, sizeof label, "%d", 2 << k);
-      const float w = ImGui::CalcTextSize(label).x;
-      draw->AddText(ImVec2(x_of(k + 1) - w / 2, b.y + 2), text, label);
-    }
-    const float now_x = x_of(std::log2(static_cast<double>(dim_)));
-    draw->AddLine(ImVec2(now_x, a.y), ImVec2(now_x, b.y), IM_COL32(230, 230, 230, 200), 1.5f);
+    const float now_x = area.at(dim_, lo).x;
+    draw->AddLine(ImVec2(now_x, area.min.y), ImVec2(now_x, area.max.y),
+                  IM_COL32(230, 230, 230, 200), 1.5f);
     for (size_t c = 0; c < curves_.size(); ++c) {
       const ImU32 color = c == 0 ? kScaledColor : kUnscaledColor;
       const auto& values = curves_[c].*field;
+      std::array<ImVec2, kCurvePoints> points;
       for (int k = 0; k < kCurvePoints; ++k) {
-        const ImVec2 p(x_of(k + 1), y_of(values[static_cast<size_t>(k)]));
-        draw->AddCircleFilled(p, 3.0f, color);
-        if (k + 1 < kCurvePoints) {
-          draw->AddLine(p, ImVec2(x_of(k + 2), y_of(values[static_cast<size_t>(k + 1)])), color,
-                        2.0f);
-        }
+        points[static_cast<size_t>(k)] =
+            area.at(static_cast<double>(int64_t{2} << k), values[static_cast<size_t>(k)]);
+        draw->AddCircleFilled(points[static_cast<size_t>(k)], 3.0f, color);
       }
+      draw->AddPolyline(points.data(), kCurvePoints, color, 0, 2.0f);
     }
-    ImGui::Dummy(size);
-    ImGui::EndGroup();
   }
 
   // ---- panel: the weights of the first queries
@@ -457,10 +413,12 @@ class ScalingScene : public Scene {
                                 fit_colors_ ? std::max(max(shown).item(), 1e-12) : 1.0};
     ImGui::Text("Attention weights of the first %lld queries over the %lld keys",
                 static_cast<long long>(kShownQueries), static_cast<long long>(kKeys));
+    // The note on the same line where it fits, else wrapped below.
+    const char* note = fit_colors_ ? "(colours: 0 to the largest weight)"
+                                   : "(colours: 0 to 1, so a saturated row shows one bright cell)";
     ImGui::SameLine();
-    ImGui::TextDisabled(fit_colors_
-                            ? "(colours: 0 to the largest weight)"
-                            : "(colours: 0 to 1, so a saturated row shows one bright cell)");
+    if (ImGui::CalcTextSize(note).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    show_note(note);
     const float bar_width = 70.0f;
     draw_heatmap({"scaling/weights", "weights " + describe(shown), shown, Tensor(), scale, "Keys",
                   "Queries", "query", "key", 24, false},

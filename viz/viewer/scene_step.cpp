@@ -234,8 +234,14 @@ class StepScene : public Scene {
       }
       ImGui::BeginChild(c.id.c_str(), ImVec2(width, height), true, ImGuiWindowFlags_NoScrollbar);
       ImGui::TextWrapped("%s", c.title.c_str());
+      // A card narrower than the map's axis label shows "Keys ->" without
+      // "(Queries ...)", which its edge would cut (at 1024x700: "Keys -> (Qu").
+      const std::string axes =
+          std::string(c.xlabel) + " \xe2\x86\x92   (" + c.ylabel + " \xe2\x86\x93)";
+      const bool narrow = ImGui::CalcTextSize(axes.c_str()).x + ImGui::CalcTextSize("00").x >
+                          ImGui::GetContentRegionAvail().x;
       draw_heatmap({c.id, "", as_matrix(c.t), c.keep.defined() ? as_matrix(c.keep) : Tensor(),
-                    c.scale, c.xlabel, c.ylabel, c.ylabel, c.xlabel, 30},
+                    c.scale, c.xlabel, c.ylabel, c.ylabel, c.xlabel, 30, false, narrow},
                    ImVec2(0, ImGui::GetContentRegionAvail().y - text_height(c)));
       ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(200, 200, 120, 255));
       ImGui::TextWrapped("%s", c.text.c_str());
@@ -298,7 +304,7 @@ class StepScene : public Scene {
     // Backward: each stage's gradient under it (the sweep makes them right
     // to left), then the leaves'.
     ImGui::Spacing();
-    ImGui::TextUnformatted(
+    ImGui::TextWrapped(
         "Backward of L = sum(output * G), right to left: under each stage, the gradient the "
         "engine's sweep sent into it (seen by its observer)");
     std::vector<Card> backward;

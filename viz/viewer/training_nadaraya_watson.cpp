@@ -90,7 +90,7 @@ class NadarayaWatsonTask : public AdamTask {
     const char* const queries = narrow ? "queries" : "training inputs";
     const float plot_width = std::floor((avail.x - bar - 3 * spacing) * (narrow ? 0.33f : 0.36f));
     draw_fit(record, narrow ? "Fit f(x), truth" : "Fitted curve f(x) and the truth",
-             ImVec2(plot_width, row_height));
+             ImVec2(plot_width, row_height), narrow);
     ImGui::SameLine();
     const float map_width = std::floor(avail.x - 2 * plot_width - bar - 3 * spacing);
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, kWeightTop};
@@ -163,8 +163,11 @@ class NadarayaWatsonTask : public AdamTask {
  private:
   static constexpr double kWeightTop = 0.2;
 
-  // The truth, the training points and the fitted curve of the step shown.
-  void draw_fit(const std::map<std::string, Tensor>& record, const char* title, ImVec2 size) const {
+  // The truth, the training points and the fitted curve of the step shown;
+  // a narrow plot's legend says only "truth", "data" and "fit" (the long
+  // names made it wider than the plot, over the y labels, at 1024x700).
+  void draw_fit(const std::map<std::string, Tensor>& record, const char* title, ImVec2 size,
+                bool narrow) const {
     const std::vector<double> x = x_train_.to_vector(), y = y_train_.to_vector(),
                               x_test = x_test_.to_vector(), truth = y_truth_.to_vector(),
                               fit = record.at("shown.fit").to_vector();
@@ -180,9 +183,9 @@ class NadarayaWatsonTask : public AdamTask {
       draw->AddCircleFilled(area.at(x[i], y[i]), 2.5f, kPointColor);
     draw->AddPolyline(fit_line.data(), static_cast<int>(fit_line.size()), kFitColor, 0, 2.5f);
     draw_legend(area,
-                {{"truth 2 sin x + x^0.8", kTruthColor},
-                 {"training points (noisy)", kPointColor},
-                 {"fit: attention pooling", kFitColor}},
+                {{narrow ? "truth" : "truth 2 sin x + x^0.8", kTruthColor},
+                 {narrow ? "data" : "training points (noisy)", kPointColor},
+                 {narrow ? "fit" : "fit: attention pooling", kFitColor}},
                 /*bottom=*/true);
   }
 
