@@ -35,7 +35,8 @@ Tensor dropout(const Tensor& x, double p, bool training) {
     using T = decltype(tag);
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     T* m = mask.data_ptr<T>();
-    for (int64_t i = 0; i < mask.numel(); ++i) {
+    const int64_t n = mask.numel();
+    for (int64_t i = 0; i < n; ++i) {
       // A uniform u in [0, 1) from the top 53 bits; drop when u < p.
       const double u =
           static_cast<double>(mix(seed + static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull) >> 11) *
