@@ -9,6 +9,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "dim_layout.h"
 #include "elementwise.h"
 #include "reduce.h"
 #include "tensor_impl_access.h"
@@ -49,10 +50,21 @@ uint64_t NodeInput::version() const {
   return storage ? storage->version() : recorded_version_;
 }
 
-Node::Node(const char* name, std::span<const Tensor> inputs, Shape output_shape)
-    : name_(name), output_shape_(std::move(output_shape)) {
+Node::Node(const char* name, std::span<const Tensor> inputs, Shape output_shape,
+           std::optional<InputSlice> input_slice)
+    : name_(name), output_shape_(std::move(output_shape)), input_slice_(input_slice) {
   inputs_.reserve(inputs.size());
   for (const Tensor& input : inputs) inputs_.emplace_back(input);
+  if (!input_slice_) return;
+  // The sweep writes the slice's gradient at these offsets: they must fit.
+  const InputSlice& s = *input_slice_;
+  const Shape& shape = inputs_.size() == 1 ? inputs_[0].shape() : Shape();
+  AG_CHECK(s.dim >= 0 && s.dim < static_cast<int64_t>(shape.size()) && s.start >= 0 &&
+               s.length >= 0 && s.start <= shape[static_cast<size_t>(s.dim)] - s.length,
+           "record_slice",
+           name_ + ": slice (dim " + std::to_string(s.dim) + ", start " + std::to_string(s.start) +
+               ", length " + std::to_string(s.length) + ") does not fit its one input of shape " +
+               shape_str(shape) + " (" + std::to_string(inputs_.size()) + " inputs)");
 }
 
 // Destroying the last handle of a long chain would otherwise recurse once per
@@ -165,6 +177,100 @@ Tensor add_grads(const Tensor& a, const Tensor& b) {
   });
 }
 
+// True when nothing but this handle can see t's values: no other Tensor
+// shares its TensorImpl, no view shares its storage, and it is contiguous
+// (no element is read through two indices, as in a broadcast). Only then may
+// the engine write into it: an observer, a hook or a backward lambda that
+// kept a gradient (or AddBackward, which hands one g to two inputs) holds a
+// second handle, and sees no change.
+bool exclusively_owned(const Tensor& t) {
+  return detail::TensorImplAccess::shared(t).use_count() == 1 &&
+         t.impl()->storage().use_count() == 1 && t.is_contiguous();
+}
+
+// sum += g in place, elementwise: sum exclusively owned (so contiguous), g
+// of sum's shape and dtype, any strides.
+void add_in_place(Tensor& sum, const Tensor& g) {
+  dispatch_floating(sum.dtype(), "autograd", [&](auto tag) {
+    using T = decltype(tag);
+    T* out = sum.data_ptr<T>();
+    const T* in = g.data_ptr<T>();
+    if (g.is_contiguous()) {
+      const int64_t n = sum.numel();
+      for (int64_t i = 0; i < n; ++i) out[i] += in[i];
+      return;
+    }
+    int64_t i = 0;
+    detail::for_each_offset<1>(g.shape(), {g.strides()},
+                               [&](const std::array<int64_t, 1>& off) { out[i++] += in[off[0]]; });
+  });
+}
+
+// sum = sum + g for two gradients of one tensor (the first kept as it is, no
+// copy). Written into whichever of the two buffers only the engine holds,
+// rather than into a fresh one: a tensor used T times (an RNN's weights, the
+// keys of attention at every decoder step) then costs T - 1 additions and no
+// allocation. Float addition commutes, so sum + g and g + sum are the same bits.
+void accumulate(Tensor& sum, Tensor g) {
+  if (!sum.defined()) {
+    sum = std::move(g);
+  } else if (exclusively_owned(sum)) {
+    add_in_place(sum, g);
+  } else if (exclusively_owned(g)) {
+    add_in_place(g, sum);
+    sum = std::move(g);
+  } else {
+    sum = add_grads(sum, g);
+  }
+}
+
+// The shape of a slice of a tensor of `shape` (record_slice): `shape` with
+// slice.length in slice.dim.
+Shape slice_shape(Shape shape, const InputSlice& slice) {
+  shape[static_cast<size_t>(slice.dim)] = slice.length;
+  return shape;
+}
+
+// dst[..., start + k, ...] (+)= g[..., k, ...] along slice.dim, k < length:
+// dst contiguous [outer, n, inner] around the dim, g [outer, length, inner].
+void add_into_slice(Tensor& dst, const Tensor& g, const InputSlice& slice, bool copy) {
+  const detail::DimLayout b = detail::layout_around(dst.shape(), static_cast<size_t>(slice.dim));
+  const Tensor gc = g.is_contiguous() ? g : detail::contiguous_copy(g);
+  dispatch_floating(dst.dtype(), "autograd", [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t block = slice.length * b.inner;  // one outer block of the slice
+    const T* in = gc.data_ptr<T>();
+    for (int64_t o = 0; o < b.outer; ++o, in += block) {
+      T* out = dst.data_ptr<T>() + (o * b.n + slice.start) * b.inner;
+      if (copy)
+        std::copy_n(in, block, out);
+      else
+        for (int64_t k = 0; k < block; ++k) out[k] += in[k];
+    }
+  });
+}
+
+// The whole dL/dx from the gradient of its slice: g placed in zeros of x's
+// shape, what a slice op's backward used to return (for an observer, which
+// sees every gradient at its input's shape, and for a leaf's grad()).
+Tensor widen_slice(const Tensor& g, const Shape& shape, const InputSlice& slice) {
+  Tensor full = detail::make_tensor(shape, g.dtype(), "autograd");  // zeros
+  add_into_slice(full, g, slice, /*copy=*/true);
+  return full;
+}
+
+// sum = sum + (g placed at `slice` of a tensor of `shape`, zeros elsewhere),
+// touching only the slice when sum is exclusively owned: the first slice's
+// gradient becomes a zero-filled dL/dx holding it, later ones add into it.
+void accumulate_slice(Tensor& sum, const Tensor& g, const Shape& shape, const InputSlice& slice) {
+  if (!sum.defined()) {
+    sum = widen_slice(g, shape, slice);
+    return;
+  }
+  if (!exclusively_owned(sum)) sum = detail::contiguous_copy(sum);
+  add_into_slice(sum, g, slice, /*copy=*/false);
+}
+
 // Guards every leaf's grad: backwards of two graphs that share a leaf may run
 // on two threads at once (see autograd.h).
 std::mutex leaf_grad_mutex;
@@ -178,14 +284,16 @@ void accumulate_grad(const Tensor& t, Tensor grad) {
   if (!leaf_grad) {
     // The first gradient becomes grad(): its own buffer, contiguous so that
     // optimizers can walk it linearly. The buffer is adopted as is only when
-    // nothing else can see it (no other handle, no view of its storage);
-    // otherwise it is copied: AddBackward hands the same g to both inputs, a
-    // seed belongs to the caller, a hook may keep what it saw, and clipping
-    // one leaf's gradient in place must not change another's.
-    const bool sole_owner = detail::TensorImplAccess::shared(grad).use_count() == 1 &&
-                            grad.impl()->storage().use_count() == 1 && grad.is_contiguous();
-    leaf_grad =
-        std::make_shared<Tensor>(sole_owner ? grad.detach() : detail::contiguous_copy(grad));
+    // nothing else can see it; otherwise it is copied: AddBackward hands the
+    // same g to both inputs, a seed belongs to the caller, a hook may keep
+    // what it saw, and clipping one leaf's gradient in place must not change
+    // another's.
+    leaf_grad = std::make_shared<Tensor>(exclusively_owned(grad) ? grad.detach()
+                                                                 : detail::contiguous_copy(grad));
+  } else if (exclusively_owned(*leaf_grad)) {
+    // Nobody holds grad() (a handle from t.grad() would be a second owner):
+    // the sum goes into its buffer.
+    add_in_place(*leaf_grad, grad);
   } else {
     *leaf_grad = add_grads(*leaf_grad, grad);
   }
@@ -362,19 +470,33 @@ void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserv
       if (node->output_hooks_)
         grad_out = run_hooks(*node->output_hooks_, std::move(grad_out), node);
       grads input_grads = node->apply(grad_out);
-      // Each gradient summed to its input's shape (and checked) first, so that
-      // an observer sees them all before any is accumulated.
+      // A slice op's gradient (record_slice) covers its slice of input 0
+      // only; it stays that small, to be added into the input's gradient in
+      // place, unless something must see the whole dL/dinput: an observer,
+      // or a leaf's grad().
+      const InputSlice* slice = node->input_slice_ ? &*node->input_slice_ : nullptr;
+      bool slice_only = false;  // input_grads[0] holds the slice's gradient only
+      // Each gradient summed to its input's (or its slice's) shape and
+      // checked first, so that an observer sees them all before any is
+      // accumulated.
       for (size_t i = 0; i < input_grads.size(); ++i) {
         const NodeInput& input = node->inputs_[i];
         if (!input_grads[i].defined() || !input.defined() || !input.requires_grad()) {
           input_grads[i] = Tensor();
           continue;
         }
-        input_grads[i] = sum_to_shape(input_grads[i], input.shape(), node->name_, i);
+        const bool sliced = slice && i == 0;
+        input_grads[i] = sum_to_shape(input_grads[i],
+                                      sliced ? slice_shape(input.shape(), *slice) : input.shape(),
+                                      node->name_, i);
         if (input_grads[i].dtype() != input.dtype())
           throw Error("autograd: " + node->name_ + " produced a " +
                       dtype_name(input_grads[i].dtype()) + " gradient for " +
                       dtype_name(input.dtype()) + " input " + std::to_string(i));
+        if (sliced && (observer || input.is_leaf()))
+          input_grads[i] = widen_slice(input_grads[i], input.shape(), *slice);
+        else
+          slice_only = sliced;
       }
       if (observer) observer(BackwardStep{step, *node, grad_out, input_grads});
       ++step;
@@ -394,11 +516,14 @@ void Sweep::run(Node* root, Tensor seed, bool retain_graph, const BackwardObserv
           if (it == hooked_leaves.end())
             hooked_leaves.push_back({std::move(leaf), std::move(g)});
           else
-            it->grad = add_grads(it->grad, g);
+            accumulate(it->grad, std::move(g));
           continue;
         }
-        Tensor& pending = input.grad_fn()->grad_;  // the first gradient is kept as is
-        pending = pending.defined() ? add_grads(pending, g) : std::move(g);
+        Tensor& pending = input.grad_fn()->grad_;  // dL/d(input), summed over its uses
+        if (slice_only && i == 0)
+          accumulate_slice(pending, g, input.shape(), *slice);
+        else
+          accumulate(pending, std::move(g));
       }
       if (!retain_graph) node->release();
     }

@@ -217,6 +217,9 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 // out = x[..., start : start + length, ...] along dim
 //   =>  dL/dx = g placed at [start, start + length) along dim, zeros elsewhere
+// The backward returns g for the slice only and the engine places it
+// (record_slice): T narrows of one x (a GRU's steps) add T slices into one
+// dL/dx instead of summing T zero-filled tensors of x's size.
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   check_has_dims(x, "narrow");
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), "narrow"));
@@ -235,11 +238,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   const DimLayout b = layout_around(x.shape(), d);
   copy_slices(x.detach().contiguous(), n, start, out, length, 0, length, b.outer, b.inner);
   if (needs_grad(x))
-    record(out, "NarrowBackward", {x}, [in_shape = x.shape(), b, start, length](const Tensor& g) {
-      Tensor gx = zeros(in_shape, g.dtype());
-      copy_slices(g.contiguous(), length, 0, gx, b.n, start, length, b.outer, b.inner);
-      return grads{gx};
-    });
+    record_slice(out, "NarrowBackward", x, {static_cast<int64_t>(d), start, length},
+                 [](const Tensor& g) { return grads{g}; });  // dL/dx[slice] = g
   return out;
 }
 

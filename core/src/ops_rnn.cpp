@@ -89,9 +89,13 @@ void forward_rows_f32(const float* gi, const float* gh, const float* h, float* h
 //     =>  da_r = dr r (1 - r)
 //   gi and gh enter a_r and a_z as a plain sum, so dgi_r = dgh_r = da_r and
 //   dgi_z = dgh_z = da_z.
+// The buffers never overlap; saying so (__restrict) lets the compiler run the
+// j loop on vectors, every element computed as written (it was a scalar loop,
+// 6% of a seq2seq training step).
 template <typename T>
-void backward_rows(const T* g, const T* gh, const T* h, const T* gates, T* dgi, T* dgh, T* dh,
-                   int64_t H, int64_t begin, int64_t end) {
+void backward_rows(const T* __restrict g, const T* __restrict gh, const T* __restrict h,
+                   const T* __restrict gates, T* __restrict dgi, T* __restrict dgh,
+                   T* __restrict dh, int64_t H, int64_t begin, int64_t end) {
   for (int64_t b = begin; b < end; ++b) {
     const T *gb = g + b * H, *ghb = gh + b * 3 * H, *hb = h + b * H, *gate = gates + b * 3 * H;
     T *dgib = dgi + b * 3 * H, *dghb = dgh + b * 3 * H, *dhb = dh + b * H;

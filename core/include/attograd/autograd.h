@@ -130,11 +130,19 @@ class NodeInput {
   uint64_t recorded_version_ = 0;
 };
 
+// Where a node's output lies in its one input, for ops whose output is a
+// slice of their input (narrow): out = x[..., start : start + length, ...]
+// along dim. See record_slice.
+struct InputSlice {
+  int64_t dim = 0, start = 0, length = 0;
+};
+
 // One recorded op: what it consumed and how to send a gradient back. The
 // backward itself lives in the derived LambdaNode (below).
 class Node {
  public:
-  Node(const char* name, std::span<const Tensor> inputs, Shape output_shape);
+  Node(const char* name, std::span<const Tensor> inputs, Shape output_shape,
+       std::optional<InputSlice> input_slice = std::nullopt);
   virtual ~Node();  // iterative: dropping a 100,000-op chain must not recurse
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -143,6 +151,9 @@ class Node {
   const std::vector<NodeInput>& inputs() const { return inputs_; }
   // The shape of the tensor this node made (viewers label the node with it).
   const Shape& output_shape() const { return output_shape_; }
+  // Set when record_slice made the node: its backward returns dL/dx for this
+  // slice of its one input x only (dL/dx is zero elsewhere).
+  const std::optional<InputSlice>& input_slice() const { return input_slice_; }
 
   // dL/dinputs from dL/doutput (checks the node was not freed).
   // Throws when an input was modified in place since the node was recorded.
@@ -159,6 +170,7 @@ class Node {
   std::string name_;
   std::vector<NodeInput> inputs_;
   Shape output_shape_;
+  std::optional<InputSlice> input_slice_;
   bool released_ = false;
   std::shared_ptr<detail::GradHooks> output_hooks_;  // its output's hooks; null without any
   // backward()'s bookkeeping, valid during one sweep only (a sweep numbers
@@ -176,8 +188,8 @@ template <typename Backward>
 class LambdaNode final : public Node {
  public:
   LambdaNode(const char* name, std::span<const Tensor> inputs, Backward&& backward,
-             Shape output_shape)
-      : Node(name, inputs, std::move(output_shape)), backward_(std::move(backward)) {}
+             Shape output_shape, std::optional<InputSlice> input_slice = std::nullopt)
+      : Node(name, inputs, std::move(output_shape), input_slice), backward_(std::move(backward)) {}
 
  private:
   grads run_backward(const Tensor& grad_output) override { return (*backward_)(grad_output); }
@@ -268,6 +280,24 @@ void record(Tensor& out, const char* name, std::initializer_list<Tensor> inputs,
 template <typename Backward>
 void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, Backward backward) {
   record(out, name, std::span<const Tensor>(inputs), std::move(backward));
+}
+
+// record() for an op whose output is a slice of its one input x:
+// out = x[..., slice.start : slice.start + slice.length, ...] along slice.dim
+// (narrow). `backward` returns the gradient of that slice of x only, of
+// out's shape (for narrow, g itself); dL/dx is zero outside it, and the
+// engine places it there. Why: a GRU reads its input x [T, B, 3H] one step
+// at a time, T slices; with a full-size dL/dx per slice, mostly zeros, the
+// backward would fill and add T tensors of x's size. The engine instead adds
+// each slice's gradient into the one dL/dx it is summing (in place when it
+// can, see autograd.cpp): T slice-sized additions.
+template <typename Backward>
+void record_slice(Tensor& out, const char* name, const Tensor& x, const InputSlice& slice,
+                  Backward backward) {
+  const std::span<const Tensor> inputs(&x, 1);
+  if (!any_requires_grad(inputs)) return;
+  detail::set_grad_fn(out, std::make_shared<detail::LambdaNode<Backward>>(
+                               name, inputs, std::move(backward), out.shape(), slice));
 }
 
 // The one place a gradient meets its tensor: checks that `grad` has `shape`
