@@ -107,7 +107,7 @@ std::map<std::string, Tensor> TransformerScene::inputs() const {
 }
 
 std::vector<Knob> TransformerScene::knobs() {
-  return {
+  std::vector<Knob> knobs = {
       choice_knob(
           "task", "the task the Transformer learns (new data and models)",
           {"dates", "reverse", "sort"},
@@ -116,26 +116,6 @@ std::vector<Knob> TransformerScene::knobs() {
                   {"0", "1"}, [this](int on) { configure(trainer_.task(), on == 1); }),
       choice_knob("maps", "which attention the maps show", {"encoder", "decoder", "cross"},
                   [this](int maps) { set_maps(static_cast<Maps>(maps)); }),
-      choice_knob("paused", "yes: training waits at its step 0 until Play (or Step)", {"no", "yes"},
-                  [this](int paused) { session_->set_paused(paused == 1); }),
-      number_knob("steps_per_frame",
-                  "without a worker thread (the browser, tests): training steps each frame, at "
-                  "most (each steps every model); sets no frame budget",
-                  1, 20, true,
-                  [this](double steps) {
-                    session_->set_steps_per_frame(static_cast<int>(steps));
-                    session_->set_frame_budget(0);
-                  }),
-      number_knob(
-          "max_steps_per_second",
-          "with a worker thread (the desktop): training steps a second at most; 0: as "
-          "fast as it can",
-          0, 1000, true,
-          [this](double steps) { session_->set_max_steps_per_second(static_cast<int>(steps)); }),
-      number_knob("lr", "the learning rate (Adam's) of the models", 1e-4, 0.1, false,
-                  [this](double lr) { session_->set_learning_rate(lr); }),
-      number_knob("seed", "the models' initial parameters", 0, 99, true,
-                  [this](double seed) { session_->set_seed(static_cast<int>(seed)); }),
       number_knob("example", "which held-out input is shown", 0, TransformerTrainer::kShown - 1,
                   true, [this](double example) { set_example(static_cast<int>(example)); }),
       Knob{"save_prefix",
@@ -143,6 +123,8 @@ std::vector<Knob> TransformerScene::knobs() {
            "twin to PREFIX-unmasked.npz; attograd-translate --load reads them)",
            "a path prefix", [this](const std::string& prefix) { save_prefix_ = prefix; }},
   };
+  for (Knob& knob : training_session_knobs(session_)) knobs.push_back(std::move(knob));
+  return knobs;
 }
 
 void TransformerScene::before_last_frame() {

@@ -99,7 +99,7 @@ std::map<std::string, Tensor> TranslateScene::inputs() const {
 }
 
 std::vector<Knob> TranslateScene::knobs() {
-  return {
+  std::vector<Knob> knobs = {
       choice_knob("task", "the task both models learn (new data and models)",
                   {"dates", "reverse", "sort"},
                   [this](int task) { set_task(static_cast<tr::Task>(task)); }),
@@ -109,26 +109,6 @@ std::vector<Knob> TranslateScene::knobs() {
           "(steps_per_frame steps), as the browser does; starts over at step 0",
           {"yes", "no"},
           [this](int no) { set_stepping(no == 1 ? Stepping::InFrame : Stepping::Background); }),
-      choice_knob("paused", "yes: training waits at its step 0 until Play (or Step)", {"no", "yes"},
-                  [this](int paused) { session_->set_paused(paused == 1); }),
-      number_knob("steps_per_frame",
-                  "without a worker thread (the browser, tests): training steps each frame, at "
-                  "most (each steps both models); sets no frame budget",
-                  1, 20, true,
-                  [this](double steps) {
-                    session_->set_steps_per_frame(static_cast<int>(steps));
-                    session_->set_frame_budget(0);
-                  }),
-      number_knob(
-          "max_steps_per_second",
-          "with a worker thread (the desktop): training steps a second at most; 0: as "
-          "fast as it can",
-          0, 1000, true,
-          [this](double steps) { session_->set_max_steps_per_second(static_cast<int>(steps)); }),
-      number_knob("lr", "the learning rate (Adam's) of both models", 1e-4, 0.1, false,
-                  [this](double lr) { session_->set_learning_rate(lr); }),
-      number_knob("seed", "the models' initial parameters", 0, 99, true,
-                  [this](double seed) { session_->set_seed(static_cast<int>(seed)); }),
       number_knob("example", "which held-out input is shown", 0, TranslateTrainer::kShown - 1, true,
                   [this](double example) { set_example(static_cast<int>(example)); }),
       Knob{"text", "translate this text (as if typed in the text box) and show it",
@@ -139,6 +119,8 @@ std::vector<Knob> TranslateScene::knobs() {
            "PREFIX-dot.npz (attograd-translate --load reads them)",
            "a path prefix", [this](const std::string& prefix) { save_prefix_ = prefix; }},
   };
+  for (Knob& knob : training_session_knobs(session_)) knobs.push_back(std::move(knob));
+  return knobs;
 }
 
 void TranslateScene::print_stats(std::ostream& out) const {

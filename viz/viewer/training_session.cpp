@@ -483,4 +483,29 @@ void TrainingSession::print_stats(std::ostream& out) const {
   }
 }
 
+std::vector<Knob> training_session_knobs(const std::unique_ptr<TrainingSession>& session) {
+  return {
+      choice_knob("paused", "yes: training waits at its step 0 until Play (or Step)", {"no", "yes"},
+                  [&session](int paused) { session->set_paused(paused == 1); }),
+      number_knob("steps_per_frame",
+                  "without a worker thread (the browser, tests): training steps each frame, at "
+                  "most (each steps every model); sets no frame budget",
+                  1, 20, true,
+                  [&session](double steps) {
+                    session->set_steps_per_frame(static_cast<int>(steps));
+                    session->set_frame_budget(0);
+                  }),
+      number_knob(
+          "max_steps_per_second",
+          "with a worker thread (the desktop): training steps a second at most; 0: as "
+          "fast as it can",
+          0, 1000, true,
+          [&session](double steps) { session->set_max_steps_per_second(static_cast<int>(steps)); }),
+      number_knob("lr", "the learning rate (Adam's) of the models", 1e-4, 0.1, false,
+                  [&session](double lr) { session->set_learning_rate(lr); }),
+      number_knob("seed", "the models' initial parameters", 0, 99, true,
+                  [&session](double seed) { session->set_seed(static_cast<int>(seed)); }),
+  };
+}
+
 }  // namespace ag::viewer

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "attograd/attograd.h"
+#include "scene.h"
 
 namespace ag::viewer {
 
@@ -288,5 +289,10 @@ class TrainingSession {
   int64_t rate_steps_ = 0;
   double measured_rate_ = 0;
 };
+
+// The knobs every live-training scene shares: paused, steps_per_frame,
+// max_steps_per_second, lr, seed. `session` is the scene's member, read when a
+// knob is set (a scene may replace its session when it starts over).
+std::vector<Knob> training_session_knobs(const std::unique_ptr<TrainingSession>& session);
 
 }  // namespace ag::viewer
