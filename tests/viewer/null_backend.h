@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <string>
+
 #include "heatmap_widget.h"
+#include "scene.h"
 
 namespace ag::viewer {
 
@@ -37,6 +40,15 @@ class NullBackend : public ::testing::Test {
     body();
     ImGui::End();
     ImGui::Render();
+  }
+
+  // Sets `scene`'s knob as --set SCENE.KNOB=VALUE does; a test fails on a
+  // name the scene does not have.
+  static void set_knob(Scene& scene, const std::string& knob, const std::string& value) {
+    for (Knob& k : scene.knobs()) {
+      if (k.name == knob) return k.set(value);
+    }
+    FAIL() << "no knob " << knob;
   }
 };
 

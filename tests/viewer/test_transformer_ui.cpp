@@ -26,12 +26,7 @@ class TransformerUi : public NullBackend {
   void frame() {
     NullBackend::frame([&] { scene.draw(); });
   }
-  void set(const std::string& knob, const std::string& value) {
-    for (Knob& k : scene.knobs()) {
-      if (k.name == knob) return k.set(value);
-    }
-    FAIL() << "no knob " << knob;
-  }
+  void set(const std::string& knob, const std::string& value) { set_knob(scene, knob, value); }
   std::vector<DrawnHeatmap> maps_drawn(const std::string& prefix) const {
     std::vector<DrawnHeatmap> out;
     for (const DrawnHeatmap& m : drawn_heatmaps()) {

@@ -22,12 +22,7 @@ class TranslateUi : public NullBackend {
   void frame() {
     NullBackend::frame([&] { scene.draw(); });
   }
-  void set(const std::string& knob, const std::string& value) {
-    for (Knob& k : scene.knobs()) {
-      if (k.name == knob) return k.set(value);
-    }
-    FAIL() << "no knob " << knob;
-  }
+  void set(const std::string& knob, const std::string& value) { set_knob(scene, knob, value); }
 
   TranslateScene scene{Stepping::InFrame};
 };
