@@ -9,14 +9,12 @@
 
 #include <cstdlib>
 
-#include "attograd/translate/data.h"
+#include "dumped_source.h"
 #include "screen_check.h"
 #include "test_util.h"
 
 namespace ag::viewer_test {
 namespace {
-
-namespace tr = ag::translate;
 
 // Reads the JSON value at json[i] (an array or a number), moving i past
 // it: numbers go to `values`, each nesting level's length to shape[depth]
@@ -75,8 +73,6 @@ Tensor look_ahead_keep(int64_t n) {
 }
 
 TEST(ScreenTransformer, MapsPerBlockAndHeadAreTheProgramsForTheSavedModel) {
-  const tr::Dataset data({tr::Task::Dates, 20000, 300, 0});
-  const std::string source = data.heldout()[2].source;
   const char* const kinds[3] = {"encoder", "decoder", "cross"};
   const char* const ids[3] = {"enc_self", "dec_self", "cross"};
   const char* const keys[3] = {"encoder_self_attention", "decoder_self_attention",
@@ -93,7 +89,9 @@ TEST(ScreenTransformer, MapsPerBlockAndHeadAreTheProgramsForTheSavedModel) {
         << "the viewer did not draw the transformer scene";
     ASSERT_EQ(run.inputs.at("shown.example").item(), 2);
 
-    const std::string json = program_json(run.dir + "/saved-masked.npz", source);
+    // The shown input: held-out example 2 of the scene's data.
+    const std::string model = run.dir + "/saved-masked.npz";
+    const std::string json = program_json(model, dumped_source(run, model, 2));
     const Tensor maps = parse_array(json, keys[kind]);  // [L, H, Tq, Tk]
     ASSERT_EQ(maps.dim(), 4) << json.substr(0, 300);
     const Tensor keep = kind == 1 ? look_ahead_keep(maps.size(2)) : Tensor();

@@ -11,13 +11,12 @@
 #include <sstream>
 
 #include "attograd/translate/model.h"
+#include "dumped_source.h"
 #include "screen_check.h"
 #include "test_util.h"
 
 namespace ag::viewer_test {
 namespace {
-
-namespace tr = ag::translate;
 
 const char* const kModels[2] = {"additive", "dot"};
 
@@ -96,17 +95,8 @@ TEST(ScreenTranslate, HeldOutAlignmentCellsAreTheProgramsWeightsForTheSavedModel
   ASSERT_EQ(run.exit_code, 0);
   ASSERT_EQ(run.inputs.count("shown.example"), 1u) << "the viewer did not draw the translate scene";
   ASSERT_EQ(run.inputs.at("shown.example").item(), 2);
-  // The shown input: held-out example 2 of the scene's data, read back from
-  // the inputs it dumped with the saved model's vocabulary (the page draws
-  // its data with libc++'s distributions, which differ from libstdc++'s).
-  const tr::Translator saved = tr::load_translator(run.dir + "/saved-additive.npz");
-  const std::vector<double> src = slice_of(run.inputs.at("src"), 2).to_vector();
-  const int64_t length = static_cast<int64_t>(run.inputs.at("src_valid_len").to_vector()[2]);
-  std::vector<std::string> tokens;
-  for (int64_t i = 0; i + 1 < length; ++i) {
-    tokens.push_back(saved.src_vocab.token(static_cast<int64_t>(src[static_cast<size_t>(i)])));
-  }
-  expect_cells_are_the_programs(run, tr::detokenize_chars(tokens));
+  // The shown input: held-out example 2 of the scene's data.
+  expect_cells_are_the_programs(run, dumped_source(run, run.dir + "/saved-additive.npz", 2));
 }
 
 TEST(ScreenTranslate, TypedTextAlignmentCellsAreTheProgramsWeights) {
