@@ -17,15 +17,6 @@ const ImU32 kMaskedLossColor = kFitColor, kMaskedAccuracyColor = IM_COL32(120, 2
 const ImU32 kUnmaskedLossColor = IM_COL32(230, 70, 70, 255);
 const ImU32 kUnmaskedAccuracyColor = IM_COL32(255, 170, 60, 255);
 
-// The held-out inputs the scene shows: the first kShown of the split.
-std::vector<std::string> shown_sources(const tr::Dataset& data) {
-  std::vector<std::string> sources;
-  for (int64_t i = 0; i < TransformerTrainer::kShown; ++i) {
-    sources.push_back(data.heldout()[static_cast<size_t>(i)].source);
-  }
-  return sources;
-}
-
 // The program's Transformer (attograd-translate --model transformer: d 32,
 // FFN 64, 4 heads, 2 blocks, Xavier init) for `data`, with or without its
 // look-ahead mask, and without dropout: on dates, dropout 0.1 reaches 22%
@@ -144,7 +135,7 @@ void TransformerTrainer::set_learning_rate(double lr) {
 
 std::map<std::string, Tensor> TransformerTrainer::data() const {
   const auto [src, valid_len] =
-      tr::encode_sources(shown_sources(*data_), data_->src_vocab(), data_->src_steps());
+      tr::encode_sources(data_->heldout_sources(kShown), data_->src_vocab(), data_->src_steps());
   return {{"src", src}, {"src_valid_len", valid_len}};
 }
 
@@ -168,7 +159,7 @@ std::map<std::string, Tensor> TransformerTrainer::state() const {
 std::map<std::string, Tensor> TransformerTrainer::record(const double (&loss)[2]) {
   const int64_t tgt = data_->tgt_steps(), src = data_->src_steps();
   const int64_t lh = blocks() * heads();
-  const std::vector<std::string> sources = shown_sources(*data_);
+  const std::vector<std::string> sources = data_->heldout_sources(kShown);
   std::map<std::string, Tensor> out;
   for (int64_t m = 0; m < models(); ++m) {
     // Greedy decoding as the program does it (translate()), and for the

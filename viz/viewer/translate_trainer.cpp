@@ -15,15 +15,6 @@ namespace tr = ag::translate;
 
 namespace {
 
-// The held-out inputs the scene shows: the first kShown of the split.
-std::vector<std::string> shown_sources(const tr::Dataset& data) {
-  std::vector<std::string> sources;
-  for (int64_t i = 0; i < TranslateTrainer::kShown; ++i) {
-    sources.push_back(data.heldout()[static_cast<size_t>(i)].source);
-  }
-  return sources;
-}
-
 // Greedy predictions of `count` sources as the record's fields: output
 // [count, tgt] (-1 past the end), rows [count], alignment [count, tgt, src].
 struct Predicted {
@@ -153,14 +144,14 @@ void TranslateTrainer::set_learning_rate(double lr) {
 
 std::map<std::string, Tensor> TranslateTrainer::data() const {
   const auto [src, valid_len] =
-      tr::encode_sources(shown_sources(*data_), data_->src_vocab(), data_->src_steps());
+      tr::encode_sources(data_->heldout_sources(kShown), data_->src_vocab(), data_->src_steps());
   return {{"src", src}, {"src_valid_len", valid_len}};
 }
 
 std::map<std::string, Tensor> TranslateTrainer::record() {
   AG_CHECK(trainers_[0] != nullptr, "TranslateTrainer::record", "start() was not called");
   const int64_t tgt = data_->tgt_steps(), src = data_->src_steps();
-  const std::vector<std::string> sources = shown_sources(*data_);
+  const std::vector<std::string> sources = data_->heldout_sources(kShown);
   std::vector<std::string> typed;
   if (!typed_.empty()) typed.push_back(typed_);
   std::map<std::string, Tensor> out;

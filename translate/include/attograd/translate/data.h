@@ -131,6 +131,15 @@ class Dataset {
   Task task() const { return task_; }
   const std::vector<Example>& train() const { return train_; }
   const std::vector<Example>& heldout() const { return heldout_; }
+  // The sources of the first `count` held-out examples (all if fewer).
+  std::vector<std::string> heldout_sources(int64_t count) const {
+    std::vector<std::string> sources;
+    for (const Example& example : heldout_) {
+      if (static_cast<int64_t>(sources.size()) == count) break;
+      sources.push_back(example.source);
+    }
+    return sources;
+  }
   const Vocab& src_vocab() const { return src_vocab_; }
   const Vocab& tgt_vocab() const { return tgt_vocab_; }
   int64_t src_steps() const { return src_steps_; }
