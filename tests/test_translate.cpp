@@ -8,6 +8,7 @@
 #include "attograd/translate/report.h"
 #include "attograd/translate/train.h"
 #include "test_util.h"
+#include "translate_test_util.h"
 
 namespace ag::translate {
 namespace {
@@ -142,14 +143,7 @@ TEST(TranslateModel, SaveLoadGivesIdenticalPredictions) {
   EXPECT_EQ(loaded.src_steps, translator.src_steps);
   EXPECT_EQ(loaded.config.num_hiddens, 16);
   EXPECT_EQ(loaded.config.num_layers, 1);
-  std::vector<std::string> sources;
-  for (const auto& e : data.heldout()) sources.push_back(e.source);
-  const auto before = translate(translator, sources);
-  const auto after = translate(loaded, sources);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    ASSERT_EQ(before[i].output, after[i].output) << sources[i];
-    ASSERT_EQ(before[i].alignment.to_vector(), after[i].alignment.to_vector()) << sources[i];
-  }
+  expect_same_translations(translator, loaded, data);
   // The state dict carries d2l's names.
   const auto file = load_npz(path);
   EXPECT_EQ(file.count("encoder.embedding.weight"), 1u);

@@ -12,6 +12,7 @@
 #include "attograd/translate/report.h"
 #include "attograd/translate/train.h"
 #include "test_util.h"
+#include "translate_test_util.h"
 
 namespace ag::translate {
 namespace {
@@ -91,14 +92,7 @@ TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
   EXPECT_EQ(loaded.config.num_blks, 1);
   EXPECT_FALSE(loaded.config.causal);
   EXPECT_FALSE(as_transformer(loaded).transformer_decoder().causal);
-  std::vector<std::string> sources;
-  for (const auto& e : data.heldout()) sources.push_back(e.source);
-  const auto before = translate(translator, sources);
-  const auto after = translate(loaded, sources);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    ASSERT_EQ(before[i].output, after[i].output) << sources[i];
-    ASSERT_EQ(before[i].alignment.to_vector(), after[i].alignment.to_vector()) << sources[i];
-  }
+  expect_same_translations(translator, loaded, data);
   const auto file = load_npz(path);
   EXPECT_EQ(file.at("meta.transformer").to_vector(), (std::vector<double>{2, 24, 1, 0}));
   EXPECT_EQ(file.at("meta.format").to_vector(), (std::vector<double>{kFormatVersion}));

@@ -1,17 +1,23 @@
-// The source text a translate or transformer scene showed, read back from the
-// inputs it dumped (`src`, `src_valid_len`) with the vocabulary of a model it
-// saved. Screen tests take the shown input from there rather than generating
-// the scene's data again: the page draws its data with libc++'s
-// distributions, which differ from libstdc++'s.
+// What the translate and transformer screen tests compare a scene with: the
+// text it showed (dumped_source) and what attograd-translate prints for a
+// model the scene saved (program_json).
 #pragma once
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "attograd/translate/model.h"
 #include "screen_check.h"
+#include "test_util.h"
 
 namespace ag::viewer_test {
+
+// The source text the scene showed, read back from the inputs it dumped
+// (`src`, `src_valid_len`) with the vocabulary of a model it saved. Screen
+// tests take the shown input from there rather than generating the scene's
+// data again: the page draws its data with libc++'s distributions, which
+// differ from libstdc++'s.
 
 inline std::string dumped_source(const SceneRun& run, const std::string& saved_model,
                                  int64_t example) {
@@ -24,6 +30,17 @@ inline std::string dumped_source(const SceneRun& run, const std::string& saved_m
     tokens.push_back(saved.src_vocab.token(static_cast<int64_t>(src[static_cast<size_t>(i)])));
   }
   return translate::detokenize_chars(tokens);
+}
+
+// attograd-translate --load MODEL --predict TEXT --json: its one line.
+inline std::string program_json(const std::string& model, const std::string& text) {
+  const std::string out = model + ".json";
+  const std::string command = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " --load '" + model +
+                              "' --predict '" + text + "' --json >'" + out + "' 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string json = ag::testing::read_file(out);
+  AG_CHECK(status == 0, "program_json", command + " failed: " + json);
+  return json;
 }
 
 }  // namespace ag::viewer_test

@@ -7,8 +7,6 @@
 // prints for the shown held-out input (±2 per channel).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "dumped_source.h"
 #include "screen_check.h"
 #include "test_util.h"
@@ -51,17 +49,6 @@ Tensor parse_array(const std::string& json, const std::string& key) {
   std::vector<double> values;
   parse_value(json, i, 0, shape, values);
   return tensor(values, Shape(shape.begin(), shape.end()), kFloat64);
-}
-
-// attograd-translate --load MODEL --predict TEXT --json: its one line.
-std::string program_json(const std::string& model, const std::string& text) {
-  const std::string out = model + ".json";
-  const std::string command = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " --load '" + model +
-                              "' --predict '" + text + "' --json >'" + out + "' 2>&1";
-  const int status = std::system(command.c_str());
-  const std::string json = ag::testing::read_file(out);
-  AG_CHECK(status == 0, "program_json", command + " failed: " + json);
-  return json;
 }
 
 Tensor look_ahead_keep(int64_t n) {

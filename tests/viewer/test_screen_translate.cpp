@@ -60,15 +60,9 @@ Printed parse_weights(const std::string& json) {
   return p;
 }
 
-// attograd-translate --load MODEL --predict TEXT --json.
+// attograd-translate --load MODEL --predict TEXT --json, its weights.
 Printed program_weights(const std::string& model, const std::string& text) {
-  const std::string out = model + ".json";
-  const std::string command = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " --load '" + model +
-                              "' --predict '" + text + "' --json >'" + out + "' 2>&1";
-  const int status = std::system(command.c_str());
-  const std::string json = ag::testing::read_file(out);
-  AG_CHECK(status == 0, "program_weights", command + " failed: " + json);
-  return parse_weights(json);
+  return parse_weights(program_json(model, text));
 }
 
 // Both models' maps in `run` against the program's weights for `text`.
