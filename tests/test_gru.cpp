@@ -1,5 +1,6 @@
 // The fused GRU step ag::gru_cell (against the same cell composed from
-// primitives, and gradcheck) and nn::GRU (torch.nn.GRU: parameter names and
+// primitives, and gradcheck), the whole-layer ag::gru_layer (against the
+// layer step by step, and gradcheck) and nn::GRU (torch.nn.GRU: parameter names and
 // order, init, outputs and every gradient against
 // tests/fixtures/seq2seq_gru.npz from scripts/make_seq2seq_block_fixtures.py,
 // gradcheck through inputs, h0 and all parameters, dropout between layers,
@@ -95,6 +96,90 @@ TEST(GruCellTest, BadInput) {
   EXPECT_TRUE(throws_error([&] { gru_cell(g.to(kInt64), g.to(kInt64), h.to(kInt64)); },
                            {"gru_cell", "int64"}));
   EXPECT_TRUE(throws_error([&] { gru_cell(g, Tensor(), h); }, {"gru_cell", "defined"}));
+}
+
+// ---- gru_layer -------------------------------------------------------------------------
+
+// The reference: the layer step by step, one product and one gru_cell per step.
+Tensor stepwise_gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh,
+                          const Tensor& b_hh) {
+  const int64_t T = gi.size(0), B = gi.size(1), G = gi.size(2);
+  Tensor h = h0;
+  std::vector<Tensor> steps;
+  for (int64_t t = 0; t < T; ++t) {
+    h = gru_cell(reshape(narrow(gi, 0, t, 1), {B, G}), linear(h, w_hh, b_hh), h);
+    steps.push_back(h);
+  }
+  return stack(steps, 0);
+}
+
+TEST(GruLayerTest, MatchesStepwiseLayerForwardAndBackward) {
+  for (const auto& [dtype, tol] : {std::pair{kFloat64, 1e-12}, {kFloat32, 1e-5}}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    manual_seed(5);
+    const int64_t T = 6, B = 3, H = 5;
+    const Tensor gi0 = randn({T, B, 3 * H}, dtype), h00 = uniform({B, H}, -1, 1, dtype),
+                 w0 = randn({3 * H, H}, dtype) * 0.5, b0 = randn({3 * H}, dtype),
+                 weights = randn({T, B, H}, dtype);
+    std::vector<Tensor> results[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      Tensor gi = gi0.clone().requires_grad_(), h0 = h00.clone().requires_grad_(),
+             w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+      const Tensor out = fused ? gru_layer(gi, h0, w, b) : stepwise_gru_layer(gi, h0, w, b);
+      if (fused) {
+        EXPECT_EQ(out.grad_fn_name(), "GruLayerBackward");
+      }
+      sum(out * weights).backward();
+      results[fused] = {out, gi.grad(), h0.grad(), w.grad(), b.grad()};
+    }
+    for (size_t i = 0; i < results[0].size(); ++i)
+      EXPECT_TRUE(all_close(results[1][i], results[0][i], tol, tol)) << i;
+  }
+}
+
+TEST(GruLayerTest, Gradcheck) {
+  const int64_t T = 3, B = 2, H = 3;
+  EXPECT_TRUE(
+      grad_ok([](const std::vector<Tensor>& in) { return gru_layer(in[0], in[1], in[2], in[3]); },
+              {leaf64({T, B, 3 * H}, -2, 2), leaf64({B, H}), leaf64({3 * H, H}), leaf64({3 * H})}));
+  // One step; only some inputs requiring grad, and a non-contiguous gi.
+  const Tensor h0 = leaf64({B, H}).detach(), b = leaf64({3 * H}).detach();
+  EXPECT_TRUE(grad_ok(
+      [&](const std::vector<Tensor>& in) {
+        return gru_layer(permute(in[0], {1, 0, 2}), h0, in[1], b);
+      },
+      {leaf64({B, 1, 3 * H}, -2, 2), leaf64({3 * H, H})}));
+}
+
+TEST(GruLayerTest, BadInput) {
+  const Tensor gi = zeros({4, 2, 9}), h0 = zeros({2, 3}), w = zeros({9, 3}), b = zeros({9});
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru_layer(zeros({4, 2, 8}), h0, w, b);
+      },
+      {"gru_layer", "gi [4, 2, 8]", "h0 [2, 3]", "w_hh [9, 3]", "b_hh [9]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru_layer(gi, zeros({3, 3}), w, b);
+      },
+      {"gru_layer", "h0 [3, 3]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru_layer(gi, h0, zeros({9, 4}), b);
+      },
+      {"gru_layer", "w_hh [9, 4]"}));
+  EXPECT_TRUE(throws_error([&] { gru_layer(gi, h0, w, zeros({3})); }, {"gru_layer", "b_hh [3]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru_layer(zeros({0, 2, 9}), h0, w, b);
+      },
+      {"gru_layer", "T, B, H >= 1", "gi [0, 2, 9]"}));
+  EXPECT_TRUE(throws_error([&] { gru_layer(gi, h0, w.to(kFloat64), b); },
+                           {"gru_layer", "float32", "float64"}));
+  EXPECT_TRUE(
+      throws_error([&] { gru_layer(gi.to(kInt64), h0.to(kInt64), w.to(kInt64), b.to(kInt64)); },
+                   {"gru_layer", "int64"}));
+  EXPECT_TRUE(throws_error([&] { gru_layer(gi, Tensor(), w, b); }, {"gru_layer", "defined"}));
 }
 
 // ---- nn::GRU -----------------------------------------------------------------------------

@@ -15,11 +15,13 @@
 // a backward that allocates a few more; here it is one pass over B * H
 // entries that also keeps r, z and n for the backward. The composed version
 // stays as the test reference (tests/test_gru.cpp).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
 
 #include "attograd/autograd.h"
+#include "attograd/kernels/gemm.h"
 #include "attograd/ops.h"
 #include "parallel.h"
 #include "vector_math.h"
@@ -92,18 +94,20 @@ void forward_rows_f32(const float* gi, const float* gh, const float* h, float* h
 // The buffers never overlap; saying so (__restrict) lets the compiler run the
 // j loop on vectors, every element computed as written (it was a scalar loop,
 // 6% of a seq2seq training step).
+// gh_n: row b's gh_n at gh_n + b * ld_n (gru_cell passes gh + 2H with ld_n = 3H,
+// gru_layer its own [B, H] copy with ld_n = H).
 template <typename T>
-void backward_rows(const T* __restrict g, const T* __restrict gh, const T* __restrict h,
-                   const T* __restrict gates, T* __restrict dgi, T* __restrict dgh,
-                   T* __restrict dh, int64_t H, int64_t begin, int64_t end) {
+void backward_rows(const T* __restrict g, const T* __restrict gh_n, int64_t ld_n,
+                   const T* __restrict h, const T* __restrict gates, T* __restrict dgi,
+                   T* __restrict dgh, T* __restrict dh, int64_t H, int64_t begin, int64_t end) {
   for (int64_t b = begin; b < end; ++b) {
-    const T *gb = g + b * H, *ghb = gh + b * 3 * H, *hb = h + b * H, *gate = gates + b * 3 * H;
+    const T *gb = g + b * H, *ghn = gh_n + b * ld_n, *hb = h + b * H, *gate = gates + b * 3 * H;
     T *dgib = dgi + b * 3 * H, *dghb = dgh + b * 3 * H, *dhb = dh + b * H;
     for (int64_t j = 0; j < H; ++j) {
       const T r = gate[j], z = gate[H + j], n = gate[2 * H + j];
       const T da_z = gb[j] * (hb[j] - n) * z * (1 - z);
       const T da_n = gb[j] * (1 - z) * (1 - n * n);
-      const T da_r = da_n * ghb[2 * H + j] * r * (1 - r);
+      const T da_r = da_n * ghn[j] * r * (1 - r);
       dhb[j] = gb[j] * z;
       dgib[j] = dghb[j] = da_r;
       dgib[H + j] = dghb[H + j] = da_z;
@@ -111,6 +115,33 @@ void backward_rows(const T* __restrict g, const T* __restrict gh, const T* __res
       dghb[2 * H + j] = da_n * r;
     }
   }
+}
+
+// One step over all B rows, on the threads: h_next [B, H] and gates [B, 3H]
+// from gi, gh [B, 3H] and h [B, H] (forward_rows / forward_rows_f32).
+template <typename T>
+void cell_forward(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int64_t B, int64_t H) {
+  detail::parallel_for(
+      B,
+      [&](int64_t begin, int64_t end) {
+        if constexpr (std::is_same_v<T, float>)
+          forward_rows_f32(gi, gh, h, h_next, gates, H, begin, end);
+        else
+          forward_rows(gi, gh, h, h_next, gates, H, begin, end);
+      },
+      detail::grain_for(8 * H));
+}
+
+// The backward of one step over all B rows, on the threads (backward_rows).
+template <typename T>
+void cell_backward(const T* g, const T* gh_n, int64_t ld_n, const T* h, const T* gates, T* dgi,
+                   T* dgh, T* dh, int64_t B, int64_t H) {
+  detail::parallel_for(
+      B,
+      [&](int64_t begin, int64_t end) {
+        backward_rows(g, gh_n, ld_n, h, gates, dgi, dgh, dh, H, begin, end);
+      },
+      detail::grain_for(8 * H));
 }
 
 }  // namespace
@@ -135,17 +166,8 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
   Tensor gates = empty({B, 3 * H}, h.dtype());  // r, z, n: what the backward reads
   dispatch_floating(h.dtype(), kOp, [&](auto tag) {
     using T = decltype(tag);
-    detail::parallel_for(
-        B,
-        [&](int64_t begin, int64_t end) {
-          if constexpr (std::is_same_v<T, float>)
-            forward_rows_f32(gic.data_ptr<T>(), ghc.data_ptr<T>(), hc.data_ptr<T>(),
-                             h_next.data_ptr<T>(), gates.data_ptr<T>(), H, begin, end);
-          else
-            forward_rows(gic.data_ptr<T>(), ghc.data_ptr<T>(), hc.data_ptr<T>(),
-                         h_next.data_ptr<T>(), gates.data_ptr<T>(), H, begin, end);
-        },
-        detail::grain_for(8 * H));
+    cell_forward(gic.data_ptr<T>(), ghc.data_ptr<T>(), hc.data_ptr<T>(), h_next.data_ptr<T>(),
+                 gates.data_ptr<T>(), B, H);
   });
   // dgi, dgh [B, 3H] and dh [B, H] from g [B, H] (see backward_rows).
   if (needs_grad(gi, gh, h))
@@ -156,18 +178,130 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
              dh = empty(hc.shape(), hc.dtype());
       dispatch_floating(hc.dtype(), kOp, [&](auto tag) {
         using T = decltype(tag);
-        detail::parallel_for(
-            B,
-            [&](int64_t begin, int64_t end) {
-              backward_rows(gc.data_ptr<T>(), ghc.data_ptr<T>(), hc.data_ptr<T>(),
-                            gates.data_ptr<T>(), dgi.data_ptr<T>(), dgh.data_ptr<T>(),
-                            dh.data_ptr<T>(), H, begin, end);
-            },
-            detail::grain_for(8 * H));
+        cell_backward(gc.data_ptr<T>(), ghc.data_ptr<T>() + 2 * H, 3 * H, hc.data_ptr<T>(),
+                      gates.data_ptr<T>(), dgi.data_ptr<T>(), dgh.data_ptr<T>(), dh.data_ptr<T>(),
+                      B, H);
       });
       return grads{dgi, dgh, dh};
     });
   return h_next;
+}
+
+// ---- gru_layer: all T steps of one layer as one op -----------------------------------
+//
+// Legend: T steps, B batch, H hidden units.
+//
+//   gi  [T, B, 3H]  the input side of every step (x_t W_ih^T + b_ih, one product
+//                   by the caller), h0 [B, H], W_hh [3H, H], b_hh [3H]
+//   for t = 0 .. T-1:
+//     gh_t = h_{t-1} W_hh^T + b_hh        [B, 3H]   (h_{-1} = h0)
+//     h_t  = gru_cell(gi_t, gh_t, h_{t-1}) [B, H]
+//   out = [h_0, ..., h_{T-1}]              [T, B, H]
+//
+// Why one op: step by step (linear, then gru_cell) one layer records 2T nodes
+// and runs 3T small products (the forward's h W_hh^T, the backward's dh and
+// dW_hh); here the backward's T weight-gradient products are ONE
+//   dW_hh = sum_t dgh_t^T h_{t-1} = dgh^T [3H, T*B] @ [h0; h_0 .. h_{T-2}] [T*B, H]
+// and the graph holds one node. The step-by-step composition stays as the
+// test reference (tests/test_gru.cpp).
+//
+// Backward, from g = dL/dout [T, B, H], in reverse time:
+//   dh = 0
+//   for t = T-1 .. 0:
+//     g_t' = g_t + dh                                (h_t feeds out[t] and step t + 1)
+//     dgi_t, dgh_t, dh_direct = the cell's backward  (backward_rows; dh_direct = g_t' z)
+//     dh = dh_direct + dgh_t W_hh                    ([B, 3H] @ [3H, H])
+//   dh0 = dh,  dW_hh as above,  db_hh = sum_{t, b} dgh_t[b]
+Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh) {
+  const char* op = "gru_layer";
+  AG_CHECK(gi.defined() && h0.defined() && w_hh.defined() && b_hh.defined(), op,
+           "gi, h0, w_hh and b_hh must be defined");
+  const auto shapes = [&] {
+    return "gi " + shape_str(gi.shape()) + ", h0 " + shape_str(h0.shape()) + ", w_hh " +
+           shape_str(w_hh.shape()) + ", b_hh " + shape_str(b_hh.shape());
+  };
+  AG_CHECK(h0.dim() == 2 && gi.dim() == 3 && gi.size(0) > 0 && h0.size(0) > 0 && h0.size(1) > 0 &&
+               gi.size(1) == h0.size(0) && gi.size(2) == 3 * h0.size(1) &&
+               w_hh.shape() == Shape({3 * h0.size(1), h0.size(1)}) &&
+               b_hh.shape() == Shape({3 * h0.size(1)}),
+           op,
+           "expected gi [T, B, 3H] with T, B, H >= 1, h0 [B, H], w_hh [3H, H] and b_hh [3H], got " +
+               shapes());
+  AG_CHECK(is_floating(h0.dtype()) && gi.dtype() == h0.dtype() && w_hh.dtype() == h0.dtype() &&
+               b_hh.dtype() == h0.dtype(),
+           op,
+           std::string("gi, h0, w_hh and b_hh must share one floating dtype (float32 or "
+                       "float64), got ") +
+               dtype_name(gi.dtype()) + ", " + dtype_name(h0.dtype()) + ", " +
+               dtype_name(w_hh.dtype()) + ", " + dtype_name(b_hh.dtype()));
+  const int64_t T = gi.size(0), B = h0.size(0), H = h0.size(1);
+  const Tensor gic = gi.detach().contiguous(), h0c = h0.detach().contiguous(),
+               wc = w_hh.detach().contiguous(), bc = b_hh.detach().contiguous();
+  Tensor out = empty({T, B, H}, h0.dtype());        // h_t, every entry written below
+  Tensor gates = empty({T, B, 3 * H}, h0.dtype());  // r, z, n of every step
+  Tensor gh_n = empty({T, B, H}, h0.dtype());       // gh's n part: what the backward reads of gh
+  dispatch_floating(h0.dtype(), op, [&](auto tag) {
+    using T_ = decltype(tag);
+    std::vector<T_> gh(static_cast<size_t>(B * 3 * H));  // one step's gh [B, 3H]
+    const T_ *w = wc.data_ptr<T_>(), *bias = bc.data_ptr<T_>();
+    // gh = h W_hh^T + gh (gh holding b_hh): [B, H] @ [H, 3H]
+    kernels::GemmShape s;
+    s.M = B, s.N = 3 * H, s.K = H, s.trans_b = true, s.lda = H, s.ldb = H, s.ldc = 3 * H;
+    s.beta = 1;
+    for (int64_t t = 0; t < T; ++t) {
+      const T_* h_prev = t == 0 ? h0c.data_ptr<T_>() : out.data_ptr<T_>() + (t - 1) * B * H;
+      for (int64_t b = 0; b < B; ++b) std::copy_n(bias, 3 * H, gh.data() + b * 3 * H);
+      kernels::gemm(s, h_prev, w, gh.data());
+      cell_forward(gic.data_ptr<T_>() + t * B * 3 * H, gh.data(), h_prev,
+                   out.data_ptr<T_>() + t * B * H, gates.data_ptr<T_>() + t * B * 3 * H, B, H);
+      T_* n_part = gh_n.data_ptr<T_>() + t * B * H;
+      for (int64_t b = 0; b < B; ++b) std::copy_n(gh.data() + b * 3 * H + 2 * H, H, n_part + b * H);
+    }
+  });
+  // dgi [T, B, 3H], dh0 [B, H], dW_hh [3H, H], db_hh [3H] from g [T, B, H] (see above).
+  if (needs_grad(gi, h0, w_hh, b_hh))
+    record(out, "GruLayerBackward", {gi, h0, w_hh, b_hh},
+           [h0c, wc, hs = out.detach(), gates, gh_n, op](const Tensor& g) {
+             const Tensor gc = g.contiguous();
+             const int64_t T = hs.size(0), B = hs.size(1), H = hs.size(2);
+             Tensor dgi = empty({T, B, 3 * H}, hs.dtype()), dgh = empty({T, B, 3 * H}, hs.dtype()),
+                    dh = zeros({B, H}, hs.dtype()), dw = empty(wc.shape(), hs.dtype()),
+                    db = zeros({3 * H}, hs.dtype());
+             dispatch_floating(hs.dtype(), op, [&](auto tag) {
+               using T_ = decltype(tag);
+               const T_ *w = wc.data_ptr<T_>(), *h = hs.data_ptr<T_>(), *h0p = h0c.data_ptr<T_>();
+               T_ *dghp = dgh.data_ptr<T_>(), *dhp = dh.data_ptr<T_>();
+               std::vector<T_> g_t(static_cast<size_t>(B * H));
+               // dh += dgh_t W_hh: [B, 3H] @ [3H, H]
+               kernels::GemmShape s;
+               s.M = B, s.N = H, s.K = 3 * H, s.lda = 3 * H, s.ldb = H, s.ldc = H, s.beta = 1;
+               for (int64_t t = T - 1; t >= 0; --t) {
+                 const T_* gt = gc.data_ptr<T_>() + t * B * H;
+                 for (int64_t i = 0; i < B * H; ++i) g_t[static_cast<size_t>(i)] = gt[i] + dhp[i];
+                 cell_backward(g_t.data(), gh_n.data_ptr<T_>() + t * B * H, H,
+                               t == 0 ? h0p : h + (t - 1) * B * H,
+                               gates.data_ptr<T_>() + t * B * 3 * H,
+                               dgi.data_ptr<T_>() + t * B * 3 * H, dghp + t * B * 3 * H, dhp, B, H);
+                 kernels::gemm(s, dghp + t * B * 3 * H, w, dhp);
+               }
+               // dW_hh = dgh_0^T h0 + [dgh_1 .. dgh_{T-1}]^T [h_0 .. h_{T-2}]:
+               // [3H, B] @ [B, H], then [3H, (T-1) B] @ [(T-1) B, H] added.
+               kernels::GemmShape sw;
+               sw.M = 3 * H, sw.N = H, sw.K = B, sw.trans_a = true, sw.lda = 3 * H, sw.ldb = H;
+               sw.ldc = H;
+               kernels::gemm(sw, dghp, h0p, dw.data_ptr<T_>());
+               if (T > 1) {
+                 sw.K = (T - 1) * B, sw.beta = 1;
+                 kernels::gemm(sw, dghp + B * 3 * H, h, dw.data_ptr<T_>());
+               }
+               // db_hh = the column sums of dgh [T * B, 3H]
+               T_* dbp = db.data_ptr<T_>();
+               for (int64_t row = 0; row < T * B; ++row)
+                 for (int64_t j = 0; j < 3 * H; ++j) dbp[j] += dghp[row * 3 * H + j];
+             });
+             return grads{dgi, dh, dw, db};
+           });
+  return out;
 }
 
 }  // namespace ag

@@ -68,22 +68,15 @@ GRUOutput GRU::forward(const Tensor& x, const Tensor& h0) const {
     const size_t l = static_cast<size_t>(k);
     // The input side of every step at once: [T, B, in_k] -> [T, B, 3H].
     const Tensor gi_all = linear(layer_input, weight_ih[l], bias_ih[l]);
-    Tensor h = h0.defined() ? reshape(narrow(h0, 0, k, 1), {B, H}) : zeros({B, H}, dtype);
-    std::vector<Tensor> steps;
-    steps.reserve(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) {
-      const Tensor gi = reshape(narrow(gi_all, 0, t, 1), {B, 3 * H});  // [B, 3H]
-      const Tensor gh = linear(h, weight_hh[l], bias_hh[l]);           // [B, 3H]
-      h = gru_cell(gi, gh, h);                                         // [B, H]
-      steps.push_back(h);
-    }
-    layer_output = stack(steps, 0);  // [T, B, H]
-    h_last.push_back(h);
+    const Tensor h = h0.defined() ? reshape(narrow(h0, 0, k, 1), {B, H}) : zeros({B, H}, dtype);
+    // The T steps h_t = cell(gi_t, h_{t-1} W_hh^T + b_hh, h_{t-1}) as one op: [T, B, H]
+    layer_output = gru_layer(gi_all, h, weight_hh[l], bias_hh[l]);
+    h_last.push_back(narrow(layer_output, 0, T - 1, 1));  // [1, B, H]
     // Dropout between layers (not after the last), in training mode only.
     const bool last = k + 1 == num_layers;
     layer_input = last ? layer_output : ag::dropout(layer_output, dropout, is_training());
   }
-  return {layer_output, stack(h_last, 0)};  // h_n [L, B, H]
+  return {layer_output, cat(h_last, 0)};  // h_n [L, B, H]
 }
 
 }  // namespace ag::nn

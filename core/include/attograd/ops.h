@@ -186,6 +186,11 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w);
 //   n = tanh(gi_n + r * gh_n),  h' = (1 - z) * n + z * h   -> [B, H]
 // One floating dtype, no broadcasting.
 Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h);
+// All T steps of one GRU layer as one op: with gi [T, B, 3H] the input side
+// of every step (x_t W_ih^T + b_ih), h0 [B, H], w_hh [3H, H], b_hh [3H]:
+//   h_t = gru_cell(gi_t, h_{t-1} W_hh^T + b_hh, h_{t-1})  (h_{-1} = h0)
+// -> [h_0, ..., h_{T-1}] [T, B, H]. One floating dtype, T, B, H >= 1.
+Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh);
 
 // ---- streaming attention (ops_flash_attention.cpp) ---------------------------
 // Which keys each query may attend, for flash_attention; all optional and

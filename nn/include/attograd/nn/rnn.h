@@ -33,8 +33,10 @@ struct GRUOutput {
 // mode only, as PyTorch.
 //
 // How it runs: per layer, one product [T*B, in_k] x [in_k, 3H] gives the
-// input side of every step at once; then per step one [B, H] x [H, 3H]
-// product and the fused gate op ag::gru_cell.
+// input side of every step at once; then ag::gru_layer runs the T steps
+// (per step one [B, H] x [H, 3H] product and the gate math of ag::gru_cell)
+// as one autograd node, whose backward does one weight-gradient product for
+// W_hh over all steps.
 class GRU : public Module {
  public:
   GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, double dropout = 0.0);
