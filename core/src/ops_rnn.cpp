@@ -39,7 +39,9 @@ T sigmoid_of(T a) {
 
 // Rows [begin, end) of the forward: h_next [B, H], and gates [B, 3H] = (r, z, n)
 // for the backward. All pointers to contiguous row-major buffers.
-// float32 twin: forward_rows_f32 below.
+// float32 twin: detail::gru_cell_rows_f32 in vector_math.cpp, with the
+// vectorised exp and tanh of vector_math.h (libm's expf and tanhf are scalar
+// calls and took most of a GRU step's time).
 template <typename T>
 void forward_rows(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int64_t H,
                   int64_t begin, int64_t end) {
@@ -58,28 +60,6 @@ void forward_rows(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int
   }
 }
 
-// The same for float32, with the vectorised exp and tanh of vector_math.h
-// (libm's expf and tanhf are scalar calls and took most of a GRU step's
-// time), the gates computed in place in their buffer:
-//   gate[0, 2H) = e^-(gi + gh)  ->  1 / (1 + gate)   (r and z; e^+big = inf gives 0)
-//   gate[2H, 3H) = gi_n + r gh_n  ->  tanh            (n)
-void forward_rows_f32(const float* gi, const float* gh, const float* h, float* h_next, float* gates,
-                      int64_t H, int64_t begin, int64_t end) {
-  for (int64_t b = begin; b < end; ++b) {
-    const float *gib = gi + b * 3 * H, *ghb = gh + b * 3 * H, *hb = h + b * H;
-    float *out = h_next + b * H, *gate = gates + b * 3 * H;
-    for (int64_t j = 0; j < 2 * H; ++j) gate[j] = -(gib[j] + ghb[j]);
-    detail::exp_f32(gate, gate, 2 * H);
-    for (int64_t j = 0; j < 2 * H; ++j) gate[j] = 1 / (1 + gate[j]);
-    for (int64_t j = 0; j < H; ++j) gate[2 * H + j] = gib[2 * H + j] + gate[j] * ghb[2 * H + j];
-    detail::tanh_f32(gate + 2 * H, gate + 2 * H, H);
-    for (int64_t j = 0; j < H; ++j) {
-      const float z = gate[H + j], n = gate[2 * H + j];
-      out[j] = (1 - z) * n + z * hb[j];
-    }
-  }
-}
-
 // Rows [begin, end) of the backward, from g = dL/dh' [B, H]. In the forward this was
 //   h' = (1 - z) n + z h
 //     =>  dh  = g z
@@ -94,6 +74,8 @@ void forward_rows_f32(const float* gi, const float* gh, const float* h, float* h
 // The buffers never overlap; saying so (__restrict) lets the compiler run the
 // j loop on vectors, every element computed as written (it was a scalar loop,
 // 6% of a seq2seq training step).
+// float32 twin: detail::gru_cell_backward_rows_f32 in vector_math.cpp (built
+// for AVX-512 and AVX2 too).
 // gh_n: row b's gh_n at gh_n + b * ld_n (gru_cell passes gh + 2H with ld_n = 3H,
 // gru_layer its own [B, H] copy with ld_n = H).
 template <typename T>
@@ -125,7 +107,8 @@ void cell_forward(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int
       B,
       [&](int64_t begin, int64_t end) {
         if constexpr (std::is_same_v<T, float>)
-          forward_rows_f32(gi, gh, h, h_next, gates, H, begin, end);
+          detail::gru_cell_rows_f32(gi + begin * 3 * H, gh + begin * 3 * H, h + begin * H,
+                                    h_next + begin * H, gates + begin * 3 * H, end - begin, H);
         else
           forward_rows(gi, gh, h, h_next, gates, H, begin, end);
       },
@@ -139,7 +122,12 @@ void cell_backward(const T* g, const T* gh_n, int64_t ld_n, const T* h, const T*
   detail::parallel_for(
       B,
       [&](int64_t begin, int64_t end) {
-        backward_rows(g, gh_n, ld_n, h, gates, dgi, dgh, dh, H, begin, end);
+        if constexpr (std::is_same_v<T, float>)
+          detail::gru_cell_backward_rows_f32(
+              g + begin * H, gh_n + begin * ld_n, ld_n, h + begin * H, gates + begin * 3 * H,
+              dgi + begin * 3 * H, dgh + begin * 3 * H, dh + begin * H, end - begin, H);
+        else
+          backward_rows(g, gh_n, ld_n, h, gates, dgi, dgh, dh, H, begin, end);
       },
       detail::grain_for(8 * H));
 }

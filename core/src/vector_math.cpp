@@ -219,4 +219,44 @@ AG_SIMD_CLONES void additive_scores_backward_row_f32(const float* q, const float
   for (int64_t x = 0; x < h; ++x) dq[x] *= w[x];
 }
 
+AG_SIMD_CLONES void gru_cell_rows_f32(const float* gi, const float* gh, const float* h,
+                                      float* __restrict h_next, float* __restrict gates,
+                                      int64_t rows, int64_t H) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const float *gib = gi + b * 3 * H, *ghb = gh + b * 3 * H, *hb = h + b * H;
+    float *out = h_next + b * H, *gate = gates + b * 3 * H;
+    for (int64_t j = 0; j < H; ++j) {
+      // sigmoid(a) = 1 / (1 + e^-a); e^+big = inf gives 0
+      const float r = 1 / (1 + exp_one(-(gib[j] + ghb[j])));
+      const float z = 1 / (1 + exp_one(-(gib[H + j] + ghb[H + j])));
+      const float n = tanh_one(gib[2 * H + j] + r * ghb[2 * H + j]);
+      out[j] = (1 - z) * n + z * hb[j];
+      gate[j] = r;
+      gate[H + j] = z;
+      gate[2 * H + j] = n;
+    }
+  }
+}
+
+AG_SIMD_CLONES void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n,
+                                               const float* h, const float* gates,
+                                               float* __restrict dgi, float* __restrict dgh,
+                                               float* __restrict dh, int64_t rows, int64_t H) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const float *gb = g + b * H, *ghn = gh_n + b * ld_n, *hb = h + b * H, *gate = gates + b * 3 * H;
+    float *dgib = dgi + b * 3 * H, *dghb = dgh + b * 3 * H, *dhb = dh + b * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const float r = gate[j], z = gate[H + j], n = gate[2 * H + j];
+      const float da_z = gb[j] * (hb[j] - n) * z * (1 - z);
+      const float da_n = gb[j] * (1 - z) * (1 - n * n);
+      const float da_r = da_n * ghn[j] * r * (1 - r);
+      dhb[j] = gb[j] * z;
+      dgib[j] = dghb[j] = da_r;
+      dgib[H + j] = dghb[H + j] = da_z;
+      dgib[2 * H + j] = da_n;
+      dghb[2 * H + j] = da_n * r;
+    }
+  }
+}
+
 }  // namespace ag::detail

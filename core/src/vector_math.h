@@ -53,4 +53,14 @@ void additive_scores_backward_row_f32(const float* q, const float* k, const floa
                                       const float* g, float* dq, float* dk, float* dw, int64_t tk,
                                       int64_t h);
 
+// GRU cell rows (ops_rnn.cpp's gru_cell and gru_layer), vectorised over H; the
+// float32 twins of its forward_rows and backward_rows templates (the same
+// math, see there). rows rows from the given pointers: gi, gh, gates, dgi,
+// dgh [rows, 3H], h, h_next, g, dh [rows, H]; gh_n row b at gh_n + b * ld_n.
+void gru_cell_rows_f32(const float* gi, const float* gh, const float* h, float* h_next,
+                       float* gates, int64_t rows, int64_t H);
+void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n, const float* h,
+                                const float* gates, float* dgi, float* dgh, float* dh, int64_t rows,
+                                int64_t H);
+
 }  // namespace ag::detail
