@@ -67,6 +67,14 @@ TEST(AdditiveScoresTest, FusedMatchesComposedOnAwkwardSizes) {
   }
 }
 
+TEST(AdditiveScoresTest, FusedMatchesComposedWhenTheBackwardRecomputesTanh) {
+  // Above 2^20 tanh terms (B Tq Tk h) the forward keeps none and the backward
+  // recomputes them; below (every other test here) it reads them back.
+  manual_seed(5);
+  for (const DType dtype : {kFloat64, kFloat32})
+    expect_fused_matches_reference(1, 64, 128, 129, dtype);
+}
+
 TEST(AdditiveScoresTest, HandComputedValues) {
   // q = [0, 1], k rows [0, 0] and [1, -1], w = [2, 3]:
   // s[0] = 2 tanh(0) + 3 tanh(1) = 3 tanh(1); s[1] = 2 tanh(1) + 3 tanh(0) = 2 tanh(1).

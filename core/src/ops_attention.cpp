@@ -11,9 +11,12 @@
 //   scores   = sum(w * features, -1)                    // [B, Tq, Tk, h] -> [B, Tq, Tk]
 // the op materialises the 4-D features tensor: for B = 8, Tq = Tk = 512,
 // h = 64 that is 134M floats (537 MB), and its backward makes several more
-// tensors of that size. Here each t = tanh(q + k) only ever lives in a
-// register: the forward folds it into the sum over x at once, and the
-// backward computes it again rather than reading it back from memory. The
+// tensors of that size. Here the forward folds each t = tanh(q + k) into the
+// sum over x at once. The backward needs t again: while the [B, Tq, Tk, h]
+// tensor of them is small (at most kKeepTanh entries, as one seq2seq decoder
+// step's 64 x 1 x 30 x 32) the forward also writes it out and the backward
+// reads it back (the tanh was a third of the backward's time); beyond that t
+// only ever lives in a register and the backward computes it again. The
 // composed version stays as the test reference (tests/test_attention_scores.cpp).
 // How much faster the fused op is, and the command that measures it:
 // docs/speed.md.
@@ -48,21 +51,31 @@ namespace {
 
 constexpr const char* kOp = "additive_scores";
 
+// The most t = tanh(q + k) entries ([B, Tq, Tk, h]) the forward keeps for the
+// backward: 2^20, 4 MiB in float32.
+constexpr int64_t kKeepTanh = int64_t{1} << 20;
+
 // ---- one query row i of one batch item -------------------------------------------------
 // q [h] (row i), k [Tk, h] (all keys of the item), w [h].
 
-// forward: s[j] = sum_x w[x] tanh(q[x] + k[j, x])  for j < Tk
+// forward: s[j] = sum_x w[x] tanh(q[x] + k[j, x])  for j < Tk, and when t is
+// not null each tanh also into t [Tk, h] for the backward.
 // float32 twin: detail::additive_scores_row_f32 in vector_math.cpp.
 template <typename T>
-void forward_row(const T* q, const T* k, const T* w, T* s, int64_t tk, int64_t h) {
+void forward_row(const T* q, const T* k, const T* w, T* s, T* t, int64_t tk, int64_t h) {
   for (int64_t j = 0; j < tk; ++j) {
     T sum = 0;
-    for (int64_t x = 0; x < h; ++x) sum += w[x] * std::tanh(q[x] + k[j * h + x]);
+    for (int64_t x = 0; x < h; ++x) {
+      const T tanh_jx = std::tanh(q[x] + k[j * h + x]);
+      if (t) t[j * h + x] = tanh_jx;
+      sum += w[x] * tanh_jx;
+    }
     s[j] = sum;
   }
 }
 
-// backward, from g = dL/ds [Tk]. In the forward this was
+// backward, from g = dL/ds [Tk], with t read from t_kept [Tk, h] (the
+// forward's) or, when t_kept is null, recomputed. In the forward this was
 //   s[j] = sum_x w[x] t[j, x],  t[j, x] = tanh(q[x] + k[j, x]),
 // and d tanh(a)/da = 1 - tanh(a)^2, so with u = g[j] (1 - t^2):
 //   dq[x]     = w[x] sum_j u      (q was shared by every key j: its gradients add up)
@@ -70,12 +83,12 @@ void forward_row(const T* q, const T* k, const T* w, T* s, int64_t tk, int64_t h
 //   dw[x]    += sum_j g[j] t      (summed over every row by the caller)
 // float32 twin: detail::additive_scores_backward_row_f32 in vector_math.cpp.
 template <typename T>
-void backward_row(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* dw, int64_t tk,
-                  int64_t h) {
+void backward_row(const T* q, const T* k, const T* w, const T* t_kept, const T* g, T* dq, T* dk,
+                  T* dw, int64_t tk, int64_t h) {
   std::fill(dq, dq + h, T(0));
   for (int64_t j = 0; j < tk; ++j) {
     for (int64_t x = 0; x < h; ++x) {
-      const T t = std::tanh(q[x] + k[j * h + x]);
+      const T t = t_kept ? t_kept[j * h + x] : std::tanh(q[x] + k[j * h + x]);
       const T u = g[j] * (1 - t * t);
       dq[x] += u;
       dk[j * h + x] += w[x] * u;
@@ -91,12 +104,15 @@ struct Sizes {
 
 // The rows above run over whole tensors (float32 through their twins, on the
 // threads); defined at the end of the file.
-// forward: scores [B, Tq, Tk] from contiguous q [B, Tq, h], k [B, Tk, h], w [h].
+// forward: scores [B, Tq, Tk] from contiguous q [B, Tq, h], k [B, Tk, h], w [h];
+// t [B, Tq, Tk, h] the tanh of every term when not null.
 template <typename T>
-void forward(const T* q, const T* k, const T* w, T* scores, const Sizes& n);
-// backward: dq [B, Tq, h], dk [B, Tk, h] and dw [h] (zero-filled) from g [B, Tq, Tk].
+void forward(const T* q, const T* k, const T* w, T* scores, T* t, const Sizes& n);
+// backward: dq [B, Tq, h], dk [B, Tk, h] and dw [h] (zero-filled) from g [B, Tq, Tk]
+// (and the forward's t, or null to recompute it).
 template <typename T>
-void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* dw, const Sizes& n);
+void backward(const T* q, const T* k, const T* w, const T* t, const T* g, T* dq, T* dk, T* dw,
+              const Sizes& n);
 
 }  // namespace
 
@@ -117,23 +133,30 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
   const Sizes n{q.size(0), q.size(1), k.size(1), q.size(2)};
   const Tensor qc = q.detach().contiguous(), kc = k.detach().contiguous(),
                wc = w.detach().contiguous();
-  // scores = sum_x w[x] tanh(q[b, i, x] + k[b, j, x]): [B, Tq, Tk]
+  // scores = sum_x w[x] tanh(q[b, i, x] + k[b, j, x]): [B, Tq, Tk]; and
+  // t [B, Tq, Tk, h] = those tanh when the backward will run and they are few.
   Tensor scores = empty({n.B, n.tq, n.tk}, q.dtype());
+  const bool backward_needed = needs_grad(q, k, w);
+  Tensor t;
+  if (backward_needed && n.B * n.tq * n.tk * n.h <= kKeepTanh)
+    t = empty({n.B, n.tq, n.tk, n.h}, q.dtype());
   dispatch_floating(q.dtype(), kOp, [&](auto tag) {
     using T = decltype(tag);
-    forward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(), scores.data_ptr<T>(), n);
+    forward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(), scores.data_ptr<T>(),
+            t.defined() ? t.data_ptr<T>() : nullptr, n);
   });
   // dq [B, Tq, h] = w * sum_j g (1 - t^2), dk [B, Tk, h] = w * sum_i g (1 - t^2),
-  // dw [h] = sum_{b, i, j} g t, with t = tanh(q + k) recomputed (see backward_row).
-  if (needs_grad(q, k, w))
-    record(scores, "AdditiveScoresBackward", {q, k, w}, [qc, kc, wc, n](const Tensor& g) {
+  // dw [h] = sum_{b, i, j} g t, with t = tanh(q + k) kept or recomputed (see backward_row).
+  if (backward_needed)
+    record(scores, "AdditiveScoresBackward", {q, k, w}, [qc, kc, wc, t, n](const Tensor& g) {
       const Tensor gc = g.contiguous();
       Tensor dq = empty(qc.shape(), qc.dtype()), dk = zeros(kc.shape(), kc.dtype()),
              dw = zeros(wc.shape(), wc.dtype());
       dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
         using T = decltype(tag);
-        backward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(), gc.data_ptr<T>(),
-                 dq.data_ptr<T>(), dk.data_ptr<T>(), dw.data_ptr<T>(), n);
+        backward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(),
+                 t.defined() ? t.data_ptr<T>() : nullptr, gc.data_ptr<T>(), dq.data_ptr<T>(),
+                 dk.data_ptr<T>(), dw.data_ptr<T>(), n);
       });
       return grads{dq, dk, dw};
     });
@@ -145,7 +168,7 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
 namespace {
 
 template <typename T>
-void forward(const T* q, const T* k, const T* w, T* scores, const Sizes& n) {
+void forward(const T* q, const T* k, const T* w, T* scores, T* t, const Sizes& n) {
   detail::parallel_for(
       n.B * n.tq,
       [&](int64_t begin, int64_t end) {
@@ -153,10 +176,11 @@ void forward(const T* q, const T* k, const T* w, T* scores, const Sizes& n) {
           const int64_t b = row / n.tq;
           const T* qi = q + row * n.h;
           const T* kb = k + b * n.tk * n.h;
+          T* ti = t ? t + row * n.tk * n.h : nullptr;
           if constexpr (std::is_same_v<T, float>)
-            detail::additive_scores_row_f32(qi, kb, w, scores + row * n.tk, n.tk, n.h);
+            detail::additive_scores_row_f32(qi, kb, w, scores + row * n.tk, ti, n.tk, n.h);
           else
-            forward_row(qi, kb, w, scores + row * n.tk, n.tk, n.h);
+            forward_row(qi, kb, w, scores + row * n.tk, ti, n.tk, n.h);
         }
       },
       detail::grain_for(n.tk * n.h));
@@ -177,7 +201,8 @@ Blocks blocks_of(int64_t tq) {
 }
 
 template <typename T>
-void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* dw, const Sizes& n) {
+void backward(const T* q, const T* k, const T* w, const T* t, const T* g, T* dq, T* dk, T* dw,
+              const Sizes& n) {
   const Blocks blocks = blocks_of(n.tq);
   const int64_t per_item = blocks.per_item, key_block = n.tk * n.h;
   // Block 0 of item b accumulates straight into dk[b]; blocks 1.. into
@@ -197,13 +222,14 @@ void backward(const T* q, const T* k, const T* w, const T* g, T* dq, T* dk, T* d
           for (int64_t row = b * n.tq + first; row < b * n.tq + last; ++row) {
             const T* kb = k + b * key_block;
             T* dw_block = dw_blocks.data() + block * n.h;
+            const T* ti = t ? t + row * key_block : nullptr;
             if constexpr (std::is_same_v<T, float>)
-              detail::additive_scores_backward_row_f32(q + row * n.h, kb, w, g + row * n.tk,
+              detail::additive_scores_backward_row_f32(q + row * n.h, kb, w, ti, g + row * n.tk,
                                                        dq + row * n.h, dk_of_block(b, p), dw_block,
                                                        n.tk, n.h);
             else
-              backward_row(q + row * n.h, kb, w, g + row * n.tk, dq + row * n.h, dk_of_block(b, p),
-                           dw_block, n.tk, n.h);
+              backward_row(q + row * n.h, kb, w, ti, g + row * n.tk, dq + row * n.h,
+                           dk_of_block(b, p), dw_block, n.tk, n.h);
           }
         }
       },

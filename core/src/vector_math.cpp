@@ -186,11 +186,21 @@ AG_SIMD_CLONES double exp_affine_sum_f32(float* x, int64_t n, float scale, float
 }
 
 AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, const float* w,
-                                            float* s, int64_t tk, int64_t h) {
+                                            float* s, float* __restrict t, int64_t tk, int64_t h) {
   for (int64_t j = 0; j < tk; ++j) {
     const float* kj = k + j * h;
     float lane[kLanes] = {};
     int64_t x = 0;
+    if (t) {  // the same sums, each tanh also written to t[j, x]
+      float* tj = t + j * h;
+      for (; x + kLanes <= h; x += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l)
+          lane[l] += w[x + l] * (tj[x + l] = tanh_one(q[x + l] + kj[x + l]));
+      float total = sum_lanes(lane);
+      for (; x < h; ++x) total += w[x] * (tj[x] = tanh_one(q[x] + kj[x]));
+      s[j] = total;
+      continue;
+    }
     for (; x + kLanes <= h; x += kLanes)
       for (int64_t l = 0; l < kLanes; ++l) lane[l] += w[x + l] * tanh_one(q[x + l] + kj[x + l]);
     float total = sum_lanes(lane);
@@ -200,14 +210,25 @@ AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, cons
 }
 
 AG_SIMD_CLONES void additive_scores_backward_row_f32(const float* q, const float* k, const float* w,
-                                                     const float* g, float* __restrict dq,
-                                                     float* __restrict dk, float* __restrict dw,
-                                                     int64_t tk, int64_t h) {
+                                                     const float* t_kept, const float* g,
+                                                     float* __restrict dq, float* __restrict dk,
+                                                     float* __restrict dw, int64_t tk, int64_t h) {
   for (int64_t x = 0; x < h; ++x) dq[x] = 0;
   for (int64_t j = 0; j < tk; ++j) {
     const float* kj = k + j * h;
     float* dkj = dk + j * h;
     const float gj = g[j];
+    if (t_kept) {  // t read back instead of recomputed
+      const float* tj = t_kept + j * h;
+      for (int64_t x = 0; x < h; ++x) {
+        const float t = tj[x];
+        const float u = gj * (1.0f - t * t);
+        dq[x] += u;
+        dkj[x] += w[x] * u;
+        dw[x] += gj * t;
+      }
+      continue;
+    }
     for (int64_t x = 0; x < h; ++x) {
       const float t = tanh_one(q[x] + kj[x]);
       const float u = gj * (1.0f - t * t);  // dL/d(q + k) before the factor w

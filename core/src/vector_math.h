@@ -42,16 +42,18 @@ double exp_affine_sum_f32(float* x, int64_t n, float scale, float shift);
 // One query row of additive_scores (ops_attention.cpp), vectorised over h:
 // q [h], k [tk, h], w [h] -> s [tk] with s[j] = sum_x w[x] tanh(q[x] + k[j, x]).
 // The sum over x uses 16 partial sums (SIMD lanes), added pairwise at the end.
-void additive_scores_row_f32(const float* q, const float* k, const float* w, float* s, int64_t tk,
-                             int64_t h);
-// Its backward for that row, from g = dL/ds [tk], recomputing t = tanh(q + k[j]):
+// t, when not null: also t[j, x] = tanh(q[x] + k[j, x]) ([tk, h]) for the backward.
+void additive_scores_row_f32(const float* q, const float* k, const float* w, float* s, float* t,
+                             int64_t tk, int64_t h);
+// Its backward for that row, from g = dL/ds [tk], with t = tanh(q + k[j]) read
+// from t_kept [tk, h] (the forward's t) or, when t_kept is null, recomputed:
 //   dq[x]     = w[x] sum_j g[j] (1 - t^2)   (written)
 //   dk[j, x] += w[x] g[j] (1 - t^2)         (accumulated, dk [tk, h])
 //   dw[x]    += sum_j g[j] t                (accumulated)
 // dq, dk and dw must not overlap each other or the inputs.
 void additive_scores_backward_row_f32(const float* q, const float* k, const float* w,
-                                      const float* g, float* dq, float* dk, float* dw, int64_t tk,
-                                      int64_t h);
+                                      const float* t_kept, const float* g, float* dq, float* dk,
+                                      float* dw, int64_t tk, int64_t h);
 
 // GRU cell rows (ops_rnn.cpp's gru_cell and gru_layer), vectorised over H; the
 // float32 twins of its forward_rows and backward_rows templates (the same

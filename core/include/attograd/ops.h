@@ -175,7 +175,9 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
 //   scores[b, i, j] = sum_x w[x] tanh(q[b, i, x] + k[b, j, x])
 // q [B, Tq, h], k [B, Tk, h], w [h] -> [B, Tq, Tk], one floating dtype, no
 // broadcasting. Equals sum(w * tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), -1)
-// without materialising that [B, Tq, Tk, h] tensor, forward or backward.
+// without materialising that [B, Tq, Tk, h] tensor, forward or backward,
+// beyond 2^20 entries (up to that size the forward keeps its tanh for the
+// backward).
 Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w);
 
 // ---- recurrent cells (ops_rnn.cpp) -------------------------------------------
