@@ -199,7 +199,8 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
 //     g_t' = g_t + dh                                (h_t feeds out[t] and step t + 1)
 //     dgi_t, dgh_t, dh_direct = the cell's backward  (backward_rows; dh_direct = g_t' z)
 //     dh = dh_direct + dgh_t W_hh                    ([B, 3H] @ [3H, H])
-//   dh0 = dh,  dW_hh as above,  db_hh = sum_{t, b} dgh_t[b]
+//   dh0 = dh (its product skipped when h0 needs no gradient),  dW_hh as above,
+//   db_hh = sum_{t, b} dgh_t[b]
 Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh) {
   const char* op = "gru_layer";
   AG_CHECK(gi.defined() && h0.defined() && w_hh.defined() && b_hh.defined(), op,
@@ -228,14 +229,19 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
   Tensor out = empty({T, B, H}, h0.dtype());        // h_t, every entry written below
   Tensor gates = empty({T, B, 3 * H}, h0.dtype());  // r, z, n of every step
   Tensor gh_n = empty({T, B, H}, h0.dtype());       // gh's n part: what the backward reads of gh
+  // Over several steps, W_hh^T [H, 3H] is copied once: an untransposed B this
+  // small (up to 32 KB) the product reads in place, where W_hh itself would be
+  // packed again every step.
+  const bool transpose_once = T > 1;
+  const Tensor w_op = transpose_once ? transpose(wc, 0, 1).contiguous() : wc;
   dispatch_floating(h0.dtype(), op, [&](auto tag) {
     using T_ = decltype(tag);
     std::vector<T_> gh(static_cast<size_t>(B * 3 * H));  // one step's gh [B, 3H]
-    const T_ *w = wc.data_ptr<T_>(), *bias = bc.data_ptr<T_>();
+    const T_ *w = w_op.data_ptr<T_>(), *bias = bc.data_ptr<T_>();
     // gh = h W_hh^T + gh (gh holding b_hh): [B, H] @ [H, 3H]
     kernels::GemmShape s;
-    s.M = B, s.N = 3 * H, s.K = H, s.trans_b = true, s.lda = H, s.ldb = H, s.ldc = 3 * H;
-    s.beta = 1;
+    s.M = B, s.N = 3 * H, s.K = H, s.trans_b = !transpose_once, s.lda = H;
+    s.ldb = transpose_once ? 3 * H : H, s.ldc = 3 * H, s.beta = 1;
     for (int64_t t = 0; t < T; ++t) {
       const T_* h_prev = t == 0 ? h0c.data_ptr<T_>() : out.data_ptr<T_>() + (t - 1) * B * H;
       for (int64_t b = 0; b < B; ++b) std::copy_n(bias, 3 * H, gh.data() + b * 3 * H);
@@ -249,7 +255,8 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
   // dgi [T, B, 3H], dh0 [B, H], dW_hh [3H, H], db_hh [3H] from g [T, B, H] (see above).
   if (needs_grad(gi, h0, w_hh, b_hh))
     record(out, "GruLayerBackward", {gi, h0, w_hh, b_hh},
-           [h0c, wc, hs = out.detach(), gates, gh_n, op](const Tensor& g) {
+           [h0c, wc, hs = out.detach(), gates, gh_n, op,
+            h0_grad = h0.requires_grad()](const Tensor& g) {
              const Tensor gc = g.contiguous();
              const int64_t T = hs.size(0), B = hs.size(1), H = hs.size(2);
              Tensor dgi = empty({T, B, 3 * H}, hs.dtype()), dgh = empty({T, B, 3 * H}, hs.dtype()),
@@ -270,7 +277,7 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                                t == 0 ? h0p : h + (t - 1) * B * H,
                                gates.data_ptr<T_>() + t * B * 3 * H,
                                dgi.data_ptr<T_>() + t * B * 3 * H, dghp + t * B * 3 * H, dhp, B, H);
-                 kernels::gemm(s, dghp + t * B * 3 * H, w, dhp);
+                 if (t > 0 || h0_grad) kernels::gemm(s, dghp + t * B * 3 * H, w, dhp);
                }
                // dW_hh = dgh_0^T h0 + [dgh_1 .. dgh_{T-1}]^T [h_0 .. h_{T-2}]:
                // [3H, B] @ [B, H], then [3H, (T-1) B] @ [(T-1) B, H] added.
@@ -287,7 +294,7 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                for (int64_t row = 0; row < T * B; ++row)
                  for (int64_t j = 0; j < 3 * H; ++j) dbp[j] += dghp[row * 3 * H + j];
              });
-             return grads{dgi, dh, dw, db};
+             return grads{dgi, h0_grad ? dh : Tensor(), dw, db};
            });
   return out;
 }
