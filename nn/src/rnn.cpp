@@ -71,7 +71,8 @@ GRUOutput GRU::forward(const Tensor& x, const Tensor& h0) const {
     const Tensor h = h0.defined() ? reshape(narrow(h0, 0, k, 1), {B, H}) : zeros({B, H}, dtype);
     // The T steps h_t = cell(gi_t, h_{t-1} W_hh^T + b_hh, h_{t-1}) as one op: [T, B, H]
     layer_output = gru_layer(gi_all, h, weight_hh[l], bias_hh[l]);
-    h_last.push_back(narrow(layer_output, 0, T - 1, 1));  // [1, B, H]
+    // The last step [1, B, H]: with T = 1 (a decoder's step) the output itself.
+    h_last.push_back(T == 1 ? layer_output : narrow(layer_output, 0, T - 1, 1));
     // Dropout between layers (not after the last), in training mode only.
     const bool last = k + 1 == num_layers;
     layer_input = last ? layer_output : ag::dropout(layer_output, dropout, is_training());

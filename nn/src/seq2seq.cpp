@@ -132,9 +132,10 @@ Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) 
   outputs.reserve(static_cast<size_t>(Tout));
   step_weights_.clear();
   step_weights_.reserve(static_cast<size_t>(Tout));
+  Tensor last = narrow(hidden, 0, L - 1, 1);  // the last layer's hidden state [1, B, H]
   for (int64_t t = 0; t < Tout; ++t) {
-    // query = the last layer's hidden state: [L, B, H] -> [1, B, H] -> [B, 1, H]
-    const Tensor query = permute(narrow(hidden, 0, L - 1, 1), {1, 0, 2});
+    // query = the last layer's hidden state: [1, B, H] -> [B, 1, H]
+    const Tensor query = permute(last, {1, 0, 2});
     // context = attention(query, enc_outputs, enc_outputs, enc_valid_lens): [B, 1, H]
     Tensor context =
         additive ? additive->forward_projected(query, projected_keys, enc_outputs, enc_valid_lens)
@@ -149,6 +150,7 @@ Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) 
     auto [out, h_n] = rnn.forward(x, hidden);
     outputs.push_back(out);
     hidden = h_n;
+    last = out;  // = narrow(h_n, 0, L - 1, 1), the same values
   }
   state.tensors[1] = hidden;
   // outputs: Tout x [1, B, H] -> [Tout, B, H] -> [B, Tout, H]; d2l applies
