@@ -188,10 +188,11 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
 //
 // Why one op: step by step (linear, then gru_cell) one layer records 2T nodes
 // and runs 3T small products (the forward's h W_hh^T, the backward's dh and
-// dW_hh); here the backward's T weight-gradient products are ONE
+// dW_hh); here the backward's T weight-gradient products are one
 //   dW_hh = sum_t dgh_t^T h_{t-1} = dgh^T [3H, T*B] @ [h0; h_0 .. h_{T-2}] [T*B, H]
-// and the graph holds one node. The step-by-step composition stays as the
-// test reference (tests/test_gru.cpp).
+// (run as two: step 0's against h0, then steps 1 .. T-1 against out[0 .. T-2],
+// which lie one below the other in out) and the graph holds one node. The step-by-step composition
+// stays as the test reference (tests/test_gru.cpp).
 //
 // Backward, from g = dL/dout [T, B, H], in reverse time:
 //   dh = 0
