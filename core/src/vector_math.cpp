@@ -145,6 +145,25 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
   for (int64_t k = 0; k < n; ++k) y[k] *= scale;
 }
 
+AG_SIMD_CLONES void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n) {
+  if (n >= kLanes) {
+    for (int64_t r = 0; r < rows; ++r) softmax_row_f32(x + r * n, y + r * n, n);
+    return;
+  }
+  // y = x - max per row, then e^y over all rows * n entries at once (the same
+  // float e^(x - max) as softmax_row_f32), then each row's sum and scale.
+  for (int64_t r = 0; r < rows; ++r) {
+    const float max = max_of(x + r * n, n);
+    for (int64_t k = 0; k < n; ++k) y[r * n + k] = x[r * n + k] - max;
+  }
+  for (int64_t i = 0; i < rows * n; ++i) y[i] = exp_one(y[i]);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* yr = y + r * n;
+    const float scale = static_cast<float>(1.0 / sum_of(yr, nullptr, n));
+    for (int64_t k = 0; k < n; ++k) yr[k] *= scale;
+  }
+}
+
 AG_SIMD_CLONES void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz,
                                                int64_t n) {
   for (int64_t k = 0; k < n; ++k) dz[k] = p[k] * (dp[k] - d);
@@ -183,6 +202,11 @@ AG_SIMD_CLONES double exp_affine_sum_f32(float* x, int64_t n, float scale, float
   for (int64_t j = 0; j < kLanes; ++j) total += lane[j];
   for (; k < n; ++k) total += x[k] = exp_at_most_zero(x[k], scale, shift);
   return total;
+}
+
+AG_SIMD_CLONES void dropout_f32(const float* __restrict x, float* __restrict y, float* __restrict m,
+                                int64_t n, uint64_t seed, uint64_t drop_below, float scale) {
+  dropout_loop(x, y, m, n, seed, drop_below, scale);
 }
 
 AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, const float* w,
