@@ -1,5 +1,6 @@
 #include "vector_math.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -146,21 +147,23 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
 }
 
 AG_SIMD_CLONES void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n) {
-  if (n >= kLanes) {
-    for (int64_t r = 0; r < rows; ++r) softmax_row_f32(x + r * n, y + r * n, n);
-    return;
-  }
-  // y = x - max per row, then e^y over all rows * n entries at once (the same
-  // float e^(x - max) as softmax_row_f32), then each row's sum and scale.
-  for (int64_t r = 0; r < rows; ++r) {
-    const float max = max_of(x + r * n, n);
-    for (int64_t k = 0; k < n; ++k) y[r * n + k] = x[r * n + k] - max;
-  }
-  for (int64_t i = 0; i < rows * n; ++i) y[i] = exp_one(y[i]);
-  for (int64_t r = 0; r < rows; ++r) {
-    float* yr = y + r * n;
-    const float scale = static_cast<float>(1.0 / sum_of(yr, nullptr, n));
-    for (int64_t k = 0; k < n; ++k) yr[k] *= scale;
+  // Blocks of whole rows, about 4096 entries (in L1): y = x - max per row,
+  // then e^y over the whole block at once (the same float e^(x - max) as
+  // softmax_row_f32, but only the block's last entries take the scalar tail),
+  // then each row's sum and scale.
+  const int64_t block_rows = std::max<int64_t>(1, 4096 / n);
+  for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
+    const int64_t r1 = std::min(rows, r0 + block_rows);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float max = max_of(x + r * n, n);
+      for (int64_t k = 0; k < n; ++k) y[r * n + k] = x[r * n + k] - max;
+    }
+    for (int64_t i = r0 * n; i < r1 * n; ++i) y[i] = exp_one(y[i]);
+    for (int64_t r = r0; r < r1; ++r) {
+      float* yr = y + r * n;
+      const float scale = static_cast<float>(1.0 / sum_of(yr, nullptr, n));
+      for (int64_t k = 0; k < n; ++k) yr[k] *= scale;
+    }
   }
 }
 

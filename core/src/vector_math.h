@@ -42,9 +42,9 @@ void tanh_f32(const float* x, float* y, int64_t n);
 // One softmax row of n > 0 entries: y = e^(x - max x) / sum e^(x - max x).
 // The sum uses 16 partial sums (SIMD lanes), added in double at the end.
 void softmax_row_f32(const float* x, float* y, int64_t n);
-// softmax_row_f32 on each row of x and y [rows, n] (y may be x), with the same
-// numbers. Rows shorter than 16 share one SIMD exp over the whole block: on
-// its own such a row is all scalar tail (attention over 11 keys).
+// softmax_row_f32 on each row of x and y [rows, n] (y may be x), within 1e-6
+// relative. Short rows share one SIMD exp over a block of rows: on its own,
+// a row of 11 or 30 keys is all or half scalar tail.
 void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n);
 // Its backward for one row: dx = y * (g - sum_k g_k y_k).
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
