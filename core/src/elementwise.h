@@ -130,10 +130,25 @@ Tensor map_unary(const Tensor& x, DType out_dtype, Fn&& fn) {
 
 // A fresh contiguous copy of t's values, recording nothing (clone's forward;
 // the tensor layer's to_vector and printing use it to walk any strides).
+// When the last dim has stride 1, its rows are copied whole (the attention
+// heads' transposes: rows of h/H features); other strides go one by one.
 inline Tensor contiguous_copy(const Tensor& t) {
   return dispatch_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return map_unary<T, T>(t, t.dtype(), [](T v) { return v; });
+    if (t.dim() < 2 || t.strides().back() != 1 || t.is_contiguous())
+      return map_unary<T, T>(t, t.dtype(), [](T v) { return v; });
+    Tensor out = ag::empty(t.shape(), t.dtype());
+    const int64_t n = t.shape().back();
+    const T* in = t.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    const Shape rows(t.shape().begin(), t.shape().end() - 1);
+    const Shape row_strides(t.strides().begin(), t.strides().end() - 1);
+    for_each_offset<1>(rows, {row_strides}, [&](const std::array<int64_t, 1>& off) {
+      // (a loop, not a memcpy call: rows are short)
+      for (int64_t k = 0; k < n; ++k) o[k] = in[off[0] + k];
+      o += n;
+    });
+    return out;
   });
 }
 
