@@ -160,9 +160,21 @@ Tensor map_binary(const Tensor& a, const Tensor& b, const char* op, DType out_dt
   const T* pa = a.data_ptr<T>();
   const T* pb = b.data_ptr<T>();
   R* o = out.data_ptr<R>();
+  const int64_t n = out.numel();
   if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
-    const int64_t n = out.numel();
     for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], pb[i]);
+    return out;
+  }
+  // One operand laid out as out, the other one value (x / sqrt(d), 1 - y):
+  // a flat loop too.
+  if (a.shape() == shape && a.is_contiguous() && b.numel() == 1) {
+    const T v = pb[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], v);
+    return out;
+  }
+  if (b.shape() == shape && b.is_contiguous() && a.numel() == 1) {
+    const T v = pa[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = fn(v, pb[i]);
     return out;
   }
   int64_t i = 0;
