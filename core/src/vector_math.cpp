@@ -127,8 +127,12 @@ inline float sum_lanes(float* lane) {
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define AG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// For 64-bit integer multiplies (dropout's hash): AVX-512DQ has them as one
+// instruction per vector, and x86-64-v4 includes it (avx512f alone emulates them).
+#define AG_SIMD_CLONES_INT64 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define AG_SIMD_CLONES
+#define AG_SIMD_CLONES_INT64
 #endif
 
 AG_SIMD_CLONES void exp_f32(const float* x, float* y, int64_t n) {
@@ -207,8 +211,9 @@ AG_SIMD_CLONES double exp_affine_sum_f32(float* x, int64_t n, float scale, float
   return total;
 }
 
-AG_SIMD_CLONES void dropout_f32(const float* __restrict x, float* __restrict y, float* __restrict m,
-                                int64_t n, uint64_t seed, uint64_t drop_below, float scale) {
+AG_SIMD_CLONES_INT64 void dropout_f32(const float* __restrict x, float* __restrict y,
+                                      float* __restrict m, int64_t n, uint64_t seed,
+                                      uint64_t drop_below, float scale) {
   dropout_loop(x, y, m, n, seed, drop_below, scale);
 }
 
