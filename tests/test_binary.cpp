@@ -110,6 +110,19 @@ TEST(BinaryTest, BroadcastZeroDimensional) {
   EXPECT_EQ((s * s).item(), 4.0);
 }
 
+// A one-value operand with a contiguous one takes a flat loop; with a
+// transposed one the strided walk: the same values, on either side.
+TEST(BinaryTest, OneValueOperandFlatLoopMatchesTheWalk) {
+  manual_seed(2);
+  const Tensor x = randn({6, 9});
+  const Tensor xt = transpose(transpose(x, 0, 1).contiguous(), 0, 1);  // x's values, strided
+  ASSERT_FALSE(xt.is_contiguous());
+  const Tensor v = scalar_tensor(1.7);
+  EXPECT_EQ(div(x, v).to_vector(), div(xt, v).to_vector());
+  EXPECT_EQ(sub(v, x).to_vector(), sub(v, xt).to_vector());
+  EXPECT_EQ(mul(x, ones({1, 1})).to_vector(), x.to_vector());
+}
+
 TEST(BinaryTest, ScalarOperators) {
   Tensor x = tensor({1, 2, 4, -0.5}, {4}, kFloat64);
   EXPECT_TRUE(all_close(x + 2.0, {3, 4, 6, 1.5}));

@@ -375,6 +375,22 @@ TEST(WhereTest, PicksElementwiseWithBroadcasting) {
   EXPECT_TRUE(all_close(y, {1, 2, 3, 9, 9, 9}));
 }
 
+// Contiguous operands and one-value ones take a flat loop, others the strided
+// walk: the same values either way.
+TEST(WhereTest, FlatLoopMatchesTheStridedWalk) {
+  manual_seed(4);
+  const Tensor cond = gt(randn({5, 7}), zeros({}));
+  const Tensor a = randn({5, 7}), b = randn({5, 7});
+  // transpose(transpose(t).contiguous()): t's values with transposed strides
+  const auto strided = [](const Tensor& t) {
+    return transpose(transpose(t, 0, 1).contiguous(), 0, 1);
+  };
+  EXPECT_FALSE(strided(a).is_contiguous());
+  const std::vector<double> walked = where(strided(cond), strided(a), strided(b)).to_vector();
+  EXPECT_EQ(where(cond, a, b).to_vector(), walked);
+  EXPECT_EQ(where(cond, a, 0.5).to_vector(), where(strided(cond), strided(a), 0.5).to_vector());
+}
+
 TEST(WhereTest, Gradcheck) {
   Tensor cond = tensor({1, 0, 1, 0, 0, 1}, {2, 3}, kBool);
   EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return where(cond, in[0], in[1]); },

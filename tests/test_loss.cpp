@@ -69,6 +69,28 @@ TEST(DropoutTest, NonContiguousInputAndFloat32) {
     EXPECT_TRUE(yv[i] == 0 || std::abs(yv[i] - 2 * xv[i]) < 1e-6);
 }
 
+// The float32 kernel (detail::dropout_f32, SIMD clones) against the plain
+// float64 loop: the same mask from the same seed, and out = x * float(1/(1-p))
+// where kept. 1027 elements: full vectors and a tail.
+TEST(DropoutTest, Float32KernelMatchesTheFloat64Loop) {
+  const Tensor x = uniform({1027}, -2, 2);
+  const double p = 0.3;
+  manual_seed(11);
+  const std::vector<double> y32 = dropout(x, p, true).to_vector();
+  manual_seed(11);
+  const std::vector<double> y64 = dropout(x.to(kFloat64), p, true).to_vector();
+  const std::vector<double> xv = x.to_vector();
+  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  int64_t kept = 0;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    kept += y64[i] != 0;
+    const float expected = y64[i] == 0 ? 0.0f : static_cast<float>(xv[i]) * scale;
+    EXPECT_EQ(y32[i], static_cast<double>(expected)) << "element " << i;
+  }
+  EXPECT_GT(kept, 600);
+  EXPECT_LT(kept, 840);
+}
+
 TEST(DropoutTest, BadArgumentsThrow) {
   EXPECT_TRUE(throws_error([] { dropout(ones({2}), -0.1, true); }, {"dropout", "[0, 1)", "-0.1"}));
   EXPECT_TRUE(throws_error([] { dropout(ones({2}), 1.0, true); }, {"dropout", "[0, 1)"}));

@@ -144,6 +144,28 @@ TEST(PermuteTest, ReordersDims) {
   EXPECT_TRUE(throws_error([&] { permute(y, {0, 1, 3}); }, {"permute", "dim 3", "[2, 3, 4]"}));
 }
 
+// contiguous() of the heads' permute [B, T, H, d] -> [B, H, T, d] (rows of d
+// with stride 1: copied row by row) and of a transpose (last stride not 1:
+// element by element), against the indices computed by hand.
+TEST(PermuteTest, ContiguousCopiesMatchTheIndices) {
+  const int64_t B = 2, T = 3, H = 4, d = 5;
+  const Tensor x = arange(B * T * H * d, kFloat64).reshape({B, T, H, d});
+  const std::vector<double> heads = permute(x, {0, 2, 1, 3}).contiguous().to_vector();
+  const std::vector<double> swapped = transpose(x, 2, 3).contiguous().to_vector();
+  size_t i = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t k = 0; k < d; ++k, ++i)
+          ASSERT_EQ(heads[i], static_cast<double>(((b * T + t) * H + h) * d + k));
+  i = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t k = 0; k < d; ++k)
+        for (int64_t h = 0; h < H; ++h, ++i)
+          ASSERT_EQ(swapped[i], static_cast<double>(((b * T + t) * H + h) * d + k));
+}
+
 TEST(TransposeTest, Gradients) {
   manual_seed(42);
   Tensor x = leaf64({2, 3, 4});

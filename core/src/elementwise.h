@@ -130,10 +130,25 @@ Tensor map_unary(const Tensor& x, DType out_dtype, Fn&& fn) {
 
 // A fresh contiguous copy of t's values, recording nothing (clone's forward;
 // the tensor layer's to_vector and printing use it to walk any strides).
+// When the last dim has stride 1, its rows are copied whole (the attention
+// heads' transposes: rows of h/H features); other strides go one by one.
 inline Tensor contiguous_copy(const Tensor& t) {
   return dispatch_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return map_unary<T, T>(t, t.dtype(), [](T v) { return v; });
+    if (t.dim() < 2 || t.strides().back() != 1 || t.is_contiguous())
+      return map_unary<T, T>(t, t.dtype(), [](T v) { return v; });
+    Tensor out = ag::empty(t.shape(), t.dtype());
+    const int64_t n = t.shape().back();
+    const T* in = t.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    const Shape rows(t.shape().begin(), t.shape().end() - 1);
+    const Shape row_strides(t.strides().begin(), t.strides().end() - 1);
+    for_each_offset<1>(rows, {row_strides}, [&](const std::array<int64_t, 1>& off) {
+      // (a loop, not a memcpy call: rows are short)
+      for (int64_t k = 0; k < n; ++k) o[k] = in[off[0] + k];
+      o += n;
+    });
+    return out;
   });
 }
 
@@ -145,9 +160,21 @@ Tensor map_binary(const Tensor& a, const Tensor& b, const char* op, DType out_dt
   const T* pa = a.data_ptr<T>();
   const T* pb = b.data_ptr<T>();
   R* o = out.data_ptr<R>();
+  const int64_t n = out.numel();
   if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
-    const int64_t n = out.numel();
     for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], pb[i]);
+    return out;
+  }
+  // One operand laid out as out, the other one value (x / sqrt(d), 1 - y):
+  // a flat loop too.
+  if (a.shape() == shape && a.is_contiguous() && b.numel() == 1) {
+    const T v = pb[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], v);
+    return out;
+  }
+  if (b.shape() == shape && b.is_contiguous() && a.numel() == 1) {
+    const T v = pa[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = fn(v, pb[i]);
     return out;
   }
   int64_t i = 0;

@@ -26,6 +26,22 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     const T* pa = a.data_ptr<T>();
     const T* pb = b.data_ptr<T>();
     T* o = out.data_ptr<T>();
+    // cond, a and b laid out as out, or one of a and b a single value: one
+    // flat loop without a branch per element (relu's backward,
+    // where(y > 0, g, 0), whose cond is half true at random); other strides
+    // take the walk.
+    const auto laid_out = [&](const Tensor& t) { return t.shape() == shape && t.is_contiguous(); };
+    const auto flat = [n = out.numel()](const bool* __restrict k, auto x, auto y, T* __restrict z) {
+      for (int64_t j = 0; j < n; ++j) {
+        const T pick[2] = {y(j), x(j)};  // indexed, not branched on (k is random: relu)
+        z[j] = pick[k[j]];
+      }
+    };
+    const auto each = [](const T* p) { return [p](int64_t j) { return p[j]; }; };
+    const auto one = [](const T* p) { return [v = *p](int64_t) { return v; }; };
+    if (laid_out(cond) && laid_out(a) && laid_out(b)) return flat(c, each(pa), each(pb), o);
+    if (laid_out(cond) && laid_out(a) && b.numel() == 1) return flat(c, each(pa), one(pb), o);
+    if (laid_out(cond) && a.numel() == 1 && laid_out(b)) return flat(c, one(pa), each(pb), o);
     int64_t i = 0;
     detail::for_each_offset<3>(
         shape,

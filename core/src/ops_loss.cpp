@@ -4,22 +4,9 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "elementwise.h"
+#include "vector_math.h"
 
 namespace ag {
-
-namespace {
-
-// SplitMix64's output function: a well-mixed 64-bit value for each counter.
-// Element i of a dropout mask is mix(seed + i * golden), so the mask depends
-// only on the seed (one draw of the global generator) and not on the order in
-// which elements are visited.
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 // ---- dropout ------------------------------------------------------------------------
 // Inverted dropout: out = x * mask, mask = 0 with probability p and 1/(1-p)
@@ -29,24 +16,26 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   check_floating(x, "dropout", "input");
   AG_CHECK(p >= 0 && p < 1, "dropout", "p must be in [0, 1), got " + number_str(p));
   if (!training || p == 0) return x;
-  const uint64_t seed = random_u64();         // manual_seed(s) reproduces the mask
-  Tensor mask = empty(x.shape(), x.dtype());  // every element is drawn below
+  const uint64_t seed = random_u64();  // manual_seed(s) reproduces the mask
+  const Tensor xc = x.detach().contiguous();
+  Tensor mask = empty(x.shape(), x.dtype());  // every element is written below
+  Tensor out = empty(x.shape(), x.dtype());
   dispatch_floating(x.dtype(), "dropout", [&](auto tag) {
     using T = decltype(tag);
     const T scale = static_cast<T>(1.0 / (1.0 - p));
-    // Element i is dropped when u_i = k_i * 2^-53 < p, k_i the top 53 bits of
-    // its hash. For an integer k that is k < ceil(p * 2^53), compared in
-    // integers: the same mask as the float test, without an int-to-double
-    // conversion per element (p * 2^53 and its ceil are exact in double).
+    // Element i is dropped when u_i = k_i * 2^-53 < p, k_i = dropout_bits(seed, i).
+    // For an integer k that is k < ceil(p * 2^53), compared in integers: the
+    // same mask as the float test, without an int-to-double conversion per
+    // element (p * 2^53 and its ceil are exact in double).
     const uint64_t drop_below = static_cast<uint64_t>(std::ceil(p * 0x1.0p53));
-    const int64_t n = mask.numel();
-    T* m = mask.data_ptr<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      const uint64_t k = mix(seed + static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull) >> 11;
-      m[i] = k < drop_below ? T(0) : scale;
-    }
+    // One pass writes the mask and out = x * mask (SIMD for float32).
+    if constexpr (std::is_same_v<T, float>)
+      detail::dropout_f32(xc.data_ptr<T>(), out.data_ptr<T>(), mask.data_ptr<T>(), out.numel(),
+                          seed, drop_below, scale);
+    else
+      detail::dropout_loop(xc.data_ptr<T>(), out.data_ptr<T>(), mask.data_ptr<T>(), out.numel(),
+                           seed, drop_below, scale);
   });
-  Tensor out = mul(x.detach(), mask);
   // out = x * mask  =>  dL/dx = g * mask (the same mask: zero or 1/(1-p))
   if (needs_grad(x))
     record(out, "DropoutBackward", {x}, [mask](const Tensor& g) { return grads{mul(g, mask)}; });

@@ -199,16 +199,26 @@ KeepRows keep_rows(const Tensor& keep, const Shape& shape) {
   return rows;
 }
 
-// forward: y = softmax(where(k, x, fill)), then y = 0 where !k if zero_masked.
-// float32 twin: the softmax of the filled row runs detail::softmax_row_f32.
+// forward: y = softmax(where(k, x, fill)), then y = 0 where !k if zero_masked,
+// for the rows [begin, end) of x and y (n entries each, row r's keep flags at
+// k + offset[r], k_stride apart). float32 runs the rows' softmax in one
+// detail::softmax_rows_f32 call (the numbers of softmax_row_f32 per row).
 template <typename T>
-void masked_forward_row(const T* x, const bool* k, int64_t k_stride, T* y, int64_t n, T fill,
-                        bool zero_masked) {
-  if (n == 0) return;  // a row of no keys: nothing to normalise
-  for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? x[j] : fill;
-  forward_row_fast<T, false>(y, y, n);  // in place: each entry is read before it is written
+void masked_forward_rows(const T* x, const KeepRows& keep, T* y, int64_t begin, int64_t end,
+                         int64_t n, T fill, bool zero_masked) {
+  if (n == 0) return;  // rows of no keys: nothing to normalise
+  const auto flags = [&](int64_t r) { return keep.data + keep.offset[static_cast<size_t>(r)]; };
+  for (int64_t r = begin; r < end; ++r)
+    for (int64_t j = 0; j < n; ++j) y[r * n + j] = flags(r)[j * keep.stride] ? x[r * n + j] : fill;
+  // in place: each entry is read before it is written
+  if constexpr (std::is_same_v<T, float>)
+    detail::softmax_rows_f32(y + begin * n, y + begin * n, end - begin, n);
+  else
+    for (int64_t r = begin; r < end; ++r) forward_row<T, false>(y + r * n, y + r * n, n);
   if (zero_masked)
-    for (int64_t j = 0; j < n; ++j) y[j] = k[j * k_stride] ? y[j] : T(0);
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t j = 0; j < n; ++j)
+        y[r * n + j] = flags(r)[j * keep.stride] ? y[r * n + j] : T(0);
 }
 
 // backward: dx = k * y * (g~ - sum_j g~_j y_j), g~ = zero_masked ? k * g : g.
@@ -243,7 +253,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
                "); use a large negative number such as -1e6");
   const Tensor xc = x.detach().contiguous();
   const int64_t n = x.size(-1);
-  Tensor y = empty(x.shape(), x.dtype());  // masked_forward_row writes every row
+  Tensor y = empty(x.shape(), x.dtype());  // masked_forward_rows writes every row
   const KeepRows rows = keep_rows(keep, x.shape());
   dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -257,9 +267,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
     detail::parallel_for(
         static_cast<int64_t>(rows.offset.size()),
         [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r)
-            masked_forward_row<T>(px + r * n, rows.data + rows.offset[static_cast<size_t>(r)],
-                                  rows.stride, py + r * n, n, finite_fill, zero_masked);
+          masked_forward_rows<T>(px, rows, py, begin, end, n, finite_fill, zero_masked);
         },
         detail::grain_for(n));
   });

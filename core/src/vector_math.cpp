@@ -1,5 +1,6 @@
 #include "vector_math.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -126,8 +127,12 @@ inline float sum_lanes(float* lane) {
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define AG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// For 64-bit integer multiplies (dropout's hash): AVX-512DQ has them as one
+// instruction per vector, and x86-64-v4 includes it (avx512f alone emulates them).
+#define AG_SIMD_CLONES_INT64 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define AG_SIMD_CLONES
+#define AG_SIMD_CLONES_INT64
 #endif
 
 AG_SIMD_CLONES void exp_f32(const float* x, float* y, int64_t n) {
@@ -143,6 +148,27 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
   for (int64_t k = 0; k < n; ++k) y[k] = exp_one(x[k] - max);
   const float scale = static_cast<float>(1.0 / sum_of(y, nullptr, n));
   for (int64_t k = 0; k < n; ++k) y[k] *= scale;
+}
+
+AG_SIMD_CLONES void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n) {
+  // Blocks of whole rows, about 4096 entries (in L1): y = x - max per row,
+  // then e^y over the whole block at once (the same float e^(x - max) as
+  // softmax_row_f32, but only the block's last entries take the scalar tail),
+  // then each row's sum and scale.
+  const int64_t block_rows = std::max<int64_t>(1, 4096 / n);
+  for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
+    const int64_t r1 = std::min(rows, r0 + block_rows);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float max = max_of(x + r * n, n);
+      for (int64_t k = 0; k < n; ++k) y[r * n + k] = x[r * n + k] - max;
+    }
+    for (int64_t i = r0 * n; i < r1 * n; ++i) y[i] = exp_one(y[i]);
+    for (int64_t r = r0; r < r1; ++r) {
+      float* yr = y + r * n;
+      const float scale = static_cast<float>(1.0 / sum_of(yr, nullptr, n));
+      for (int64_t k = 0; k < n; ++k) yr[k] *= scale;
+    }
+  }
 }
 
 AG_SIMD_CLONES void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz,
@@ -183,6 +209,12 @@ AG_SIMD_CLONES double exp_affine_sum_f32(float* x, int64_t n, float scale, float
   for (int64_t j = 0; j < kLanes; ++j) total += lane[j];
   for (; k < n; ++k) total += x[k] = exp_at_most_zero(x[k], scale, shift);
   return total;
+}
+
+AG_SIMD_CLONES_INT64 void dropout_f32(const float* __restrict x, float* __restrict y,
+                                      float* __restrict m, int64_t n, uint64_t seed,
+                                      uint64_t drop_below, float scale) {
+  dropout_loop(x, y, m, n, seed, drop_below, scale);
 }
 
 AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, const float* w,

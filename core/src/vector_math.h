@@ -9,6 +9,30 @@
 
 namespace ag::detail {
 
+// Dropout's random bits for element i: the top 53 bits of SplitMix64's output
+// function at seed + i * golden, so a mask depends only on the seed (one draw
+// of the global generator) and not on the order in which elements are visited.
+inline uint64_t dropout_bits(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + i * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) >> 11;
+}
+
+// Inverted dropout of n elements in one pass: m[i] = 0 when
+// dropout_bits(seed, i) < drop_below, else scale; y[i] = x[i] * m[i]. The
+// float32 kernel of ag::dropout; float64 runs this loop without SIMD clones.
+template <typename T>
+inline void dropout_loop(const T* x, T* y, T* m, int64_t n, uint64_t seed, uint64_t drop_below,
+                         T scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = dropout_bits(seed, static_cast<uint64_t>(i)) < drop_below ? T(0) : scale;
+    y[i] = x[i] * m[i];
+  }
+}
+void dropout_f32(const float* x, float* y, float* m, int64_t n, uint64_t seed, uint64_t drop_below,
+                 float scale);
+
 // y[i] = e^x[i]; relative error below 3e-7. x < -87.3 (including -inf and
 // the -FLT_MAX of masked scores) gives exactly 0, x > 88 gives +inf, NaN stays NaN.
 void exp_f32(const float* x, float* y, int64_t n);
@@ -18,6 +42,10 @@ void tanh_f32(const float* x, float* y, int64_t n);
 // One softmax row of n > 0 entries: y = e^(x - max x) / sum e^(x - max x).
 // The sum uses 16 partial sums (SIMD lanes), added in double at the end.
 void softmax_row_f32(const float* x, float* y, int64_t n);
+// softmax_row_f32 on each row of x and y [rows, n] (y may be x), within 1e-6
+// relative. Short rows share one SIMD exp over a block of rows: on its own,
+// a row of 11 or 30 keys is all or half scalar tail.
+void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n);
 // Its backward for one row: dx = y * (g - sum_k g_k y_k).
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 

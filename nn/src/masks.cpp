@@ -102,7 +102,7 @@ Tensor masked_softmax_keep(const Tensor& scores, const Tensor& keep_mask,
   // Zero then sets masked weights to 0: partially masked rows are unchanged
   // (their masked weights are already 0), fully masked rows become all 0.
   // One fused kernel does both (forward and backward rows side by side in
-  // core/src/ops_softmax.cpp: masked_forward_row, masked_backward_row); as
+  // core/src/ops_softmax.cpp: masked_forward_rows, masked_backward_row); as
   // composed ops it reads
   //   w = softmax(where(keep_mask, scores, mask_value), -1);
   //   Zero: w = where(keep_mask, w, 0)
