@@ -22,9 +22,7 @@ class NullBackend : public ::testing::Test {
     io.IniFilename = nullptr;
     io.DisplaySize = ImVec2(1600, 1000);
     io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* pixels = nullptr;
-    int width = 0, height = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+    build_font_atlas(*io.Fonts);
   }
   void TearDown() override { ImGui::DestroyContext(); }
 

@@ -4,7 +4,8 @@
 // self-attention, the decoder's self-attention with the look-ahead mask's
 // cells hatched, and the cross-attention) has the colour of the weight
 //   attograd-translate --load SAVED.npz --predict TEXT --json
-// prints for the shown held-out input (±2 per channel).
+// prints for the shown held-out input (±2 per channel). The first run's
+// --stats shows the loss falling (in the browser too: test_web_viewer).
 #include <gtest/gtest.h>
 
 #include "dumped_source.h"
@@ -66,12 +67,26 @@ TEST(ScreenTransformer, MapsPerBlockAndHeadAreTheProgramsForTheSavedModel) {
                                "cross_attention"};
   for (int kind = 0; kind < 3; ++kind) {
     SCOPED_TRACE(kinds[kind]);
-    const SceneRun run = run_scene_writing(
-        "transformer", 12,
-        {"--set", "transformer.example=2", "--set", std::string("transformer.maps=") + kinds[kind],
-         "--set", "transformer.save_prefix={out}/saved"},
-        {"saved-masked.npz"});
+    std::vector<std::string> options = {"--set", "transformer.example=2",
+                                        "--set", std::string("transformer.maps=") + kinds[kind],
+                                        "--set", "transformer.save_prefix={out}/saved"};
+    // The first run also trains by the frames (worker=no, as the page always
+    // does), so that its step count is the frames': --stats shows the loss
+    // falling.
+    if (kind == 0) {
+      for (const char* option :
+           {"--set", "transformer.worker=no", "--set", "transformer.steps_per_frame=2", "--stats"})
+        options.push_back(option);
+    }
+    const SceneRun run = run_scene_writing("transformer", 12, options, {"saved-masked.npz"});
     ASSERT_EQ(run.exit_code, 0);
+    if (kind == 0) {
+      const std::map<std::string, double> stats = read_stats(run.output);
+      ASSERT_EQ(stats.count("loss_first"), 1u) << run.output;
+      ASSERT_EQ(stats.count("loss_last"), 1u) << run.output;
+      EXPECT_EQ(stats.at("steps"), 22);  // 2 a frame; the last frame waits (before_last_frame)
+      EXPECT_LT(stats.at("loss_last"), 0.9 * stats.at("loss_first")) << run.output;
+    }
     ASSERT_EQ(run.inputs.count("shown.example"), 1u)
         << "the viewer did not draw the transformer scene";
     ASSERT_EQ(run.inputs.at("shown.example").item(), 2);

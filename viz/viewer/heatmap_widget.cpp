@@ -18,20 +18,34 @@ std::vector<DrawnHeatmap>& drawn_heatmaps() {
 
 namespace {
 
-// A masked cell: grey with lighter diagonal stripes, in the colours
-// show_heatmaps uses (no colour map produces a grey). Each stripe is cut to
-// the cell by arithmetic rather than a clip rectangle: every clip change
-// starts a new draw call, and a map with many masked cells would pay one per
-// cell (with software OpenGL, most of a frame).
-void draw_hatched_cell(ImDrawList* draw, ImVec2 a, ImVec2 b) {
-  draw->AddRectFilled(a, b, to_imgui_color(viz::kHatchBase));
-  const float side = b.x - a.x;
-  const float step = std::max(4.0f, side / 4.0f);
-  for (float offset = -side; offset < side; offset += step) {
-    // The stripe is (a.x + offset + t, b.y - t); inside the cell for t in [t0, t1].
-    const float t0 = std::max(0.0f, -offset), t1 = std::min(side, side - offset);
-    draw->AddLine(ImVec2(a.x + offset + t0, b.y - t0), ImVec2(a.x + offset + t1, b.y - t1),
-                  to_imgui_color(viz::kHatchStripe), 1.0f);
+// The hatch pattern in the font atlas: a square of kHatchBase with kHatchStripe
+// diagonals ("/") every kHatchPeriod pixels, in the colours show_heatmaps uses
+// (no colour map produces a grey). A hatched area is drawn as textured
+// squares cut from it, one per at most kHatchPiece pixels: in the atlas, the
+// pattern costs no draw call of its own, and software OpenGL under Xvfb
+// fills a few squares much faster than the thousands of thin lines the
+// stripes would take (in the transformer scene, 10 ms a frame).
+constexpr int kHatchPeriod = 6;
+constexpr int kHatchPiece = 64;
+constexpr int kHatchSide = kHatchPiece + kHatchPeriod;
+int g_hatch_rect = -1;  // the pattern's custom rectangle in the font atlas
+
+// Fills the rectangle [a, b) (whole pixels) with the pattern, its stripes
+// where (x + y) % kHatchPeriod == 0 on the screen, so that they run on
+// across neighbouring cells.
+void draw_hatched_area(ImDrawList* draw, ImVec2 a, ImVec2 b) {
+  IM_ASSERT(g_hatch_rect >= 0 && "build_font_atlas() adds the hatch pattern");
+  ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  const ImFontAtlasCustomRect* rect = atlas->GetCustomRectByIndex(g_hatch_rect);
+  const ImVec2 texel = atlas->TexUvScale;
+  for (float y = a.y; y < b.y; y += kHatchPiece) {
+    for (float x = a.x; x < b.x; x += kHatchPiece) {
+      const ImVec2 p(x, y), q(std::min(x + kHatchPiece, b.x), std::min(y + kHatchPiece, b.y));
+      const float u = static_cast<float>(rect->X) + std::fmod(p.x, float{kHatchPeriod});
+      const float v = static_cast<float>(rect->Y) + std::fmod(p.y, float{kHatchPeriod});
+      draw->AddImage(atlas->TexID, p, q, ImVec2(u * texel.x, v * texel.y),
+                     ImVec2((u + q.x - p.x) * texel.x, (v + q.y - p.y) * texel.y));
+    }
   }
 }
 
@@ -49,6 +63,21 @@ ImU32 text_color_on(viz::Rgb rgb) {
 }
 
 }  // namespace
+
+void build_font_atlas(ImFontAtlas& atlas) {
+  g_hatch_rect = atlas.AddCustomRectRegular(kHatchSide, kHatchSide);
+  unsigned char* pixels = nullptr;
+  int width = 0, height = 0;
+  atlas.GetTexDataAsRGBA32(&pixels, &width, &height);
+  const ImFontAtlasCustomRect* rect = atlas.GetCustomRectByIndex(g_hatch_rect);
+  auto* rgba = reinterpret_cast<ImU32*>(pixels);
+  for (int y = 0; y < rect->Height; ++y) {
+    for (int x = 0; x < rect->Width; ++x) {
+      const viz::Rgb c = (x + y) % kHatchPeriod == 0 ? viz::kHatchStripe : viz::kHatchBase;
+      rgba[(rect->Y + y) * width + rect->X + x] = to_imgui_color(c);
+    }
+  }
+}
 
 HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
   HeatmapHover hover;
@@ -119,7 +148,11 @@ HeatmapHover draw_heatmap(const HeatmapView& view, ImVec2 size) {
       const ImVec2 b(a.x + cell, a.y + cell);
       const size_t k = static_cast<size_t>(i * cols + j);
       if (!keep.empty() && keep[k] == 0.0) {
-        draw_hatched_cell(draw, a, b);
+        // One area for the row's run of masked cells from here on.
+        int64_t end = j + 1;
+        while (end < cols && keep[static_cast<size_t>(i * cols + end)] == 0.0) ++end;
+        draw_hatched_area(draw, a, ImVec2(a.x + cell * static_cast<float>(end - j), b.y));
+        j = end - 1;
         continue;
       }
       const viz::Rgb rgb = view.scale(values[k]);

@@ -81,4 +81,9 @@ std::vector<DrawnHeatmap>& drawn_heatmaps();
 
 ImU32 to_imgui_color(viz::Rgb rgb);
 
+// Builds the font atlas with the hatch pattern of masked cells in it: after
+// the fonts are added, before the renderer uploads the atlas (the viewer's
+// main, the tests' null backend).
+void build_font_atlas(ImFontAtlas& atlas);
+
 }  // namespace ag::viewer

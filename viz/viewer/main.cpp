@@ -384,6 +384,7 @@ int start_viewer(int argc, char** argv) {
   } else {
     io.FontGlobalScale = content_scale;  // ImGui's built-in font, scaled
   }
+  ag::viewer::build_font_atlas(*io.Fonts);
   ImGui_ImplGlfw_InitForOpenGL(v.window, true);
   ImGui_ImplOpenGL3_Init(glsl_version);
   settle_tab_bar(v);

@@ -360,13 +360,22 @@ void GraphScene::draw_step() {
   ImGui::PopStyleColor();
   ImGui::Spacing();
 
-  const float map_height = 5 * 40 + 3 * ImGui::GetTextLineHeightWithSpacing();
+  // The maps (g, then one per input) share the panel's height, so that all
+  // of them fit a short window (smaller cells) and none is cut by its edge.
+  // Each map's title wraps above it: in a narrow window the gradient's norm
+  // goes to a second line rather than off the panel.
+  const float labels = 2 * ImGui::GetTextLineHeightWithSpacing();
+  const float share =
+      ImGui::GetContentRegionAvail().y / static_cast<float>(1 + step.grad_inputs.size());
   auto map = [&](const std::string& id, const std::string& title, const Tensor& t) {
     const Tensor m = as_matrix(t);
     const auto [xlabel, ylabel] = axis_names(m);
-    draw_heatmap({id, title, m, Tensor(), viz::fit_scale(m.to_vector(), viz::Colormap::Diverging),
+    const float top = ImGui::GetCursorPosY();
+    ImGui::TextWrapped("%s", title.c_str());
+    const float height = std::max(share - (ImGui::GetCursorPosY() - top), 5 * 10 + labels);
+    draw_heatmap({id, "", m, Tensor(), viz::fit_scale(m.to_vector(), viz::Colormap::Diverging),
                   xlabel, ylabel, ylabel, xlabel, 40, true},
-                 ImVec2(0, map_height));
+                 ImVec2(0, std::min(height, 5 * 40 + labels)));
   };
   std::ostringstream title;
   title.precision(3);

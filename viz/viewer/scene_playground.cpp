@@ -394,7 +394,8 @@ class PlaygroundScene : public Scene {
     const size_t num_keys = points_.keys.size();
     if (!ImGui::BeginTable("scores", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
     ImGui::TableSetupColumn("key");
-    ImGui::TableSetupColumn("dot product");
+    // Short headers: the panel is about 300 pixels wide in a 1024-pixel window.
+    ImGui::TableSetupColumn("dot");
     ImGui::TableSetupColumn("weight");
     ImGui::TableSetupColumn("additive");
     ImGui::TableSetupColumn("weight");
@@ -406,8 +407,11 @@ class PlaygroundScene : public Scene {
     for (size_t j = 0; j < num_keys; ++j) {
       const size_t k = q * num_keys + j;
       ImGui::TableNextRow();
+      // A masked key's row is greyed (its weights are 0).
+      const bool masked = static_cast<int>(j) >= points_.valid_len;
+      if (masked) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetColorU32(ImGuiCol_TextDisabled));
       ImGui::TableNextColumn();
-      ImGui::Text("k%zu%s", j, static_cast<int>(j) >= points_.valid_len ? " (masked)" : "");
+      ImGui::Text("k%zu", j);
       ImGui::TableNextColumn();
       ImGui::Text("%.3f", dot_scores[k]);
       ImGui::TableNextColumn();
@@ -416,13 +420,14 @@ class PlaygroundScene : public Scene {
       ImGui::Text("%.3f", additive_scores[k]);
       ImGui::TableNextColumn();
       ImGui::Text("%.3f", additive_weights[k]);
+      if (masked) ImGui::PopStyleColor();
     }
     ImGui::EndTable();
     char note[256];
     std::snprintf(note, sizeof note,
                   "An additive score never leaves [-%.2f, %.2f] (sum |w_v|: tanh is at most 1); "
-                  "a dot score has no bound. Masked keys keep their score but get the book's "
-                  "-1e6 before the softmax.",
+                  "a dot score has no bound. Masked keys (grey rows) keep their score but get "
+                  "the book's -1e6 before the softmax.",
                   additive_cap_, additive_cap_);
     show_note(note);
   }

@@ -75,7 +75,15 @@ void TransformerScene::start_session() {
 }
 
 void TransformerScene::configure(tr::Task task, bool ablation) {
-  if (task == trainer_.task() && ablation == trainer_.ablation()) return;
+  restart(task, ablation, stepping_);
+}
+
+void TransformerScene::set_stepping(Stepping stepping) {
+  restart(trainer_.task(), trainer_.ablation(), stepping);
+}
+
+void TransformerScene::restart(tr::Task task, bool ablation, Stepping stepping) {
+  if (task == trainer_.task() && ablation == trainer_.ablation() && stepping == stepping_) return;
   // The record's fields change with the twin: a new session, at step 0, with
   // the learner's settings kept.
   const bool paused = session_->paused();
@@ -83,6 +91,7 @@ void TransformerScene::configure(tr::Task task, bool ablation) {
   const double lr = session_->learning_rate();
   session_.reset();  // its worker stops before the trainer changes
   trainer_.configure(task, ablation);
+  stepping_ = stepping;
   start_session();
   if (lr != trainer_.default_learning_rate()) session_->set_learning_rate(lr);
   if (seed != 0) session_->set_seed(seed);
@@ -114,6 +123,12 @@ std::vector<Knob> TransformerScene::knobs() {
           [this](int task) { configure(static_cast<tr::Task>(task), trainer_.ablation()); }),
       choice_knob("ablation", "1: train a twin without the look-ahead mask beside the masked model",
                   {"0", "1"}, [this](int on) { configure(trainer_.task(), on == 1); }),
+      choice_knob(
+          "worker",
+          "yes: a worker thread trains (the desktop's default); no: each frame trains "
+          "(steps_per_frame steps), as the browser does; starts over at step 0",
+          {"yes", "no"},
+          [this](int no) { set_stepping(no == 1 ? Stepping::InFrame : Stepping::Background); }),
       choice_knob("maps", "which attention the maps show", {"encoder", "decoder", "cross"},
                   [this](int maps) { set_maps(static_cast<Maps>(maps)); }),
       number_knob("example", "which held-out input is shown", 0, TransformerTrainer::kShown - 1,

@@ -41,7 +41,7 @@ class TransformerScene : public Scene {
   // training is live, so that a test can load them into the program
   // (attograd-translate --load) and recompute the maps.
   std::map<std::string, Tensor> inputs() const override;
-  // task, ablation, maps, paused, steps_per_frame (without a worker),
+  // task, ablation, worker, maps, paused, steps_per_frame (without a worker),
   // max_steps_per_second (with one), lr, seed, example, save_prefix.
   std::vector<Knob> knobs() override;
   // Pauses the worker and waits for it, so that the last frame's
@@ -55,6 +55,9 @@ class TransformerScene : public Scene {
   void print_stats(std::ostream& out) const override;
 
   void configure(translate::Task task, bool ablation);
+  // Background (a worker thread trains) or InFrame (each frame trains, as
+  // in the browser); starts over at step 0.
+  void set_stepping(Stepping stepping);
   TransformerTrainer& trainer() { return trainer_; }
   TrainingSession& session() { return *session_; }
   int example() const { return example_; }
@@ -64,6 +67,9 @@ class TransformerScene : public Scene {
 
  private:
   void start_session();
+  // A new trainer and session at step 0 when anything changed, with the
+  // learner's settings (paused, rate, lr, seed) kept.
+  void restart(translate::Task task, bool ablation, Stepping stepping);
   void draw_controls();
   void draw_answers(const std::map<std::string, Tensor>& record) const;
   void draw_maps(const std::map<std::string, Tensor>& record) const;

@@ -67,7 +67,7 @@ class Trainer {
   enum class Axis { Loss, Fraction };
   struct Series {
     std::string field;
-    std::string label;  // in the legend
+    std::string label;  // in the legend (when there are two or more) and errors
     ImU32 color;
     Axis axis = Axis::Loss;
   };

@@ -109,7 +109,9 @@ void TrainingSession::draw_curves(ImVec2 size) const {
   const float x = loss_area.at(static_cast<double>(shown), 1.0).x;
   draw->AddLine(ImVec2(x, loss_area.min.y), ImVec2(x, loss_area.max.y),
                 IM_COL32(255, 255, 255, 120));
-  draw_legend(loss_area, legend);
+  // One line needs no legend (the title names it), and a narrow plot has no
+  // room for one (the Nadaraya-Watson task's, in a 1024-pixel window).
+  if (legend.size() > 1) draw_legend(loss_area, legend);
 }
 
 }  // namespace ag::viewer
