@@ -123,12 +123,7 @@ std::vector<Knob> TransformerScene::knobs() {
           [this](int task) { configure(static_cast<tr::Task>(task), trainer_.ablation()); }),
       choice_knob("ablation", "1: train a twin without the look-ahead mask beside the masked model",
                   {"0", "1"}, [this](int on) { configure(trainer_.task(), on == 1); }),
-      choice_knob(
-          "worker",
-          "yes: a worker thread trains (the desktop's default); no: each frame trains "
-          "(steps_per_frame steps), as the browser does; starts over at step 0",
-          {"yes", "no"},
-          [this](int no) { set_stepping(no == 1 ? Stepping::InFrame : Stepping::Background); }),
+      stepping_knob([this](Stepping stepping) { set_stepping(stepping); }),
       choice_knob("maps", "which attention the maps show", {"encoder", "decoder", "cross"},
                   [this](int maps) { set_maps(static_cast<Maps>(maps)); }),
       number_knob("example", "which held-out input is shown", 0, TransformerTrainer::kShown - 1,

@@ -103,12 +103,7 @@ std::vector<Knob> TranslateScene::knobs() {
       choice_knob("task", "the task both models learn (new data and models)",
                   {"dates", "reverse", "sort"},
                   [this](int task) { set_task(static_cast<tr::Task>(task)); }),
-      choice_knob(
-          "worker",
-          "yes: a worker thread trains (the desktop's default); no: each frame trains "
-          "(steps_per_frame steps), as the browser does; starts over at step 0",
-          {"yes", "no"},
-          [this](int no) { set_stepping(no == 1 ? Stepping::InFrame : Stepping::Background); }),
+      stepping_knob([this](Stepping stepping) { set_stepping(stepping); }),
       number_knob("example", "which held-out input is shown", 0, TranslateTrainer::kShown - 1, true,
                   [this](double example) { set_example(static_cast<int>(example)); }),
       Knob{"text", "translate this text (as if typed in the text box) and show it",

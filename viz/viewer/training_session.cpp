@@ -508,4 +508,13 @@ std::vector<Knob> training_session_knobs(const std::unique_ptr<TrainingSession>&
   };
 }
 
+Knob stepping_knob(std::function<void(Stepping)> set_stepping) {
+  return choice_knob("worker",
+                     "yes: a worker thread trains (the desktop's default); no: each frame trains "
+                     "(steps_per_frame steps), as the browser does; starts over at step 0",
+                     {"yes", "no"}, [set_stepping = std::move(set_stepping)](int no) {
+                       set_stepping(no == 1 ? Stepping::InFrame : Stepping::Background);
+                     });
+}
+
 }  // namespace ag::viewer

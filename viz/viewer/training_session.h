@@ -295,4 +295,9 @@ class TrainingSession {
 // knob is set (a scene may replace its session when it starts over).
 std::vector<Knob> training_session_knobs(const std::unique_ptr<TrainingSession>& session);
 
+// The "worker" knob of a scene that trains on a worker thread: yes (the
+// desktop's default) or no (each frame trains, as the browser does).
+// `set_stepping` starts the scene's training over in that stepping.
+Knob stepping_knob(std::function<void(Stepping)> set_stepping);
+
 }  // namespace ag::viewer
