@@ -37,6 +37,10 @@ namespace ag::viewer {
 // The models' colours, in the plot and the maps' titles: additive, dot product.
 inline const ImU32 kTranslateModelColors[2] = {IM_COL32(31, 119, 180, 255),
                                                IM_COL32(255, 127, 14, 255)};
+// Their held-out lines in the plot: the same hues, lighter (tab20's pairs), so
+// a model's two lines read as one model's and are not taken for each other.
+inline const ImU32 kTranslateHeldOutColors[2] = {IM_COL32(174, 199, 232, 255),
+                                                 IM_COL32(255, 187, 120, 255)};
 
 class TranslateTrainer : public Trainer {
  public:

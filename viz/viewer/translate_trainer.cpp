@@ -100,8 +100,8 @@ std::vector<RecordField> TranslateTrainer::fields() const {
 std::vector<Trainer::Series> TranslateTrainer::series() const {
   return {{"additive.loss", "additive loss", kTranslateModelColors[0], Axis::Loss},
           {"dot.loss", "dot-product loss", kTranslateModelColors[1], Axis::Loss},
-          {"additive.accuracy", "additive held-out", kTranslateModelColors[0], Axis::Fraction},
-          {"dot.accuracy", "dot-product held-out", kTranslateModelColors[1], Axis::Fraction}};
+          {"additive.accuracy", "additive held-out", kTranslateHeldOutColors[0], Axis::Fraction},
+          {"dot.accuracy", "dot-product held-out", kTranslateHeldOutColors[1], Axis::Fraction}};
 }
 
 std::map<std::string, Tensor> TranslateTrainer::start(double lr) {
