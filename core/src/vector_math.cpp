@@ -125,7 +125,11 @@ inline float sum_lanes(float* lane) {
 
 }  // namespace
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: GCC instruments the ifunc resolvers target_clones
+// makes, and the dynamic loader runs them before TSan's runtime is up (a
+// segfault at load); a TSan build, which checks threading, not speed, takes
+// the default loops.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define AG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 // For 64-bit integer multiplies (dropout's hash): AVX-512DQ has them as one
 // instruction per vector, and x86-64-v4 includes it (avx512f alone emulates them).
