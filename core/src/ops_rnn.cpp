@@ -60,47 +60,8 @@ void forward_rows(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int
   }
 }
 
-// Rows [begin, end) of the backward, from g = dL/dh' [B, H]. In the forward this was
-//   h' = (1 - z) n + z h
-//     =>  dh  = g z
-//         dz  = g (h - n),    da_z = dz z (1 - z)       (a_z = gi_z + gh_z, sigmoid' = z (1 - z))
-//         dn  = g (1 - z),    da_n = dn (1 - n^2)       (a_n = gi_n + r gh_n, tanh' = 1 - n^2)
-//   a_n = gi_n + r gh_n
-//     =>  dgi_n = da_n,  dgh_n = da_n r,  dr = da_n gh_n
-//   r = sigmoid(a_r),  a_r = gi_r + gh_r
-//     =>  da_r = dr r (1 - r)
-//   gi and gh enter a_r and a_z as a plain sum, so dgi_r = dgh_r = da_r and
-//   dgi_z = dgh_z = da_z.
-// The buffers never overlap; saying so (__restrict) lets the compiler run the
-// j loop on vectors, every element computed as written (it was a scalar loop,
-// 6% of a seq2seq training step).
-// float32 twin: detail::gru_cell_backward_rows_f32 in vector_math.cpp (built
-// for AVX-512 and AVX2 too).
-// gh_n: row b's gh_n at gh_n + b * ld_n (gru_cell passes gh + 2H with ld_n = 3H,
-// gru_layer its own [B, H] copy with ld_n = H).
-template <typename T>
-void backward_rows(const T* __restrict g, const T* __restrict gh_n, int64_t ld_n,
-                   const T* __restrict h, const T* __restrict gates, T* __restrict dgi,
-                   T* __restrict dgh, T* __restrict dh, int64_t H, int64_t begin, int64_t end) {
-  for (int64_t b = begin; b < end; ++b) {
-    const T *gb = g + b * H, *ghn = gh_n + b * ld_n, *hb = h + b * H, *gate = gates + b * 3 * H;
-    T *dgib = dgi + b * 3 * H, *dghb = dgh + b * 3 * H, *dhb = dh + b * H;
-    for (int64_t j = 0; j < H; ++j) {
-      const T r = gate[j], z = gate[H + j], n = gate[2 * H + j];
-      const T da_z = gb[j] * (hb[j] - n) * z * (1 - z);
-      const T da_n = gb[j] * (1 - z) * (1 - n * n);
-      const T da_r = da_n * ghn[j] * r * (1 - r);
-      dhb[j] = gb[j] * z;
-      dgib[j] = dghb[j] = da_r;
-      dgib[H + j] = dghb[H + j] = da_z;
-      dgib[2 * H + j] = da_n;
-      dghb[2 * H + j] = da_n * r;
-    }
-  }
-}
-
 // One step over all B rows, on the threads: h_next [B, H] and gates [B, 3H]
-// from gi, gh [B, 3H] and h [B, H] (forward_rows / forward_rows_f32).
+// from gi, gh [B, 3H] and h [B, H] (forward_rows / detail::gru_cell_rows_f32).
 template <typename T>
 void cell_forward(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int64_t B, int64_t H) {
   detail::parallel_for(
@@ -115,19 +76,25 @@ void cell_forward(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int
       detail::grain_for(8 * H));
 }
 
-// The backward of one step over all B rows, on the threads (backward_rows).
+// The backward of one step over all B rows, on the threads: the rows loop
+// with its math is detail::gru_cell_backward_loop (vector_math.h); float32
+// runs it in its SIMD clones (gru_cell_backward_rows_f32).
+// gh_n: row b's gh_n at gh_n + b * ld_n (gru_cell passes gh + 2H with ld_n = 3H,
+// gru_layer its own [B, H] copy with ld_n = H).
 template <typename T>
 void cell_backward(const T* g, const T* gh_n, int64_t ld_n, const T* h, const T* gates, T* dgi,
                    T* dgh, T* dh, int64_t B, int64_t H) {
   detail::parallel_for(
       B,
       [&](int64_t begin, int64_t end) {
+        const auto rows = [&](auto kernel) {
+          kernel(g + begin * H, gh_n + begin * ld_n, ld_n, h + begin * H, gates + begin * 3 * H,
+                 dgi + begin * 3 * H, dgh + begin * 3 * H, dh + begin * H, end - begin, H);
+        };
         if constexpr (std::is_same_v<T, float>)
-          detail::gru_cell_backward_rows_f32(
-              g + begin * H, gh_n + begin * ld_n, ld_n, h + begin * H, gates + begin * 3 * H,
-              dgi + begin * 3 * H, dgh + begin * 3 * H, dh + begin * H, end - begin, H);
+          rows(detail::gru_cell_backward_rows_f32);
         else
-          backward_rows(g, gh_n, ld_n, h, gates, dgi, dgh, dh, H, begin, end);
+          rows(detail::gru_cell_backward_loop<T>);
       },
       detail::grain_for(8 * H));
 }
@@ -157,7 +124,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
     cell_forward(gic.data_ptr<T>(), ghc.data_ptr<T>(), hc.data_ptr<T>(), h_next.data_ptr<T>(),
                  gates.data_ptr<T>(), B, H);
   });
-  // dgi, dgh [B, 3H] and dh [B, H] from g [B, H] (see backward_rows).
+  // dgi, dgh [B, 3H] and dh [B, H] from g [B, H] (see cell_backward).
   if (needs_grad(gi, gh, h))
     record(h_next, "GruCellBackward", {gi, gh, h}, [ghc, hc, gates, H](const Tensor& g) {
       const Tensor gc = g.contiguous();
@@ -198,7 +165,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
 //   dh = 0
 //   for t = T-1 .. 0:
 //     g_t' = g_t + dh                                (h_t feeds out[t] and step t + 1)
-//     dgi_t, dgh_t, dh_direct = the cell's backward  (backward_rows; dh_direct = g_t' z)
+//     dgi_t, dgh_t, dh_direct = the cell's backward  (cell_backward; dh_direct = g_t' z)
 //     dh = dh_direct + dgh_t W_hh                    ([B, 3H] @ [3H, H])
 //   dh0 = dh (its product skipped when h0 needs no gradient),  dW_hh as above,
 //   db_hh = sum_{t, b} dgh_t[b]

@@ -299,21 +299,7 @@ AG_SIMD_CLONES void gru_cell_backward_rows_f32(const float* g, const float* gh_n
                                                const float* h, const float* gates,
                                                float* __restrict dgi, float* __restrict dgh,
                                                float* __restrict dh, int64_t rows, int64_t H) {
-  for (int64_t b = 0; b < rows; ++b) {
-    const float *gb = g + b * H, *ghn = gh_n + b * ld_n, *hb = h + b * H, *gate = gates + b * 3 * H;
-    float *dgib = dgi + b * 3 * H, *dghb = dgh + b * 3 * H, *dhb = dh + b * H;
-    for (int64_t j = 0; j < H; ++j) {
-      const float r = gate[j], z = gate[H + j], n = gate[2 * H + j];
-      const float da_z = gb[j] * (hb[j] - n) * z * (1 - z);
-      const float da_n = gb[j] * (1 - z) * (1 - n * n);
-      const float da_r = da_n * ghn[j] * r * (1 - r);
-      dhb[j] = gb[j] * z;
-      dgib[j] = dghb[j] = da_r;
-      dgib[H + j] = dghb[H + j] = da_z;
-      dgib[2 * H + j] = da_n;
-      dghb[2 * H + j] = da_n * r;
-    }
-  }
+  gru_cell_backward_loop(g, gh_n, ld_n, h, gates, dgi, dgh, dh, rows, H);
 }
 
 }  // namespace ag::detail

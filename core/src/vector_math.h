@@ -83,12 +83,48 @@ void additive_scores_backward_row_f32(const float* q, const float* k, const floa
                                       const float* t_kept, const float* g, float* dq, float* dk,
                                       float* dw, int64_t tk, int64_t h);
 
-// GRU cell rows (ops_rnn.cpp's gru_cell and gru_layer), vectorised over H; the
-// float32 twins of its forward_rows and backward_rows templates (the same
-// math, see there). rows rows from the given pointers: gi, gh, gates, dgi,
-// dgh [rows, 3H], h, h_next, g, dh [rows, H]; gh_n row b at gh_n + b * ld_n.
+// GRU cell rows (ops_rnn.cpp's gru_cell and gru_layer), vectorised over H.
+// rows rows from the given pointers: gi, gh, gates, dgi, dgh [rows, 3H], h,
+// h_next, g, dh [rows, H]; gh_n row b at gh_n + b * ld_n.
+// The forward: the float32 twin of ops_rnn.cpp's forward_rows template (the
+// same math, with this file's exp and tanh).
 void gru_cell_rows_f32(const float* gi, const float* gh, const float* h, float* h_next,
                        float* gates, int64_t rows, int64_t H);
+// The backward, from g = dL/dh' [rows, H]. In the forward this was
+//   h' = (1 - z) n + z h
+//     =>  dh  = g z
+//         dz  = g (h - n),    da_z = dz z (1 - z)       (a_z = gi_z + gh_z, sigmoid' = z (1 - z))
+//         dn  = g (1 - z),    da_n = dn (1 - n^2)       (a_n = gi_n + r gh_n, tanh' = 1 - n^2)
+//   a_n = gi_n + r gh_n
+//     =>  dgi_n = da_n,  dgh_n = da_n r,  dr = da_n gh_n
+//   r = sigmoid(a_r),  a_r = gi_r + gh_r
+//     =>  da_r = dr r (1 - r)
+//   gi and gh enter a_r and a_z as a plain sum, so dgi_r = dgh_r = da_r and
+//   dgi_z = dgh_z = da_z.
+// The buffers never overlap; saying so (__restrict) lets the compiler run the
+// j loop on vectors, every element computed as written. float64 runs this
+// loop as it is; float32 in gru_cell_backward_rows_f32's SIMD clones.
+template <typename T>
+inline void gru_cell_backward_loop(const T* __restrict g, const T* __restrict gh_n, int64_t ld_n,
+                                   const T* __restrict h, const T* __restrict gates,
+                                   T* __restrict dgi, T* __restrict dgh, T* __restrict dh,
+                                   int64_t rows, int64_t H) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const T *gb = g + b * H, *ghn = gh_n + b * ld_n, *hb = h + b * H, *gate = gates + b * 3 * H;
+    T *dgib = dgi + b * 3 * H, *dghb = dgh + b * 3 * H, *dhb = dh + b * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const T r = gate[j], z = gate[H + j], n = gate[2 * H + j];
+      const T da_z = gb[j] * (hb[j] - n) * z * (1 - z);
+      const T da_n = gb[j] * (1 - z) * (1 - n * n);
+      const T da_r = da_n * ghn[j] * r * (1 - r);
+      dhb[j] = gb[j] * z;
+      dgib[j] = dghb[j] = da_r;
+      dgib[H + j] = dghb[H + j] = da_z;
+      dgib[2 * H + j] = da_n;
+      dghb[2 * H + j] = da_n * r;
+    }
+  }
+}
 void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n, const float* h,
                                 const float* gates, float* dgi, float* dgh, float* dh, int64_t rows,
                                 int64_t H);
