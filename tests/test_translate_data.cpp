@@ -58,6 +58,23 @@ TEST(TranslateVocab, CharacterTokens) {
   EXPECT_EQ(detokenize_chars({"<bos>", "1", "9", "<eos>", "<pad>"}), "19");
 }
 
+// The byte table agrees with the string lookup for every byte, in a
+// vocabulary built from a corpus and in one restored from its tokens (a
+// multi-character token never matches a byte).
+TEST(TranslateVocab, CharIndicesMatchIndicesOfCharTokens) {
+  const Vocab built({tokenize_chars("a-z 09a"), {"ab", "<eos>"}});
+  const Vocab restored = Vocab::from_tokens(built.idx_to_token());
+  std::string every_byte;
+  for (int byte = 0; byte < 256; ++byte) every_byte.push_back(static_cast<char>(byte));
+  for (const Vocab* vocab : {&built, &restored}) {
+    EXPECT_EQ(vocab->char_indices(every_byte), vocab->indices(tokenize_chars(every_byte)));
+    EXPECT_EQ(vocab->char_indices("a0?"),
+              (std::vector<int64_t>{vocab->index("a"), vocab->index("0"), Vocab::kUnk}));
+    EXPECT_TRUE(vocab->char_indices("").empty());
+  }
+  EXPECT_EQ(Vocab().char_indices("a"), (std::vector<int64_t>{Vocab::kUnk}));
+}
+
 TEST(TranslateDates, CalendarMatchesStdChrono) {
   namespace ch = std::chrono;
   for (int64_t days = days_from_civil({kFirstYear, 1, 1});

@@ -1,5 +1,7 @@
 // The SIMD float32 exp/tanh/softmax-row kernels against libm and a double
-// reference (they are the fast paths of ag::exp, ag::tanh and ag::softmax).
+// reference (they are the fast paths of ag::exp, ag::tanh and ag::softmax),
+// and the optimizers' kernels (attograd/kernels/optim.h) against their plain
+// loops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "../core/src/vector_math.h"
+#include "attograd/kernels/optim.h"
 
 namespace {
 
@@ -138,6 +141,70 @@ TEST(VectorMathTest, SoftmaxRowsMatchesTheRowKernel) {
       ASSERT_NEAR(y[i], expected[i], 1e-6 * expected[i]) << "n = " << n << ", i = " << i;
       ASSERT_NEAR(x[i], expected[i], 1e-6 * expected[i]) << "n = " << n << ", i = " << i;
     }
+  }
+}
+
+// Adam's float32 kernel (SIMD clones, which may fuse multiply-adds) against
+// its loop compiled here without them, over five steps of changing
+// gradients; float64 runs the loop itself, so it matches exactly. 1027
+// elements: full vectors and a tail.
+TEST(OptimKernelTest, AdamUpdateMatchesItsPlainLoop) {
+  const int64_t n = 1027;
+  std::vector<float> w(n), m(n), v(n), g(n);
+  for (int64_t j = 0; j < n; ++j)
+    w[static_cast<size_t>(j)] = std::cos(0.1f * static_cast<float>(j));
+  std::vector<float> w_ref = w, m_ref = m, v_ref = v;
+  std::vector<double> w64(w.begin(), w.end()), m64(n), v64(n), g64(n);
+  std::vector<double> w64_ref = w64, m64_ref = m64, v64_ref = v64;
+  for (int t = 1; t <= 5; ++t) {
+    for (int64_t j = 0; j < n; ++j)
+      g64[static_cast<size_t>(j)] = g[static_cast<size_t>(j)] =
+          std::sin(0.37f * static_cast<float>(j * t) + 0.5f) * (j % 7 == 0 ? 1e-6f : 1.0f);
+    ag::kernels::AdamStep step;
+    step.step_size = 1e-2 / (1 - std::pow(step.beta1, t));
+    step.bias_correction2_sqrt = std::sqrt(1 - std::pow(step.beta2, t));
+    ag::kernels::adam_update(w.data(), g.data(), m.data(), v.data(), n, step);
+    ag::kernels::adam_update(w64.data(), g64.data(), m64.data(), v64.data(), n, step);
+    const auto coefficients = [&](auto zero) {
+      using T = decltype(zero);
+      return ag::detail::AdamCoefficients<T>{T(step.beta1),
+                                             T(1 - step.beta1),
+                                             T(step.beta2),
+                                             T(1 - step.beta2),
+                                             T(step.bias_correction2_sqrt),
+                                             T(step.eps),
+                                             T(step.step_size)};
+    };
+    ag::detail::adam_loop(w_ref.data(), g.data(), m_ref.data(), v_ref.data(), n,
+                          coefficients(0.0f));
+    ag::detail::adam_loop(w64_ref.data(), g64.data(), m64_ref.data(), v64_ref.data(), n,
+                          coefficients(0.0));
+  }
+  for (size_t j = 0; j < w.size(); ++j) {
+    ASSERT_NEAR(w[j], w_ref[j], 1e-6) << j;
+    ASSERT_NEAR(m[j], m_ref[j], 1e-6 * std::abs(m_ref[j]) + 1e-7) << j;  // + cancellation
+    ASSERT_NEAR(v[j], v_ref[j], 1e-6 * v_ref[j] + 1e-12) << j;
+    ASSERT_EQ(w64[j], w64_ref[j]) << j;
+    ASSERT_EQ(m64[j], m64_ref[j]) << j;
+    ASSERT_EQ(v64[j], v64_ref[j]) << j;
+    ASSERT_NE(w64[j], static_cast<double>(std::cos(0.1f * static_cast<float>(j)))) << j;
+  }
+}
+
+// The squared norm against one double accumulator in order: lanes change
+// only the order of the additions.
+TEST(OptimKernelTest, SumOfSquaresMatchesASequentialDoubleSum) {
+  for (int64_t n : {0, 1, 15, 16, 17, 1027}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    double expected = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const float value = std::sin(0.7f * static_cast<float>(j)) * 3;
+      x[static_cast<size_t>(j)] = value;
+      expected += static_cast<double>(value) * value;
+    }
+    const std::vector<double> x64(x.begin(), x.end());
+    EXPECT_NEAR(ag::kernels::sum_of_squares(x.data(), n), expected, 1e-12 * expected) << n;
+    EXPECT_NEAR(ag::kernels::sum_of_squares(x64.data(), n), expected, 1e-12 * expected) << n;
   }
 }
 

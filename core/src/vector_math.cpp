@@ -302,4 +302,13 @@ AG_SIMD_CLONES void gru_cell_backward_rows_f32(const float* g, const float* gh_n
   gru_cell_backward_loop(g, gh_n, ld_n, h, gates, dgi, dgh, dh, rows, H);
 }
 
+AG_SIMD_CLONES void adam_f32(float* __restrict w, const float* __restrict g, float* __restrict m,
+                             float* __restrict v, int64_t n, const AdamCoefficients<float>& c) {
+  adam_loop(w, g, m, v, n, c);
+}
+
+AG_SIMD_CLONES double sum_squares_f32(const float* x, int64_t n) {
+  return sum_squares_loop(x, n);
+}
+
 }  // namespace ag::detail

@@ -5,6 +5,7 @@
 // float64 keeps std::exp/std::tanh: it is the precision path for gradcheck.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace ag::detail {
@@ -128,5 +129,47 @@ inline void gru_cell_backward_loop(const T* __restrict g, const T* __restrict gh
 void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n, const float* h,
                                 const float* gates, float* dgi, float* dgh, float* dh, int64_t rows,
                                 int64_t H);
+
+// Adam's update of n parameters (torch.optim.Adam's single-tensor loop, one
+// pass instead of its five): with g the gradient,
+//   m <- beta1 m + (1 - beta1) g
+//   v <- beta2 v + (1 - beta2) g^2
+//   w <- w - step_size m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// where step_size = lr / (1 - beta1^t). The coefficients come in the
+// parameter's dtype, rounded from double as torch rounds its Python floats.
+// float64 runs this loop as it is; float32 in adam_f32's SIMD clones.
+template <typename T>
+struct AdamCoefficients {
+  T beta1, one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps, step_size;
+};
+template <typename T>
+inline void adam_loop(T* __restrict w, const T* __restrict g, T* __restrict m, T* __restrict v,
+                      int64_t n, const AdamCoefficients<T>& c) {
+  for (int64_t j = 0; j < n; ++j) {
+    m[j] = m[j] * c.beta1 + c.one_minus_beta1 * g[j];
+    v[j] = v[j] * c.beta2 + c.one_minus_beta2 * g[j] * g[j];
+    const T denom = std::sqrt(v[j]) / c.bias_correction2_sqrt + c.eps;
+    w[j] -= c.step_size * (m[j] / denom);
+  }
+}
+void adam_f32(float* w, const float* g, float* m, float* v, int64_t n,
+              const AdamCoefficients<float>& c);
+
+// sum_k x[k]^2, each square and the sum in double, in 16 lanes so the adds
+// do not wait on each other (clip_grad_norm_'s total norm). float64 runs this
+// loop as it is; float32 in sum_squares_f32's SIMD clones.
+template <typename T>
+inline double sum_squares_loop(const T* x, int64_t n) {
+  constexpr int64_t lanes = 16;
+  double lane[lanes] = {};
+  int64_t k = 0;
+  for (; k + lanes <= n; k += lanes)
+    for (int64_t j = 0; j < lanes; ++j) lane[j] += static_cast<double>(x[k + j]) * x[k + j];
+  double total = 0;
+  for (int64_t j = 0; j < lanes; ++j) total += lane[j];
+  for (; k < n; ++k) total += static_cast<double>(x[k]) * x[k];
+  return total;
+}
+double sum_squares_f32(const float* x, int64_t n);
 
 }  // namespace ag::detail

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "attograd/kernels/optim.h"
+
 namespace ag::optim {
 
 namespace {
@@ -116,29 +118,18 @@ void Adam::step() {
     const Tensor g = contiguous_grad(p);
     if (!g.defined()) continue;
     const int64_t t = ++steps_[i];
-    // The scalars in double, as torch computes them in Python, then cast to
-    // the parameter's dtype where they meet a tensor.
-    const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));
-    const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));
-    const double step_size = lr / bias_correction1;
-    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+    // The scalars in double, as torch computes them in Python; the kernel
+    // rounds them to the parameter's dtype where they meet a tensor.
+    kernels::AdamStep coefficients;
+    coefficients.beta1 = beta1;
+    coefficients.beta2 = beta2;
+    coefficients.eps = eps;
+    coefficients.step_size = lr / (1 - std::pow(beta1, static_cast<double>(t)));
+    coefficients.bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, static_cast<double>(t)));
     dispatch_floating(p.dtype(), "Adam.step", [&](auto tag) {
       using T = decltype(tag);
-      const int64_t n = p.numel();
-      T* w = p.data_ptr<T>();
-      const T* d = g.data_ptr<T>();
-      T* m = exp_avg_[i].data_ptr<T>();
-      T* v = exp_avg_sq_[i].data_ptr<T>();
-      const T b1 = static_cast<T>(beta1), one_minus_b1 = static_cast<T>(1 - beta1);
-      const T b2 = static_cast<T>(beta2), one_minus_b2 = static_cast<T>(1 - beta2);
-      const T c2 = static_cast<T>(bias_correction2_sqrt), e = static_cast<T>(eps);
-      const T neg_step = static_cast<T>(-step_size);
-      for (int64_t j = 0; j < n; ++j) {
-        m[j] = m[j] * b1 + one_minus_b1 * d[j];         // m <- beta1 m + (1 - beta1) g
-        v[j] = v[j] * b2 + one_minus_b2 * d[j] * d[j];  // v <- beta2 v + (1 - beta2) g^2
-        const T denom = std::sqrt(v[j]) / c2 + e;       // sqrt(v / (1 - beta2^t)) + eps
-        w[j] += neg_step * (m[j] / denom);              // w <- w - lr/(1 - beta1^t) m / denom
-      }
+      kernels::adam_update(p.data_ptr<T>(), g.data_ptr<T>(), exp_avg_[i].data_ptr<T>(),
+                           exp_avg_sq_[i].data_ptr<T>(), p.numel(), coefficients);
     });
     p.impl()->storage()->bump_version();  // graphs recorded before this step are stale
   }

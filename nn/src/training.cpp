@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "attograd/kernels/optim.h"
 #include "attograd/nn/masks.h"
 
 namespace ag::nn {
@@ -65,7 +66,11 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm) {
     const Tensor g = parameters[i].grad();
     if (!g.defined()) continue;
     check_floating(g, kOp, "gradient");
-    for (double v : g.to_vector()) squares += v * v;
+    const Tensor contiguous = g.contiguous();
+    dispatch_floating(g.dtype(), kOp, [&](auto tag) {
+      using T = decltype(tag);
+      squares += kernels::sum_of_squares(contiguous.data_ptr<T>(), contiguous.numel());
+    });
   }
   const double total = std::sqrt(squares);
   const double scale = max_norm / (total + 1e-6);

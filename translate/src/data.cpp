@@ -34,6 +34,7 @@ Vocab::Vocab(const std::vector<std::vector<std::string>>& corpus, int64_t min_fr
   }
   for (size_t i = 0; i < idx_to_token_.size(); ++i)
     token_to_idx_[idx_to_token_[i]] = static_cast<int64_t>(i);
+  index_bytes();
 }
 
 Vocab Vocab::from_tokens(std::vector<std::string> idx_to_token) {
@@ -51,7 +52,13 @@ Vocab Vocab::from_tokens(std::vector<std::string> idx_to_token) {
              "token '" + it->first + "' appears twice (index " + std::to_string(it->second) +
                  " and " + std::to_string(i) + ")");
   }
+  vocab.index_bytes();
   return vocab;
+}
+
+void Vocab::index_bytes() {
+  for (size_t byte = 0; byte < byte_to_idx_.size(); ++byte)
+    byte_to_idx_[byte] = index(std::string(1, static_cast<char>(byte)));
 }
 
 int64_t Vocab::index(const std::string& token) const {
@@ -63,6 +70,13 @@ std::vector<int64_t> Vocab::indices(const std::vector<std::string>& tokens) cons
   std::vector<int64_t> out;
   out.reserve(tokens.size());
   for (const auto& token : tokens) out.push_back(index(token));
+  return out;
+}
+
+std::vector<int64_t> Vocab::char_indices(const std::string& text) const {
+  std::vector<int64_t> out;
+  out.reserve(text.size());
+  for (const char c : text) out.push_back(byte_to_idx_[static_cast<unsigned char>(c)]);
   return out;
 }
 
@@ -410,7 +424,7 @@ namespace {
 // the entries that are not <pad> (d2l's build_array_nmt).
 void append_line(const std::string& text, const Vocab& vocab, int64_t num_steps,
                  std::vector<double>& array, std::vector<double>& valid_len) {
-  std::vector<int64_t> line = vocab.indices(tokenize_chars(text));
+  std::vector<int64_t> line = vocab.char_indices(text);
   line.push_back(Vocab::kEos);
   int64_t valid = 0;
   for (int64_t index : truncate_pad(std::move(line), num_steps, Vocab::kPad)) {

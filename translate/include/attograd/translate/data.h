@@ -16,6 +16,7 @@
 //   tgt [B, tgt_steps], tgt_valid_len [B]   the same for the targets
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -46,14 +47,21 @@ class Vocab {
   // The index of `token`, <unk> when unknown (as d2l's vocab[token]).
   int64_t index(const std::string& token) const;
   std::vector<int64_t> indices(const std::vector<std::string>& tokens) const;
+  // indices(tokenize_chars(text)), without a string per character: a table
+  // of the 256 one-byte tokens' indices, kept with the vocabulary (a training
+  // step encodes its whole batch this way).
+  std::vector<int64_t> char_indices(const std::string& text) const;
   // The token at `index`; throws ag::Error outside [0, size()).
   const std::string& token(int64_t index) const;
   std::vector<std::string> tokens(const std::vector<int64_t>& indices) const;
   const std::vector<std::string>& idx_to_token() const { return idx_to_token_; }
 
  private:
+  void index_bytes();  // fills byte_to_idx_ from token_to_idx_
+
   std::vector<std::string> idx_to_token_;
   std::map<std::string, int64_t> token_to_idx_;
+  std::array<int64_t, 256> byte_to_idx_{};  // index(std::string(1, byte))
 };
 
 // One token per character (bytes: the generated tasks are ASCII).
