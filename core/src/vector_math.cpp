@@ -302,10 +302,40 @@ AG_SIMD_CLONES void gru_cell_backward_rows_f32(const float* g, const float* gh_n
   gru_cell_backward_loop(g, gh_n, ld_n, h, gates, dgi, dgh, dh, rows, H);
 }
 
-AG_SIMD_CLONES void adam_f32(float* __restrict w, const float* __restrict g, float* __restrict m,
-                             float* __restrict v, int64_t n, const AdamCoefficients<float>& c) {
+// Adam's loop with contraction off: in the AVX2 and AVX-512 clones GCC would
+// otherwise fuse m * beta1 + (1 - beta1) * g into one rounding, and a step's
+// result would depend on the CPU (the first version did: the seq2seq's
+// held-out accuracy on sort moved from 99.1% to 96.8% with it).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+template <typename T>
+void adam_loop(T* __restrict w, const T* __restrict g, T* __restrict m, T* __restrict v, int64_t n,
+               const AdamCoefficients<T>& c) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  for (int64_t j = 0; j < n; ++j) {
+    m[j] = m[j] * c.beta1 + c.one_minus_beta1 * g[j];
+    v[j] = v[j] * c.beta2 + c.one_minus_beta2 * g[j] * g[j];
+    const T denom = std::sqrt(v[j]) / c.bias_correction2_sqrt + c.eps;
+    w[j] -= c.step_size * (m[j] / denom);
+  }
+}
+
+AG_SIMD_CLONES void adam_f32(float* w, const float* g, float* m, float* v, int64_t n,
+                             const AdamCoefficients<float>& c) {
   adam_loop(w, g, m, v, n, c);
 }
+
+void adam_f64(double* w, const double* g, double* m, double* v, int64_t n,
+              const AdamCoefficients<double>& c) {
+  adam_loop(w, g, m, v, n, c);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 AG_SIMD_CLONES double sum_squares_f32(const float* x, int64_t n) {
   return sum_squares_loop(x, n);

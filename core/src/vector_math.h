@@ -5,7 +5,6 @@
 // float64 keeps std::exp/std::tanh: it is the precision path for gradcheck.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 namespace ag::detail {
@@ -137,23 +136,18 @@ void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n,
 //   w <- w - step_size m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 // where step_size = lr / (1 - beta1^t). The coefficients come in the
 // parameter's dtype, rounded from double as torch rounds its Python floats.
-// float64 runs this loop as it is; float32 in adam_f32's SIMD clones.
+// Every element is computed as written, with no fused multiply-add: the
+// float32 SIMD clones give the same bits as the plain scalar loop (SIMD
+// square root and division are correctly rounded too), so an update does not
+// depend on the machine's instruction set.
 template <typename T>
 struct AdamCoefficients {
   T beta1, one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps, step_size;
 };
-template <typename T>
-inline void adam_loop(T* __restrict w, const T* __restrict g, T* __restrict m, T* __restrict v,
-                      int64_t n, const AdamCoefficients<T>& c) {
-  for (int64_t j = 0; j < n; ++j) {
-    m[j] = m[j] * c.beta1 + c.one_minus_beta1 * g[j];
-    v[j] = v[j] * c.beta2 + c.one_minus_beta2 * g[j] * g[j];
-    const T denom = std::sqrt(v[j]) / c.bias_correction2_sqrt + c.eps;
-    w[j] -= c.step_size * (m[j] / denom);
-  }
-}
 void adam_f32(float* w, const float* g, float* m, float* v, int64_t n,
               const AdamCoefficients<float>& c);
+void adam_f64(double* w, const double* g, double* m, double* v, int64_t n,
+              const AdamCoefficients<double>& c);
 
 // sum_k x[k]^2, each square and the sum in double, in 16 lanes so the adds
 // do not wait on each other (clip_grad_norm_'s total norm). float64 runs this

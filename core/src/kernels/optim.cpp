@@ -1,5 +1,5 @@
 // The optimizers' loops (see attograd/kernels/optim.h): float32 goes to the
-// SIMD clones in vector_math.cpp, float64 runs the same loops directly.
+// SIMD clones in vector_math.cpp, float64 to the same loops without clones.
 #include "attograd/kernels/optim.h"
 
 #include "../vector_math.h"
@@ -27,7 +27,7 @@ void adam_update(float* w, const float* g, float* m, float* v, int64_t n, const 
 
 void adam_update(double* w, const double* g, double* m, double* v, int64_t n,
                  const AdamStep& step) {
-  detail::adam_loop(w, g, m, v, n, coefficients<double>(step));
+  detail::adam_f64(w, g, m, v, n, coefficients<double>(step));
 }
 
 double sum_of_squares(const float* x, int64_t n) {
