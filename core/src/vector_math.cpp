@@ -185,14 +185,7 @@ AG_SIMD_CLONES void softmax_backward_row_f32(const float* y, const float* g, flo
 }
 
 AG_SIMD_CLONES double sum_f32(const float* x, int64_t n) {
-  double lane[kLanes] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes)
-    for (int64_t j = 0; j < kLanes; ++j) lane[j] += x[k + j];
-  double total = 0;
-  for (int64_t j = 0; j < kLanes; ++j) total += lane[j];
-  for (; k < n; ++k) total += x[k];
-  return total;
+  return double_lane_sum(x, n, [](float v) { return static_cast<double>(v); });
 }
 
 AG_SIMD_CLONES double dot_f32(const float* a, const float* b, int64_t n) {

@@ -49,9 +49,8 @@ void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n);
 // Its backward for one row: dx = y * (g - sum_k g_k y_k).
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 
-// sum_k x[k] accumulated in double, in 16 lanes (two AVX-512 registers) so
-// it runs at the loads' speed instead of one addition's latency per element
-// (ag::sum of a contiguous float32 tensor; reduce.cpp).
+// sum_k x[k] accumulated in double (double_lane_sum below; ag::sum of a
+// contiguous float32 tensor, reduce.cpp).
 double sum_f32(const float* x, int64_t n);
 // sum_k a[k] b[k], in float lanes as the softmax's sums (added in double at the end).
 double dot_f32(const float* a, const float* b, int64_t n);
@@ -149,20 +148,28 @@ void adam_f32(float* w, const float* g, float* m, float* v, int64_t n,
 void adam_f64(double* w, const double* g, double* m, double* v, int64_t n,
               const AdamCoefficients<double>& c);
 
-// sum_k x[k]^2, each square and the sum in double, in 16 lanes so the adds
-// do not wait on each other (clip_grad_norm_'s total norm). float64 runs this
-// loop as it is; float32 in sum_squares_f32's SIMD clones.
-template <typename T>
-inline double sum_squares_loop(const T* x, int64_t n) {
+// sum_k term(x[k]) accumulated in double, in 16 lanes (two AVX-512 registers)
+// so it runs at the loads' speed instead of one addition's latency per
+// element: the lanes are added in order at the end, then the tail.
+template <typename T, typename Term>
+inline double double_lane_sum(const T* x, int64_t n, Term term) {
   constexpr int64_t lanes = 16;
   double lane[lanes] = {};
   int64_t k = 0;
   for (; k + lanes <= n; k += lanes)
-    for (int64_t j = 0; j < lanes; ++j) lane[j] += static_cast<double>(x[k + j]) * x[k + j];
+    for (int64_t j = 0; j < lanes; ++j) lane[j] += term(x[k + j]);
   double total = 0;
   for (int64_t j = 0; j < lanes; ++j) total += lane[j];
-  for (; k < n; ++k) total += static_cast<double>(x[k]) * x[k];
+  for (; k < n; ++k) total += term(x[k]);
   return total;
+}
+
+// sum_k x[k]^2, each square in double (exact for float32), the sum in
+// double_lane_sum's lanes (clip_grad_norm_'s total norm). float64 runs this
+// loop as it is; float32 in sum_squares_f32's SIMD clones.
+template <typename T>
+inline double sum_squares_loop(const T* x, int64_t n) {
+  return double_lane_sum(x, n, [](T v) { return static_cast<double>(v) * v; });
 }
 double sum_squares_f32(const float* x, int64_t n);
 
