@@ -95,6 +95,17 @@ def openblas_library():
 OPENBLAS, OPENBLAS_PATH = openblas_library()
 
 
+def what_ran():
+    """One line on what torch ran: its version, the CPU capability in use, and
+    the environment that chose it and OpenBLAS's kernels."""
+    capability = [line.split(":", 1)[1].strip() for line in torch.__config__.show().splitlines()
+                  if "CPU capability usage" in line]
+    return (f"torch {torch.__version__}, CPU capability in use {capability or '?'}, "
+            f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', '(unset)')}, "
+            f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, CPU "
+            f"{'with' if has_avx512f() else 'without'} AVX-512")
+
+
 def set_threads(torch_threads, blas_threads):
     """Threads for PyTorch's own kernels and for the BLAS under it."""
     torch.set_num_threads(torch_threads)

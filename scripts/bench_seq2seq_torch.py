@@ -117,12 +117,7 @@ def main():
           f"embed/hidden/layers/src_steps/tgt_steps/src_vocab/tgt_vocab {sizes}, "
           f"{args.steps} steps, best of {args.repeats}, one thread "
           f"(OpenBLAS {'held to 1' if bench_attention_torch.OPENBLAS else 'not found'})")
-    capability = [line.split(":", 1)[1].strip() for line in torch.__config__.show().splitlines()
-                  if "CPU capability usage" in line]
-    print(f"# torch {torch.__version__}, CPU capability in use {capability or '?'}, "
-          f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', '(unset)')}, "
-          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, CPU "
-          f"{'with' if bench_attention_torch.has_avx512f() else 'without'} AVX-512")
+    print(f"# {bench_attention_torch.what_ran()}")
     torch_wall, torch_cpu, ours_wall, ours_cpu = 0.0, 0.0, 0.0, 0.0
     for _ in range(args.repeats):
         wall, cpu = torch_steps_per_sec(args.model, sizes, args.attention, transformer_sizes,
