@@ -11,7 +11,8 @@ Everything is float64 and seeded, so the files are reproducible. The
 references are torch.nn.Embedding, torch.nn.GRU, torch.nn.utils.clip_grad_norm_
 and d2l's MaskedSoftmaxCELoss ("Sequence to Sequence Learning").
 
-Writes tests/fixtures/seq2seq_<name>.npz. Entry names:
+Writes tests/fixtures/seq2seq_<name>.npz (seq2seq_bigru.npz: the
+bidirectional GRU, with gru()'s entries). Entry names:
     <parameter>                    parameters under torch's state-dict names
                                    (weight, weight_ih_l0, ..., bias_hh_l1)
     <input>                        inputs (indices, x, h0, logits, ...)
@@ -97,6 +98,31 @@ def gru():
          compressed=False)
 
 
+def bigru():
+    """torch.nn.GRU(bidirectional=True): the same entries as gru()'s."""
+    T, B, I, H, L = 5, 3, 4, 6, 2
+    g = nn.GRU(I, H, num_layers=L, bidirectional=True)
+    params = dict(g.named_parameters())
+    x = torch.randn(T, B, I, requires_grad=True)
+    h0 = torch.randn(2 * L, B, H, requires_grad=True)
+    entries = {k: np64(v) for k, v in params.items()}
+    entries["x"], entries["h0"] = np64(x), np64(h0)
+    for case, h in (("h0", h0), ("zeros", None)):
+        for t in [x, h0] + list(params.values()):
+            t.grad = None
+        output, h_n = g(x, h)
+        w_out, w_h = torch.randn(output.shape), torch.randn(h_n.shape)
+        ((output * w_out).sum() + (h_n * w_h).sum()).backward()
+        entries.update({f"{case}.output": np64(output), f"{case}.h_n": np64(h_n),
+                        f"{case}.w_out": np64(w_out), f"{case}.w_h": np64(w_h),
+                        f"{case}.grad.x": np64(x.grad)})
+        if h is not None:
+            entries[f"{case}.grad.h0"] = np64(h0.grad)
+        for k, v in params.items():
+            entries[f"{case}.grad.{k}"] = np64(v.grad)
+    save("seq2seq_bigru.npz", entries)
+
+
 def losses():
     B, T, V = 3, 4, 5
     logits = torch.randn(B, T, V, requires_grad=True)
@@ -130,6 +156,7 @@ def main():
     embedding()
     gru()
     losses()
+    bigru()
 
 
 if __name__ == "__main__":

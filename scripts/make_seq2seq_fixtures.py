@@ -8,8 +8,10 @@ train_seq2seq), on a small seeded model and one padded batch.
 Run with /usr/bin/python3 (the python with torch + numpy):
     /usr/bin/python3 scripts/make_seq2seq_fixtures.py
 
-Writes tests/fixtures/seq2seq_additive.npz (the book's AdditiveAttention) and
-tests/fixtures/seq2seq_dot.npz (DotProductAttention, Luong-style). Entries:
+Writes tests/fixtures/seq2seq_additive.npz (the book's AdditiveAttention),
+tests/fixtures/seq2seq_dot.npz (DotProductAttention, Luong-style) and
+tests/fixtures/seq2seq_bidirectional.npz (Bahdanau et al.'s bidirectional
+encoder and initial state, scripts/bahdanau_torch.py). Entries:
     param.NN.<name>       the state dict, float64, NN its position in
                           state_dict() (so the test can check the order)
     src [B, T], src_valid_len [B], dec_input [B, Tout] (bos + labels[:, :-1]),
@@ -33,6 +35,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import d2l_torch as d2l  # noqa: E402
+import bahdanau_torch  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
 
@@ -48,6 +51,9 @@ TGT_VALID = [5, 3, 4]
 
 
 def make_model(attention, dtype):
+    if attention == "bidirectional":
+        return bahdanau_torch.make_bidirectional(SRC_VOCAB, TGT_VOCAB, EMBED, HIDDENS,
+                                                 LAYERS).to(dtype)
     encoder = d2l.Seq2SeqEncoder(SRC_VOCAB, EMBED, HIDDENS, LAYERS)
     decoder = d2l.Seq2SeqAttentionDecoder(TGT_VOCAB, EMBED, HIDDENS, LAYERS, attention=attention)
     return d2l.EncoderDecoder(encoder, decoder).to(dtype)
@@ -60,7 +66,7 @@ def run(net, src, src_valid, dec_input, labels, tgt_valid):
 
 
 def write(attention):
-    torch.manual_seed(7 if attention == "additive" else 8)
+    torch.manual_seed({"additive": 7, "dot": 8, "bidirectional": 9}[attention])
     net = make_model(attention, torch.float64)
     net.apply(d2l.init_seq2seq)
     state = {name: p.detach().clone() for name, p in net.state_dict().items()}
@@ -111,5 +117,5 @@ def write(attention):
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    for kind in ("additive", "dot"):
+    for kind in ("additive", "dot", "bidirectional"):
         write(kind)

@@ -7,6 +7,7 @@
 // bad input).
 #include <cmath>
 #include <iostream>
+#include <map>
 
 #include "test_util.h"
 
@@ -101,47 +102,55 @@ TEST(GruCellTest, BadInput) {
 // ---- gru_layer -------------------------------------------------------------------------
 
 // The reference: the layer step by step, one product and one gru_cell per step.
+// reverse: from the last position to the first, each h_t stored at its position.
 Tensor stepwise_gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh,
-                          const Tensor& b_hh) {
+                          const Tensor& b_hh, bool reverse = false) {
   const int64_t T = gi.size(0), B = gi.size(1), G = gi.size(2);
   Tensor h = h0;
-  std::vector<Tensor> steps;
-  for (int64_t t = 0; t < T; ++t) {
+  std::vector<Tensor> steps(static_cast<size_t>(T));
+  for (int64_t i = 0; i < T; ++i) {
+    const int64_t t = reverse ? T - 1 - i : i;
     h = gru_cell(reshape(narrow(gi, 0, t, 1), {B, G}), linear(h, w_hh, b_hh), h);
-    steps.push_back(h);
+    steps[static_cast<size_t>(t)] = h;
   }
   return stack(steps, 0);
 }
 
 TEST(GruLayerTest, MatchesStepwiseLayerForwardAndBackward) {
-  for (const auto& [dtype, tol] : {std::pair{kFloat64, 1e-12}, {kFloat32, 1e-5}}) {
-    SCOPED_TRACE(dtype_name(dtype));
-    manual_seed(5);
-    const int64_t T = 6, B = 3, H = 5;
-    const Tensor gi0 = randn({T, B, 3 * H}, dtype), h00 = uniform({B, H}, -1, 1, dtype),
-                 w0 = randn({3 * H, H}, dtype) * 0.5, b0 = randn({3 * H}, dtype),
-                 weights = randn({T, B, H}, dtype);
-    std::vector<Tensor> results[2];
-    for (int fused = 0; fused < 2; ++fused) {
-      Tensor gi = gi0.clone().requires_grad_(), h0 = h00.clone().requires_grad_(),
-             w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
-      const Tensor out = fused ? gru_layer(gi, h0, w, b) : stepwise_gru_layer(gi, h0, w, b);
-      if (fused) {
-        EXPECT_EQ(out.grad_fn_name(), "GruLayerBackward");
+  for (const auto& [dtype, tol] : {std::pair{kFloat64, 1e-12}, {kFloat32, 1e-5}})
+    for (const bool reverse : {false, true}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + (reverse ? " reverse" : " forward"));
+      manual_seed(5);
+      const int64_t T = 6, B = 3, H = 5;
+      const Tensor gi0 = randn({T, B, 3 * H}, dtype), h00 = uniform({B, H}, -1, 1, dtype),
+                   w0 = randn({3 * H, H}, dtype) * 0.5, b0 = randn({3 * H}, dtype),
+                   weights = randn({T, B, H}, dtype);
+      std::vector<Tensor> results[2];
+      for (int fused = 0; fused < 2; ++fused) {
+        Tensor gi = gi0.clone().requires_grad_(), h0 = h00.clone().requires_grad_(),
+               w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+        const Tensor out =
+            fused ? gru_layer(gi, h0, w, b, reverse) : stepwise_gru_layer(gi, h0, w, b, reverse);
+        if (fused) {
+          EXPECT_EQ(out.grad_fn_name(), "GruLayerBackward");
+        }
+        sum(out * weights).backward();
+        results[fused] = {out, gi.grad(), h0.grad(), w.grad(), b.grad()};
       }
-      sum(out * weights).backward();
-      results[fused] = {out, gi.grad(), h0.grad(), w.grad(), b.grad()};
+      for (size_t i = 0; i < results[0].size(); ++i)
+        EXPECT_TRUE(all_close(results[1][i], results[0][i], tol, tol)) << i;
     }
-    for (size_t i = 0; i < results[0].size(); ++i)
-      EXPECT_TRUE(all_close(results[1][i], results[0][i], tol, tol)) << i;
-  }
 }
 
 TEST(GruLayerTest, Gradcheck) {
   const int64_t T = 3, B = 2, H = 3;
-  EXPECT_TRUE(
-      grad_ok([](const std::vector<Tensor>& in) { return gru_layer(in[0], in[1], in[2], in[3]); },
-              {leaf64({T, B, 3 * H}, -2, 2), leaf64({B, H}), leaf64({3 * H, H}), leaf64({3 * H})}));
+  for (const bool reverse : {false, true})
+    EXPECT_TRUE(grad_ok(
+        [&](const std::vector<Tensor>& in) {
+          return gru_layer(in[0], in[1], in[2], in[3], reverse);
+        },
+        {leaf64({T, B, 3 * H}, -2, 2), leaf64({B, H}), leaf64({3 * H, H}), leaf64({3 * H})}))
+        << (reverse ? "reverse" : "forward");
   // One step; only some inputs requiring grad, and a non-contiguous gi.
   const Tensor h0 = leaf64({B, H}).detach(), b = leaf64({3 * H}).detach();
   EXPECT_TRUE(grad_ok(
@@ -259,6 +268,44 @@ TEST(GruTest, MatchesTorchOutputsAndGradients) {
   }
 }
 
+// torch.nn.GRU(4, 6, 2, bidirectional=True) (scripts/make_seq2seq_block_fixtures.py):
+// output [T, B, 2H], h_n [4, B, H] and every gradient, the _reverse
+// parameters included.
+TEST(GruTest, BidirectionalMatchesTorchOutputsAndGradients) {
+  const std::string file = "seq2seq_bigru.npz";
+  const auto fix = [&](const std::string& name) { return testing::fixture_tensor(file, name); };
+  for (const Tolerance& tol : {Tolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
+    nn::GRU gru(4, 6, 2, 0.0, /*bidirectional=*/true);
+    gru.to(tol.dtype);
+    std::map<std::string, Tensor> state;
+    for (const auto& [name, value] : gru.named_parameters()) state[name] = fix(name);
+    gru.load_state_dict(state, /*strict=*/true);
+    EXPECT_EQ(gru.named_parameters()[4].first, "weight_ih_l0_reverse");
+    EXPECT_EQ(gru.named_parameters().back().first, "bias_hh_l1_reverse");
+    for (const char* c : {"h0", "zeros"}) {
+      const std::string name = c;
+      SCOPED_TRACE(name + ", " + dtype_name(tol.dtype));
+      gru.zero_grad();
+      Tensor x = fix("x").to(tol.dtype).clone().requires_grad_();
+      Tensor h0 = name == "h0" ? fix("h0").to(tol.dtype).clone().requires_grad_() : Tensor();
+      auto [output, h_n] = gru(x, h0);
+      EXPECT_EQ(output.shape(), (Shape{5, 3, 12}));
+      EXPECT_TRUE(all_close(output, fix(name + ".output"), tol.atol, tol.rtol));
+      EXPECT_TRUE(all_close(h_n, fix(name + ".h_n"), tol.atol, tol.rtol));
+      (sum(output * fix(name + ".w_out").to(tol.dtype)) +
+       sum(h_n * fix(name + ".w_h").to(tol.dtype)))
+          .backward();
+      EXPECT_TRUE(all_close(x.grad(), fix(name + ".grad.x"), tol.atol, tol.rtol));
+      if (h0.defined()) {
+        EXPECT_TRUE(all_close(h0.grad(), fix(name + ".grad.h0"), tol.atol, tol.rtol));
+      }
+      for (const auto& [param, value] : gru.named_parameters())
+        EXPECT_TRUE(all_close(value.grad(), fix(name + ".grad." + param), tol.atol, tol.rtol))
+            << param;
+    }
+  }
+}
+
 // Runs gru with its parameters replaced by in[first], in[first + 1], ...
 // (registration order), so gradcheck can perturb them.
 nn::GRUOutput run_with(nn::GRU& gru, const std::vector<Tensor>& in, size_t first, const Tensor& x,
@@ -292,6 +339,51 @@ TEST(GruTest, GradcheckThroughInputsH0AndAllParameters) {
   EXPECT_TRUE(grad_ok(
       [&](const std::vector<Tensor>& in) { return both(run_with(gru, in, 1, in[0], Tensor())); },
       no_h0));
+}
+
+TEST(GruTest, BidirectionalGradcheckThroughInputsH0AndAllParameters) {
+  manual_seed(8);
+  nn::GRU gru(3, 2, 2, 0.0, /*bidirectional=*/true);
+  gru.to(kFloat64);
+  const int64_t T = 3, B = 2;
+  std::vector<Tensor> inputs = {leaf64({T, B, 3}), leaf64({4, B, 2})};
+  for (const Tensor& p : gru.parameters()) inputs.push_back(p.detach().clone().requires_grad_());
+  EXPECT_TRUE(grad_ok(
+      [&](const std::vector<Tensor>& in) {
+        const nn::GRUOutput r = run_with(gru, in, 2, in[0], in[1]);
+        return cat({reshape(r.output, {-1}), reshape(r.h_n, {-1})});
+      },
+      inputs));
+}
+
+// The backward direction of a one-layer bidirectional GRU is a one-way GRU
+// with the same weights run over the reversed sequence, its outputs reversed
+// back: no position is read out of order.
+TEST(GruTest, BackwardDirectionIsTheReversedSequence) {
+  manual_seed(9);
+  nn::GRU bi(3, 4, 1, 0.0, /*bidirectional=*/true), forward_only(3, 4, 1), backward_only(3, 4, 1);
+  const auto named = bi.named_parameters();
+  forward_only.load_state_dict({{"weight_ih_l0", named[0].second},
+                                {"weight_hh_l0", named[1].second},
+                                {"bias_ih_l0", named[2].second},
+                                {"bias_hh_l0", named[3].second}});
+  backward_only.load_state_dict({{"weight_ih_l0", named[4].second},
+                                 {"weight_hh_l0", named[5].second},
+                                 {"bias_ih_l0", named[6].second},
+                                 {"bias_hh_l0", named[7].second}});
+  const int64_t T = 5;
+  const Tensor x = randn({T, 2, 3});
+  std::vector<Tensor> reversed_steps;
+  for (int64_t t = T - 1; t >= 0; --t) reversed_steps.push_back(narrow(x, 0, t, 1));
+  const nn::GRUOutput backward_run = backward_only(cat(reversed_steps, 0));
+  std::vector<Tensor> back_in_order;
+  for (int64_t t = T - 1; t >= 0; --t)
+    back_in_order.push_back(narrow(backward_run.output, 0, t, 1));
+  const nn::GRUOutput both = bi(x);
+  EXPECT_TRUE(
+      all_close(both.output, cat({forward_only(x).output, cat(back_in_order, 0)}, 2), 1e-6, 1e-6));
+  // h_n: the forward direction's last step, then the backward's (position 0).
+  EXPECT_TRUE(all_close(both.h_n, cat({forward_only(x).h_n, backward_run.h_n}, 0), 1e-6, 1e-6));
 }
 
 TEST(GruTest, ShapesAndH0Defaults) {
@@ -358,6 +450,13 @@ TEST(GruTest, BadInput) {
         gru(zeros({5, 2, 3}), zeros({2, 3, 4}));
       },
       {"GRU", "h0", "[2, 2, 4]", "[2, 3, 4]"}));
+  // Bidirectional: h0 holds both directions of every layer.
+  nn::GRU bi(3, 4, 2, 0.0, /*bidirectional=*/true);
+  EXPECT_TRUE(throws_error(
+      [&] {
+        bi(zeros({5, 2, 3}), zeros({2, 2, 4}));
+      },
+      {"GRU", "2*num_layers", "[4, 2, 4]", "[2, 2, 4]"}));
   EXPECT_TRUE(throws_error(
       [&] {
         gru(zeros({5, 2, 3}, kFloat64));

@@ -28,9 +28,12 @@ constexpr int64_t kSrcVocab = 11, kTgtVocab = 12, kEmbed = 8, kHiddens = 8, kLay
 struct Kind {
   nn::AttentionKind kind;
   std::string file, name;
+  bool bidirectional = false;  // Bahdanau et al.'s encoder (scripts/bahdanau_torch.py)
 };
-const Kind kKinds[] = {{nn::AttentionKind::Additive, "seq2seq_additive.npz", "additive"},
-                       {nn::AttentionKind::Dot, "seq2seq_dot.npz", "dot"}};
+const Kind kKinds[] = {
+    {nn::AttentionKind::Additive, "seq2seq_additive.npz", "additive"},
+    {nn::AttentionKind::Dot, "seq2seq_dot.npz", "dot"},
+    {nn::AttentionKind::Additive, "seq2seq_bidirectional.npz", "bidirectional", true}};
 
 struct Tolerance {
   DType dtype;
@@ -49,8 +52,8 @@ std::vector<std::pair<std::string, Tensor>> fixture_state(const std::string& fil
 }
 
 std::unique_ptr<nn::EncoderDecoder> fixture_model(const Kind& kind, DType dtype) {
-  auto net =
-      nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0, kind.kind);
+  auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
+                                       kind.kind, kind.bidirectional);
   net->to(dtype);
   std::map<std::string, Tensor> state;
   for (const auto& [name, value] : fixture_state(kind.file)) state[name] = value;
@@ -97,8 +100,8 @@ nn::Seq2SeqEncoder& encoder_of(nn::EncoderDecoder& net) {
 TEST_F(Seq2SeqParityTest, StateDictNamesAndOrder) {
   for (const Kind& kind : kKinds) {
     const auto expected = fixture_state(kind.file);
-    auto net =
-        nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0, kind.kind);
+    auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
+                                         kind.kind, kind.bidirectional);
     const nn::StateDict state = net->state_dict();
     ASSERT_EQ(state.size(), expected.size()) << kind.file;
     size_t i = 0;
@@ -204,13 +207,35 @@ TEST(Seq2SeqTest, OneStepAtATimeEqualsTeacherForcing) {
   }
 }
 
+// select_state keeps rows of the state (beam search): after keeping rows
+// {2, 0, 0}, two decoding steps give rows 2, 0, 0 of the whole batch's logits.
+TEST(Seq2SeqTest, SelectStateKeepsRows) {
+  for (const Kind& kind : kKinds) {
+    auto net = fixture_model(kind, kFloat64);
+    const Tensor &src = entry(kind, "src"), &src_valid = entry(kind, "src_valid_len");
+    const Tensor tgt = narrow(entry(kind, "dec_input"), 1, 0, 2);
+    nn::DecoderState whole =
+        net->decoder().init_state(net->encoder().forward(src, src_valid), src_valid);
+    const Tensor logits = net->decoder().forward(tgt, whole);  // [3, 2, V]
+    const Tensor rows = tensor({2, 0, 0}, {3}, kInt64);
+    nn::DecoderState state =
+        net->decoder().init_state(net->encoder().forward(src, src_valid), src_valid);
+    net->decoder().select_state(state, rows);
+    const Tensor picked = index_select(tgt, 0, rows);
+    std::vector<Tensor> steps;
+    for (int64_t t = 0; t < 2; ++t)
+      steps.push_back(net->decoder().forward(narrow(picked, 1, t, 1), state));
+    EXPECT_TRUE(all_close(cat(steps, 1), index_select(logits, 0, rows), 1e-12, 0)) << kind.file;
+  }
+}
+
 // Dropout (in the GRUs between layers, and on the attention weights) acts in
 // training mode only: in eval mode a model with dropout computes d2l's
 // dropout-free logits from the same state dict.
 TEST(Seq2SeqTest, DropoutOnlyInTraining) {
   for (const Kind& kind : kKinds) {
-    auto net =
-        nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.3, kind.kind);
+    auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.3,
+                                         kind.kind, kind.bidirectional);
     net->to(kFloat64);
     std::map<std::string, Tensor> state;
     for (const auto& [name, value] : fixture_state(kind.file)) state[name] = value;
@@ -229,8 +254,8 @@ TEST(Seq2SeqTest, DropoutOnlyInTraining) {
 // Padded source steps get no attention, whatever the model's numbers.
 TEST(Seq2SeqTest, AlignmentIgnoresPaddingAndSumsToOne) {
   for (const Kind& kind : kKinds) {
-    auto net =
-        nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0, kind.kind);
+    auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
+                                         kind.kind, kind.bidirectional);
     EXPECT_FALSE(net->decoder().alignment().defined());
     const Tensor src_valid = testing::lens({6, 4, 2});
     (*net)(entry(kind, "src"), entry(kind, "dec_input"), src_valid);
@@ -259,7 +284,7 @@ TEST(Seq2SeqTest, AlignmentIgnoresPaddingAndSumsToOne) {
 TEST(Seq2SeqTest, Gradcheck) {
   for (const Kind& kind : kKinds) {
     manual_seed(21);
-    auto net = nn::make_bahdanau_seq2seq(5, 6, 3, 3, 2, 0.0, kind.kind);
+    auto net = nn::make_bahdanau_seq2seq(5, 6, 3, 3, 2, 0.0, kind.kind, kind.bidirectional);
     net->to(kFloat64);
     nn::Seq2SeqEncoder& enc = encoder_of(*net);
     nn::Seq2SeqAttentionDecoder& dec = decoder_of(*net);
@@ -271,6 +296,11 @@ TEST(Seq2SeqTest, Gradcheck) {
       slots.push_back(&attention.W_k.weight);
       slots.push_back(&attention.W_q.weight);
       slots.push_back(&attention.w_v.weight);
+    }
+    if (kind.bidirectional) {
+      slots.push_back(&enc.rnn.weight_ih[1]);  // layer 0, backward direction
+      slots.push_back(&enc.rnn.bias_hh[3]);    // layer 1, backward direction
+      slots.push_back(&dec.W_s->weight);
     }
     std::vector<Tensor> inputs;
     for (Tensor* slot : slots) inputs.push_back(*slot);
@@ -395,6 +425,16 @@ TEST(Seq2SeqTest, BadInputThrows) {
   nn::DecoderState state32 =
       net->decoder().init_state(net->encoder().forward(src, src_valid), src_valid);
   EXPECT_TRUE(throws_error([&] { net64->decoder().forward(tgt, state32); }, {"float32"}));
+  // a one-way encoder's state for a decoder that expects a bidirectional one
+  auto bi = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
+                                      nn::AttentionKind::Additive, /*bidirectional=*/true);
+  EXPECT_TRUE(throws_error(
+      [&] { bi->decoder().init_state(net->encoder().forward(src, src_valid), src_valid); },
+      {"init_state", "[T, B, 16]", "[4, B, 8]", "bidirectional", "got [3, 2, 8]"}));
+  // dot-product scores need keys of the queries' size
+  EXPECT_TRUE(throws_error(
+      [&] { nn::make_bahdanau_seq2seq(5, 5, 4, 4, 1, 0.0, nn::AttentionKind::Dot, true); },
+      {"Seq2SeqAttentionDecoder", "dot", "4", "8", "additive"}));
   // bad sizes
   EXPECT_THROW(nn::make_bahdanau_seq2seq(0, 5, 4, 4, 1), Error);
   EXPECT_THROW(nn::make_bahdanau_seq2seq(5, 5, 4, 4, 0), Error);

@@ -484,6 +484,17 @@ TEST(TransformerTest, CachedDecodingEqualsTheFullSequence) {
   const Tensor rest = model->decoder().forward(narrow(tgt_in, 1, 1, 5), state);
   EXPECT_EQ(state.key_values[0].shape(), (Shape{2, 6, 8}));
   EXPECT_TRUE(all_close(cat({first, rest}, 1), step_logits, 1e-12, 1e-12));
+  // select_state after the first step (beam search): rows {1, 1, 0} of the
+  // encoder's outputs and of every block's cache; the next steps give those
+  // rows of the whole batch's logits.
+  nn::DecoderState picked = model->decoder().init_state(model->encoder().forward(src, lens), lens);
+  const Tensor rows = tensor({1, 1, 0}, {3}, kInt64);
+  model->decoder().forward(narrow(tgt_in, 1, 0, 1), picked);
+  model->decoder().select_state(picked, rows);
+  EXPECT_EQ(picked.key_values[1].shape(), (Shape{3, 1, 8}));
+  const Tensor next =
+      model->decoder().forward(index_select(narrow(tgt_in, 1, 1, 2), 0, rows), picked);
+  EXPECT_TRUE(all_close(next, index_select(narrow(step_logits, 1, 1, 2), 0, rows), 1e-12, 1e-12));
 }
 
 TEST(TransformerTest, BothMasksDoTheirJob) {

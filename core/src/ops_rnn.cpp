@@ -153,23 +153,34 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
 //     h_t  = gru_cell(gi_t, gh_t, h_{t-1}) [B, H]
 //   out = [h_0, ..., h_{T-1}]              [T, B, H]
 //
+// reverse = true runs the same recurrence from the last position to the first
+// (the backward direction of a bidirectional GRU): h_{T} = h0 and
+//     h_t  = gru_cell(gi_t, h_{t+1} W_hh^T + b_hh, h_{t+1})   for t = T-1 .. 0
+// with out[t] = h_t still at position t. Only the order in which positions are
+// visited changes, so the direction costs no reversed copy of gi or out
+// (torch flips the sequence twice instead).
+//
 // Why one op: step by step (linear, then gru_cell) one layer records 2T nodes
 // and runs 3T small products (the forward's h W_hh^T, the backward's dh and
 // dW_hh); here the backward's T weight-gradient products are one
-//   dW_hh = sum_t dgh_t^T h_{t-1} = dgh^T [3H, T*B] @ [h0; h_0 .. h_{T-2}] [T*B, H]
-// (run as two: step 0's against h0, then steps 1 .. T-1 against out[0 .. T-2],
-// which lie one below the other in out) and the graph holds one node. The step-by-step composition
-// stays as the test reference (tests/test_gru.cpp).
+//   dW_hh = sum_t dgh_t^T h_prev(t) = dgh^T [3H, T*B] @ [h0; h_prev ...] [T*B, H]
+// run as two: the first visited position against h0, then the others
+// against their predecessors, which lie one below the other in out (forward:
+// dgh_1 .. dgh_{T-1} against out[0 .. T-2]; reverse: dgh_0 .. dgh_{T-2}
+// against out[1 .. T-1]). The graph holds one node. The step-by-step
+// composition stays as the test reference (tests/test_gru.cpp).
 //
-// Backward, from g = dL/dout [T, B, H], in reverse time:
+// Backward, from g = dL/dout [T, B, H], visiting the positions in the
+// opposite order to the forward:
 //   dh = 0
-//   for t = T-1 .. 0:
-//     g_t' = g_t + dh                                (h_t feeds out[t] and step t + 1)
+//   for each position t, last visited first:
+//     g_t' = g_t + dh                                (h_t feeds out[t] and the next step)
 //     dgi_t, dgh_t, dh_direct = the cell's backward  (cell_backward; dh_direct = g_t' z)
 //     dh = dh_direct + dgh_t W_hh                    ([B, 3H] @ [3H, H])
 //   dh0 = dh (its product skipped when h0 needs no gradient),  dW_hh as above,
 //   db_hh = sum_{t, b} dgh_t[b]
-Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh) {
+Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
+                 bool reverse) {
   const char* op = "gru_layer";
   AG_CHECK(gi.defined() && h0.defined() && w_hh.defined() && b_hh.defined(), op,
            "gi, h0, w_hh and b_hh must be defined");
@@ -210,8 +221,10 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
     kernels::GemmShape s;
     s.M = B, s.N = 3 * H, s.K = H, s.trans_b = !transpose_once, s.lda = H;
     s.ldb = transpose_once ? 3 * H : H, s.ldc = 3 * H, s.beta = 1;
-    for (int64_t t = 0; t < T; ++t) {
-      const T_* h_prev = t == 0 ? h0c.data_ptr<T_>() : out.data_ptr<T_>() + (t - 1) * B * H;
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t t = reverse ? T - 1 - i : i;  // the position visited i-th
+      const int64_t prev = reverse ? t + 1 : t - 1;
+      const T_* h_prev = i == 0 ? h0c.data_ptr<T_>() : out.data_ptr<T_>() + prev * B * H;
       for (int64_t b = 0; b < B; ++b) std::copy_n(bias, 3 * H, gh.data() + b * 3 * H);
       kernels::gemm(s, h_prev, w, gh.data());
       cell_forward(gic.data_ptr<T_>() + t * B * 3 * H, gh.data(), h_prev,
@@ -223,7 +236,7 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
   // dgi [T, B, 3H], dh0 [B, H], dW_hh [3H, H], db_hh [3H] from g [T, B, H] (see above).
   if (needs_grad(gi, h0, w_hh, b_hh))
     record(out, "GruLayerBackward", {gi, h0, w_hh, b_hh},
-           [h0c, wc, hs = out.detach(), gates, gh_n, op,
+           [h0c, wc, hs = out.detach(), gates, gh_n, op, reverse,
             h0_grad = h0.requires_grad()](const Tensor& g) {
              const Tensor gc = g.contiguous();
              const int64_t T = hs.size(0), B = hs.size(1), H = hs.size(2);
@@ -238,24 +251,31 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                // dh += dgh_t W_hh: [B, 3H] @ [3H, H]
                kernels::GemmShape s;
                s.M = B, s.N = H, s.K = 3 * H, s.lda = 3 * H, s.ldb = H, s.ldc = H, s.beta = 1;
-               for (int64_t t = T - 1; t >= 0; --t) {
+               for (int64_t i = T - 1; i >= 0; --i) {
+                 const int64_t t = reverse ? T - 1 - i : i;  // the position visited i-th
+                 const int64_t prev = reverse ? t + 1 : t - 1;
                  const T_* gt = gc.data_ptr<T_>() + t * B * H;
-                 for (int64_t i = 0; i < B * H; ++i) g_t[static_cast<size_t>(i)] = gt[i] + dhp[i];
+                 for (int64_t j = 0; j < B * H; ++j) g_t[static_cast<size_t>(j)] = gt[j] + dhp[j];
                  cell_backward(g_t.data(), gh_n.data_ptr<T_>() + t * B * H, H,
-                               t == 0 ? h0p : h + (t - 1) * B * H,
+                               i == 0 ? h0p : h + prev * B * H,
                                gates.data_ptr<T_>() + t * B * 3 * H,
                                dgi.data_ptr<T_>() + t * B * 3 * H, dghp + t * B * 3 * H, dhp, B, H);
-                 if (t > 0 || h0_grad) kernels::gemm(s, dghp + t * B * 3 * H, w, dhp);
+                 if (i > 0 || h0_grad) kernels::gemm(s, dghp + t * B * 3 * H, w, dhp);
                }
-               // dW_hh = dgh_0^T h0 + [dgh_1 .. dgh_{T-1}]^T [h_0 .. h_{T-2}]:
-               // [3H, B] @ [B, H], then [3H, (T-1) B] @ [(T-1) B, H] added.
+               // dW_hh = dgh_first^T h0 + the other positions' dgh^T against
+               // their predecessors: [3H, B] @ [B, H], then [3H, (T-1) B] @
+               // [(T-1) B, H] added. Forward: dgh_0 with h0, dgh_1.. with
+               // out[0 ..]; reverse: dgh_{T-1} with h0, dgh_0.. with out[1 ..].
+               const int64_t first = reverse ? T - 1 : 0;
                kernels::GemmShape sw;
                sw.M = 3 * H, sw.N = H, sw.K = B, sw.trans_a = true, sw.lda = 3 * H, sw.ldb = H;
                sw.ldc = H;
-               kernels::gemm(sw, dghp, h0p, dw.data_ptr<T_>());
+               kernels::gemm(sw, dghp + first * B * 3 * H, h0p, dw.data_ptr<T_>());
                if (T > 1) {
                  sw.K = (T - 1) * B, sw.beta = 1;
-                 kernels::gemm(sw, dghp + B * 3 * H, h, dw.data_ptr<T_>());
+                 const T_* dgh_rest = reverse ? dghp : dghp + B * 3 * H;
+                 const T_* h_rest = reverse ? h + B * H : h;
+                 kernels::gemm(sw, dgh_rest, h_rest, dw.data_ptr<T_>());
                }
                // db_hh = the column sums of dgh [T * B, 3H]
                T_* dbp = db.data_ptr<T_>();

@@ -25,9 +25,15 @@ void check_tokens(const Tensor& tokens, const char* what, const std::string& op)
                (tokens.defined() ? std::string(" ") + dtype_name(tokens.dtype()) : ""));
 }
 
-std::unique_ptr<Module> make_attention(AttentionKind kind, int64_t num_hiddens, double dropout) {
+std::unique_ptr<Module> make_attention(AttentionKind kind, int64_t key_size, int64_t num_hiddens,
+                                       double dropout) {
   if (kind == AttentionKind::Additive)
-    return std::make_unique<AdditiveAttention>(num_hiddens, num_hiddens, num_hiddens, dropout);
+    return std::make_unique<AdditiveAttention>(key_size, num_hiddens, num_hiddens, dropout);
+  AG_CHECK(key_size == num_hiddens, "Seq2SeqAttentionDecoder",
+           "dot attention scores q.k need queries and keys of one size, but the decoder's "
+           "queries have " +
+               std::to_string(num_hiddens) + " features and the bidirectional encoder's keys " +
+               std::to_string(key_size) + ": use additive attention with it");
   return std::make_unique<DotProductAttention>(dropout);
 }
 
@@ -36,10 +42,10 @@ std::unique_ptr<Module> make_attention(AttentionKind kind, int64_t num_hiddens, 
 // ---- Seq2SeqEncoder -------------------------------------------------------------------
 
 Seq2SeqEncoder::Seq2SeqEncoder(int64_t vocab_size, int64_t embed_size, int64_t num_hiddens,
-                               int64_t num_layers, double dropout)
+                               int64_t num_layers, double dropout, bool bidirectional)
     : Encoder("Seq2SeqEncoder"),
       embedding(vocab_size, embed_size),
-      rnn(embed_size, num_hiddens, num_layers, dropout) {
+      rnn(embed_size, num_hiddens, num_layers, dropout, bidirectional) {
   register_module("embedding", &embedding);
   register_module("rnn", &rnn);
 }
@@ -50,8 +56,8 @@ std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& /*s
   // embedding the transposed ids [T, B] gives that tensor directly (a gather
   // either way: the same numbers), contiguous for the GRU.
   Tensor X = embedding(transpose(src, 0, 1));
-  // outputs [T, B, H] (the last layer at every step), state [L, B, H] (every
-  // layer at the last step); h0 = 0
+  // outputs [T, B, D*H] (the last layer at every step), state [D*L, B, H]
+  // (every layer's and direction's last step); h0 = 0
   auto [outputs, state] = rnn.forward(X);
   return {outputs, state};
 }
@@ -60,42 +66,71 @@ std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& /*s
 
 Seq2SeqAttentionDecoder::Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t embed_size,
                                                  int64_t num_hiddens, int64_t num_layers,
-                                                 double dropout, AttentionKind kind)
+                                                 double dropout, AttentionKind kind,
+                                                 bool bidirectional_encoder)
     : Decoder("Seq2SeqAttentionDecoder"),
       kind(kind),
-      attention(make_attention(kind, num_hiddens, dropout)),
+      bidirectional_encoder(bidirectional_encoder),
+      key_size(bidirectional_encoder ? 2 * num_hiddens : num_hiddens),
+      attention(make_attention(kind, key_size, num_hiddens, dropout)),
       embedding(vocab_size, embed_size),
-      rnn(embed_size + num_hiddens, num_hiddens, num_layers, dropout),
+      rnn(embed_size + key_size, num_hiddens, num_layers, dropout),
       dense(num_hiddens, vocab_size) {
   register_module("attention", attention.get());
   register_module("embedding", &embedding);
   register_module("rnn", &rnn);
   register_module("dense", &dense);
+  if (bidirectional_encoder) {
+    W_s = std::make_unique<Linear>(num_hiddens, num_hiddens, /*bias=*/false);
+    register_module("W_s", W_s.get());
+  }
 }
 
 DecoderState Seq2SeqAttentionDecoder::init_state(const std::vector<Tensor>& enc_outputs,
                                                  const Tensor& src_valid_lens) {
   const char* op = "Seq2SeqAttentionDecoder.init_state";
   AG_CHECK(enc_outputs.size() == 2 && enc_outputs[0].defined() && enc_outputs[1].defined(), op,
-           "expected the encoder's {outputs [T, B, H], state [L, B, H]}, got " +
+           "expected the encoder's {outputs [T, B, K], state [D*L, B, H]}, got " +
                std::to_string(enc_outputs.size()) + " tensors");
-  const Tensor &outputs = enc_outputs[0], &hidden = enc_outputs[1];
-  AG_CHECK(outputs.dim() == 3 && hidden.dim() == 3 && outputs.size(1) == hidden.size(1) &&
-               outputs.size(2) == rnn.hidden_size && hidden.size(2) == rnn.hidden_size &&
-               hidden.size(0) == rnn.num_layers,
+  const Tensor &outputs = enc_outputs[0], &final_states = enc_outputs[1];
+  const int64_t H = rnn.hidden_size, L = rnn.num_layers, D = bidirectional_encoder ? 2 : 1;
+  AG_CHECK(outputs.dim() == 3 && final_states.dim() == 3 &&
+               outputs.size(1) == final_states.size(1) && outputs.size(2) == key_size &&
+               final_states.size(2) == H && final_states.size(0) == D * L,
            op,
-           "expected outputs [T, B, " + std::to_string(rnn.hidden_size) + "] and state [" +
-               std::to_string(rnn.num_layers) + ", B, " + std::to_string(rnn.hidden_size) +
-               "], got " + shape_str(outputs.shape()) + " and " + shape_str(hidden.shape()));
+           "expected outputs [T, B, " + std::to_string(key_size) + "] and state [" +
+               std::to_string(D * L) + ", B, " + std::to_string(H) + "]" +
+               (bidirectional_encoder ? " of a bidirectional encoder" : "") + ", got " +
+               shape_str(outputs.shape()) + " and " + shape_str(final_states.shape()));
   if (src_valid_lens.defined())
     AG_CHECK(src_valid_lens.dtype() == kInt64 && src_valid_lens.dim() == 1 &&
                  src_valid_lens.size(0) == outputs.size(1),
              op,
              "expected src_valid_lens int64 [" + std::to_string(outputs.size(1)) + "], got " +
                  shape_str(src_valid_lens.shape()) + " " + dtype_name(src_valid_lens.dtype()));
-  // outputs [T, B, H] -> [B, T, H], copied once here (contiguous) rather than
+  Tensor hidden = final_states;  // d2l: [L, B, H] as the encoder left them
+  if (bidirectional_encoder) {
+    // s0_k = tanh(W_s h_n[2k + 1]): each layer's backward direction, whose
+    // last step is the first source position. [L, B, H]
+    std::vector<Tensor> backward;
+    for (int64_t k = 0; k < L; ++k) backward.push_back(narrow(final_states, 0, 2 * k + 1, 1));
+    hidden = tanh((*W_s)(L == 1 ? backward[0] : cat(backward, 0)));
+  }
+  // outputs [T, B, K] -> [B, T, K], copied once here (contiguous) rather than
   // walked through strides by the attention at every target step.
   return {{permute(outputs, {1, 0, 2}).contiguous(), hidden, src_valid_lens}, {}};
+}
+
+void Seq2SeqAttentionDecoder::select_state(DecoderState& state, const Tensor& rows) const {
+  AG_CHECK(state.tensors.size() == 3 && state.tensors[0].defined() && state.tensors[1].defined(),
+           "Seq2SeqAttentionDecoder.select_state",
+           "expected the state of init_state {enc_outputs, hidden, enc_valid_lens}, got " +
+               std::to_string(state.tensors.size()) + " tensors");
+  // enc_outputs [B, T, K] and enc_valid_lens [B] on their first axis, hidden
+  // [L, B, H] on its second.
+  state.tensors[0] = index_select(state.tensors[0], 0, rows);
+  state.tensors[1] = index_select(state.tensors[1], 1, rows);
+  if (state.tensors[2].defined()) state.tensors[2] = index_select(state.tensors[2], 0, rows);
 }
 
 Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) {
@@ -105,7 +140,7 @@ Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) 
            op.c_str(),
            "expected the state of init_state {enc_outputs, hidden, enc_valid_lens}, got " +
                std::to_string(state.tensors.size()) + " tensors");
-  const Tensor& enc_outputs = state.tensors[0];  // [B, T, H]
+  const Tensor& enc_outputs = state.tensors[0];  // [B, T, K]
   const Tensor& enc_valid_lens = state.tensors[2];
   Tensor hidden = state.tensors[1];  // [L, B, H]
   const int64_t B = tgt.size(0), Tout = tgt.size(1), L = hidden.size(0);
@@ -136,14 +171,14 @@ Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) 
   for (int64_t t = 0; t < Tout; ++t) {
     // query = the last layer's hidden state: [1, B, H] -> [B, 1, H]
     const Tensor query = permute(last, {1, 0, 2});
-    // context = attention(query, enc_outputs, enc_outputs, enc_valid_lens): [B, 1, H]
+    // context = attention(query, enc_outputs, enc_outputs, enc_valid_lens): [B, 1, K]
     Tensor context =
         additive ? additive->forward_projected(query, projected_keys, enc_outputs, enc_valid_lens)
                  : dot->forward(query, enc_outputs, enc_outputs, enc_valid_lens);
     step_weights_.push_back(
         (additive ? additive->attention_weights() : dot->attention_weights()).detach());
     // x = cat(context, embedded step) on the features, time-major:
-    // [B, 1, H] -> [1, B, H]; with [1, B, E] -> [1, B, H + E]
+    // [B, 1, K] -> [1, B, K]; with [1, B, E] -> [1, B, K + E]
     // (d2l concatenates [B, 1, H] and [B, 1, E], then permutes: the same tensor)
     const Tensor x = cat({permute(context, {1, 0, 2}), narrow(X, 0, t, 1)}, 2);
     // One GRU step: out [1, B, H] (the new last layer), hidden [L, B, H]
@@ -170,12 +205,13 @@ Tensor Seq2SeqAttentionDecoder::alignment() const {
 std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(int64_t src_vocab_size,
                                                       int64_t tgt_vocab_size, int64_t embed_size,
                                                       int64_t num_hiddens, int64_t num_layers,
-                                                      double dropout, AttentionKind kind) {
+                                                      double dropout, AttentionKind kind,
+                                                      bool bidirectional) {
   return std::make_unique<EncoderDecoder>(
-      std::make_unique<Seq2SeqEncoder>(src_vocab_size, embed_size, num_hiddens, num_layers,
-                                       dropout),
+      std::make_unique<Seq2SeqEncoder>(src_vocab_size, embed_size, num_hiddens, num_layers, dropout,
+                                       bidirectional),
       std::make_unique<Seq2SeqAttentionDecoder>(tgt_vocab_size, embed_size, num_hiddens, num_layers,
-                                                dropout, kind));
+                                                dropout, kind, bidirectional));
 }
 
 // ---- init ---------------------------------------------------------------------------

@@ -255,6 +255,17 @@ DecoderState TransformerDecoder::init_state(const std::vector<Tensor>& enc_outpu
   return state;
 }
 
+void TransformerDecoder::select_state(DecoderState& state, const Tensor& rows) const {
+  AG_CHECK(state.tensors.size() == 2 && state.key_values.size() == blks.size() &&
+               state.tensors[0].defined(),
+           "TransformerDecoder.select_state",
+           "the state does not come from this decoder's init_state");
+  for (Tensor& t : state.tensors)
+    if (t.defined()) t = index_select(t, 0, rows);
+  for (Tensor& cached : state.key_values)  // [B, steps so far, d]
+    if (cached.defined()) cached = index_select(cached, 0, rows);
+}
+
 // tgt [B, Tout] int64 -> logits [B, Tout, V]
 Tensor TransformerDecoder::forward(const Tensor& tgt, DecoderState& state) {
   check_tokens(tgt, "tgt", type_name());

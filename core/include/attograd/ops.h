@@ -192,7 +192,11 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h);
 // of every step (x_t W_ih^T + b_ih), h0 [B, H], w_hh [3H, H], b_hh [3H]:
 //   h_t = gru_cell(gi_t, h_{t-1} W_hh^T + b_hh, h_{t-1})  (h_{-1} = h0)
 // -> [h_0, ..., h_{T-1}] [T, B, H]. One floating dtype, T, B, H >= 1.
-Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh);
+// reverse = true runs from the last position to the first (a bidirectional
+// GRU's backward direction): h_t = gru_cell(gi_t, h_{t+1} W_hh^T + b_hh,
+// h_{t+1}), h_T = h0, out[t] = h_t still at position t (no reversed copy).
+Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
+                 bool reverse = false);
 
 // ---- streaming attention (ops_flash_attention.cpp) ---------------------------
 // Which keys each query may attend, for flash_attention; all optional and

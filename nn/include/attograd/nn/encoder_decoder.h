@@ -54,6 +54,12 @@ class Decoder : public Module {
   // the attention weights of each step; Transformer: the last block's
   // cross-attention, averaged over heads). Undefined before the first call.
   virtual Tensor alignment() const = 0;
+  // Keeps the rows `rows` (int64 [B'], each in [0, B), repeats allowed) of
+  // every tensor of the state along its batch axis, in that order: beam
+  // search copies each input's state to its K candidates, and each step
+  // keeps the candidates that survive (d2l's "Beam Search"; fairseq calls it
+  // reorder_incremental_state).
+  virtual void select_state(DecoderState& state, const Tensor& rows) const = 0;
 };
 
 // The two together, registered as "encoder" and "decoder" so that state-dict

@@ -15,9 +15,11 @@
 //   Tensor l = nn::masked_softmax_ce_loss(logits, labels, tgt_valid_lens).sum();
 //
 // State-dict names (torch's order): encoder.embedding.weight,
-// encoder.rnn.{weight_ih,weight_hh,bias_ih,bias_hh}_l{0..L-1},
+// encoder.rnn.{weight_ih,weight_hh,bias_ih,bias_hh}_l{0..L-1}[_reverse],
 // decoder.attention.{W_k,W_q,w_v}.weight (additive only),
-// decoder.embedding.weight, decoder.rnn.*, decoder.dense.{weight,bias}.
+// decoder.embedding.weight, decoder.rnn.*, decoder.dense.{weight,bias},
+// decoder.W_s.weight (bidirectional only). The bidirectional model's PyTorch
+// twin is scripts/bahdanau_torch.py.
 #pragma once
 
 #include <memory>
@@ -35,55 +37,78 @@ namespace ag::nn {
 enum class AttentionKind { Additive, Dot };
 
 // d2l's Seq2SeqEncoder: embedding, then a multi-layer GRU over time.
-//   forward(src [B, T] int64, valid_lens) -> {outputs [T, B, H], state [L, B, H]}
+//   forward(src [B, T] int64, valid_lens) -> {outputs [T, B, D*H], state [D*L, B, H]}
 // The valid lengths are not used (as in d2l: the GRU runs over the padding
 // too, and the decoder's attention masks it).
+// bidirectional = true is Bahdanau et al.'s encoder (D = 2): a bidirectional
+// GRU, whose outputs cat(forward h_t, backward h_t) [T, B, 2H] have each read
+// the whole source; d2l's (D = 1) has read position t only up to t. The
+// backward direction starts in the padding and reaches the word's last
+// character after it, as torch's twin does with unpacked sequences.
 class Seq2SeqEncoder : public Encoder {
  public:
   Seq2SeqEncoder(int64_t vocab_size, int64_t embed_size, int64_t num_hiddens, int64_t num_layers,
-                 double dropout = 0.0);
+                 double dropout = 0.0, bool bidirectional = false);
   std::vector<Tensor> forward(const Tensor& src, const Tensor& src_valid_lens) override;
 
   Embedding embedding;  // weight [vocab_size, E]
-  GRU rnn;              // GRU(E, H, L, dropout)
+  GRU rnn;              // GRU(E, H, L, dropout, bidirectional)
 };
 
 // d2l's Seq2SeqAttentionDecoder.
-//   init_state({outputs [T, B, H], state [L, B, H]}, valid_lens [B])
-//     -> tensors {enc_outputs [B, T, H], hidden [L, B, H], enc_valid_lens [B]}
+//   init_state({outputs [T, B, K], state [D*L, B, H]}, valid_lens [B])
+//     -> tensors {enc_outputs [B, T, K], hidden [L, B, H], enc_valid_lens [B]}
 //   forward(tgt [B, Tout] int64, state) -> logits [B, Tout, V]; state's
 //     hidden becomes the last step's; alignment() is each step's attention
 //     weights, [B, Tout, T].
+// K, the size of the encoder's outputs (the attention's keys and values), is
+// H after d2l's encoder and 2H after the bidirectional one
+// (bidirectional_encoder = true). Then, as in Bahdanau et al.'s appendix, the
+// decoder starts from the backward direction's state at the first source
+// position (its last step): every layer k's initial state is
+//   s0_k = tanh(W_s h_n[2k + 1])       W_s [H, H], no bias
+// where d2l's decoder takes the encoder's final states as they are.
 class Seq2SeqAttentionDecoder : public Decoder {
  public:
   Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t embed_size, int64_t num_hiddens,
                           int64_t num_layers, double dropout = 0.0,
-                          AttentionKind kind = AttentionKind::Additive);
+                          AttentionKind kind = AttentionKind::Additive,
+                          bool bidirectional_encoder = false);
   DecoderState init_state(const std::vector<Tensor>& enc_outputs,
                           const Tensor& src_valid_lens) override;
   Tensor forward(const Tensor& tgt, DecoderState& state) override;
   // [B, Tout, T] of the last forward (detached); undefined before the first.
   Tensor alignment() const override;
+  // enc_outputs, hidden and enc_valid_lens keep the rows `rows` [B'] (beam search).
+  void select_state(DecoderState& state, const Tensor& rows) const override;
 
   const AttentionKind kind;
-  // AdditiveAttention or DotProductAttention, by kind (registered as
-  // "attention", first, as in d2l).
+  const bool bidirectional_encoder;
+  const int64_t key_size;  // K: H, or 2H after a bidirectional encoder
+  // AdditiveAttention(K, H, H) or DotProductAttention, by kind (registered as
+  // "attention", first, as in d2l). Dot needs K = H: it is refused with a
+  // bidirectional encoder.
   std::unique_ptr<Module> attention;
   Embedding embedding;  // weight [vocab_size, E]
-  GRU rnn;              // GRU(E + H, H, L, dropout): input cat(context, embedded token)
+  GRU rnn;              // GRU(E + K, H, L, dropout): input cat(context, embedded token)
   Linear dense;         // H -> vocab_size
+  // W_s [H, H] (bidirectional_encoder only, registered last as "W_s";
+  // null otherwise, so d2l's state dict is unchanged).
+  std::unique_ptr<Linear> W_s;
 
  private:
   // Each step's attention weights [B, 1, T] (detached) of the last forward.
   std::vector<Tensor> step_weights_;
 };
 
-// d2l's Seq2SeqEncoder + Seq2SeqAttentionDecoder as an EncoderDecoder.
+// d2l's Seq2SeqEncoder + Seq2SeqAttentionDecoder as an EncoderDecoder;
+// bidirectional = true: Bahdanau et al.'s encoder and initial state (above).
 std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(int64_t src_vocab_size,
                                                       int64_t tgt_vocab_size, int64_t embed_size,
                                                       int64_t num_hiddens, int64_t num_layers,
                                                       double dropout = 0.0,
-                                                      AttentionKind kind = AttentionKind::Additive);
+                                                      AttentionKind kind = AttentionKind::Additive,
+                                                      bool bidirectional = false);
 
 // Xavier (Glorot) uniform, in place: U(-a, a), a = gain * sqrt(6 / (fan_in +
 // fan_out)) for a 2-D weight [fan_out, fan_in], as torch.nn.init.xavier_uniform_.

@@ -186,6 +186,9 @@ class TransformerDecoder : public Decoder {
   // heads, detached: [B, Tout, T]. Undefined before the first forward and
   // when need_weights is off.
   Tensor alignment() const override { return alignment_; }
+  // enc_outputs, enc_valid_lens and every block's cache keep the rows `rows`
+  // (all batch-first).
+  void select_state(DecoderState& state, const Tensor& rows) const override;
 
   // Per block, the last forward's attention weights (undefined when
   // need_weights was off): self-attention [B, H, Tout, t] (t = steps so far,
