@@ -46,6 +46,10 @@ task and model:
                               Transformer's d (its embedding size too)
 bahdanau:
   --attention additive|dot    the decoder's attention (default additive)
+  --encoder unidirectional|bidirectional  d2l's one-way GRU encoder (default), or
+                              Bahdanau et al.'s: a bidirectional GRU whose outputs
+                              have read the whole source, the decoder started from
+                              its backward direction (additive attention only)
   --embed N --layers N        embedding size, GRU layers (default 32, 2)
 transformer:
   --heads N --ffn N --blocks N  heads, FFN hidden size, encoder and decoder
@@ -147,6 +151,12 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "--model") {
       o.config.model = value(a);
       o.model_given = true;
+    } else if (a == "--encoder") {
+      o.config.encoder = value(a);
+      o.bahdanau_flags.push_back(a);
+      if (o.config.encoder != "unidirectional" && o.config.encoder != "bidirectional")
+        throw UsageError{"--encoder expects unidirectional or bidirectional, got '" +
+                         o.config.encoder + "'"};
     } else if (a == "--attention") {
       o.config.attention = value(a);
       o.bahdanau_flags.push_back(a);
@@ -236,7 +246,8 @@ Options parse_args(int argc, char** argv) {
         !o.transformer_flags.empty())
       throw UsageError{
           "--load takes the task, model and sizes from the file; drop "
-          "--task/--model/--attention/--embed/--hidden/--layers/--dropout/--heads/--ffn/"
+          "--task/--model/--attention/--encoder/--embed/--hidden/--layers/--dropout/--heads/"
+          "--ffn/"
           "--blocks/--no-causal-mask"};
     if (o.steps.value_or(0) > 0)
       throw UsageError{
@@ -246,6 +257,10 @@ Options parse_args(int argc, char** argv) {
     throw UsageError{join(o.bahdanau_flags) +
                      ": bahdanau's options; the Transformer embeds in --hidden (d2l's "
                      "num_hiddens) and has --blocks, --heads, --ffn"};
+  if (o.config.encoder == "bidirectional" && o.config.attention == "dot")
+    throw UsageError{
+        "--encoder bidirectional needs --attention additive: dot-product scores need keys of "
+        "the queries' size, and the bidirectional encoder's are twice the decoder's"};
   if (o.config.model != "transformer" && !o.transformer_flags.empty())
     throw UsageError{join(o.transformer_flags) +
                      ": the Transformer's options (add --model transformer)"};
@@ -359,8 +374,9 @@ int run(const Options& o) {
                     static_cast<long long>(c.num_blks),
                     c.causal ? "look-ahead mask" : "NO look-ahead mask (ablation)");
     else
-      std::snprintf(sizes, sizeof sizes, "%s attention, embed %lld, hidden %lld, layers %lld",
-                    c.attention.c_str(), static_cast<long long>(c.embed_size),
+      std::snprintf(sizes, sizeof sizes,
+                    "%s encoder, %s attention, embed %lld, hidden %lld, layers %lld",
+                    c.encoder.c_str(), c.attention.c_str(), static_cast<long long>(c.embed_size),
                     static_cast<long long>(c.num_hiddens), static_cast<long long>(c.num_layers));
     std::fprintf(stderr,
                  "training %s (%s, dropout %g) on %s: %zu training, %zu held-out examples\n",

@@ -36,8 +36,11 @@ std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_
       throw Error("make_model: unknown attention '" + config.attention +
                   "' (expected additive or dot)");
     }
+    AG_CHECK(config.encoder == "unidirectional" || config.encoder == "bidirectional", "make_model",
+             "unknown encoder '" + config.encoder + "' (expected unidirectional or bidirectional)");
     model = nn::make_bahdanau_seq2seq(src_vocab_size, tgt_vocab_size, config.embed_size,
-                                      config.num_hiddens, config.num_layers, config.dropout, kind);
+                                      config.num_hiddens, config.num_layers, config.dropout, kind,
+                                      config.encoder == "bidirectional");
   } else if (config.model == "transformer") {
     // d2l's sizes: d even (sin/cos pairs of the positional encoding) and
     // split evenly over the heads.
@@ -162,6 +165,7 @@ void save_translator(const std::string& path, const Translator& translator) {
         tensor({static_cast<double>(c.num_heads), static_cast<double>(c.ffn_num_hiddens),
                 static_cast<double>(c.num_blks), c.causal ? 1.0 : 0.0},
                {4}, kInt64);
+  file["meta.encoder"] = text_tensor(c.encoder);
   file["meta.src_vocab"] = vocab_tensor(translator.src_vocab, path);
   file["meta.tgt_vocab"] = vocab_tensor(translator.tgt_vocab, path);
   save_npz(path, file);
@@ -176,6 +180,7 @@ Translator load_translator(const std::string& path) {
   Translator t;
   t.config.model = meta_text(file, "meta.model", path);
   t.config.attention = meta_text(file, "meta.attention", path);
+  if (version >= 3) t.config.encoder = meta_text(file, "meta.encoder", path);
   try {
     t.task = task_from_name(meta_text(file, "meta.task", path));
   } catch (const Error& e) {

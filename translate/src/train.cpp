@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "attograd/attograd.h"
+#include "mode_restorer.h"
 
 #if ATTOGRAD_HAS_THREADS
 #include <condition_variable>
@@ -33,19 +34,6 @@ void check_same_data(const Translator& translator, const Dataset& data) {
                std::string(task_name(translator.task)) + "', data of task '" +
                task_name(data.task()) + "')");
 }
-
-// Puts a module back in the training mode it had, whatever happens between.
-class ModeRestorer {
- public:
-  explicit ModeRestorer(nn::Module& module) : module_(module), training_(module.is_training()) {}
-  ~ModeRestorer() { module_.train(training_); }
-  ModeRestorer(const ModeRestorer&) = delete;
-  ModeRestorer& operator=(const ModeRestorer&) = delete;
-
- private:
-  nn::Module& module_;
-  bool training_;
-};
 
 // ---- data parallelism ------------------------------------------------------------
 

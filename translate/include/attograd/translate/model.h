@@ -15,6 +15,9 @@
 //   meta.dropout      float64 [1]
 //   meta.transformer  int64 [num_heads, ffn_num_hiddens, num_blks, causal]
 //                     (Transformer files only; since format 2)
+//   meta.encoder      "unidirectional" or "bidirectional", as int64 byte
+//                     values (bahdanau; since format 3: older files are
+//                     unidirectional)
 //   meta.src_vocab, meta.tgt_vocab   the tokens in index order, joined by '\n',
 //                     as int64 byte values
 //   meta.format       int64 [1]: kFormatVersion (files of version 1, which
@@ -36,9 +39,13 @@ namespace ag::translate {
 struct ModelConfig {
   std::string model = "bahdanau";      // the kinds make_model knows (model_names())
   std::string attention = "additive";  // bahdanau: "additive" or "dot"
-  int64_t embed_size = 32;             // bahdanau (the Transformer embeds in num_hiddens)
-  int64_t num_hiddens = 32;            // the GRU's hidden size; the Transformer's d
-  int64_t num_layers = 2;              // bahdanau: GRU layers
+  // bahdanau: "unidirectional" (d2l's encoder) or "bidirectional" (Bahdanau
+  // et al.'s: a bidirectional GRU, the decoder started from its backward
+  // direction; additive attention only).
+  std::string encoder = "unidirectional";
+  int64_t embed_size = 32;   // bahdanau (the Transformer embeds in num_hiddens)
+  int64_t num_hiddens = 32;  // the GRU's hidden size; the Transformer's d
+  int64_t num_layers = 2;    // bahdanau: GRU layers
   double dropout = 0.1;
   // The Transformer's (unused by bahdanau):
   int64_t num_heads = 4;         // divides num_hiddens
@@ -72,7 +79,8 @@ struct Translator {
 Translator make_translator(const ModelConfig& config, const Dataset& data);
 
 // 2: meta.transformer added (the layout is otherwise version 1's).
-inline constexpr int64_t kFormatVersion = 2;
+// 3: meta.encoder added.
+inline constexpr int64_t kFormatVersion = 3;
 void save_translator(const std::string& path, const Translator& translator);
 // Throws ag::Error naming the path when the file is not one save_translator
 // wrote (no meta.* entries, an unknown model, a state dict that does not fit
