@@ -60,7 +60,8 @@ TEST(TranslateCli, BadFlags) {
   EXPECT_TRUE(fails_with("--batch 0", "--batch expects an integer"));
   EXPECT_TRUE(fails_with("--lr nan", "--lr expects a number"));
   EXPECT_TRUE(fails_with("--threads 99999999999999999999", "--threads expects an integer"));
-  EXPECT_TRUE(fails_with("--task french", "--task expects dates, reverse or sort, got 'french'"));
+  EXPECT_TRUE(
+      fails_with("--task french", "--task expects dates, reverse, sort or g2p, got 'french'"));
   EXPECT_TRUE(fails_with("--model gpt", "unknown model 'gpt'"));
   EXPECT_TRUE(fails_with("--attention cosine", "--attention expects additive or dot"));
   EXPECT_TRUE(fails_with("--predict", "--predict needs at least one text"));

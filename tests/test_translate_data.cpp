@@ -184,7 +184,7 @@ TEST(TranslateDates, EveryFormatParsesBackWithTheRightWeekday) {
         ASSERT_EQ(parsed.weekday, weekday(date)) << e.source;
       }
       ASSERT_EQ(e.target, iso_date(date));
-      ASSERT_LT(static_cast<int64_t>(e.source.size()), max_source_length(Task::Dates) + 1);
+      ASSERT_LT(static_cast<int64_t>(e.source.size()), max_date_source_length() + 1);
       // One span per field, in field order, spelling the field's value.
       ASSERT_EQ(e.spans.size(), 3u) << e.source;
       for (size_t f = 0; f < 3; ++f) {
@@ -216,16 +216,19 @@ TEST(TranslateDates, EveryFormatParsesBackWithTheRightWeekday) {
 TEST(TranslateTasks, ReverseAndSortDigits) {
   std::mt19937_64 rng(3);
   for (int i = 0; i < 200; ++i) {
-    const Example r = generate_example(Task::Reverse, rng);
+    const Example r = random_digits_example(Task::Reverse, rng);
     ASSERT_GE(r.source.size(), 3u);
     ASSERT_LE(r.source.size(), 10u);
     ASSERT_EQ(std::string(r.source.rbegin(), r.source.rend()), r.target);
-    const Example s = generate_example(Task::Sort, rng);
+    const Example s = random_digits_example(Task::Sort, rng);
     ASSERT_TRUE(std::is_sorted(s.target.begin(), s.target.end()));
     ASSERT_TRUE(std::is_permutation(s.source.begin(), s.source.end(), s.target.begin()));
   }
   EXPECT_EQ(task_from_name("sort"), Task::Sort);
   EXPECT_TRUE(throws_error([] { task_from_name("french"); }, {"unknown task 'french'"}));
+  EXPECT_EQ(task_from_name("g2p"), Task::G2p);
+  EXPECT_TRUE(
+      throws_error([&] { random_digits_example(Task::Dates, rng); }, {"not a digit-string task"}));
 }
 
 TEST(TranslateDataset, SplitIsDisjointAndSeeded) {
@@ -257,7 +260,7 @@ TEST(TranslateDataset, TruncatePadAndValidLengths) {
   EXPECT_EQ(truncate_pad({5, 6, 7}, 5, 0), (std::vector<int64_t>{5, 6, 7, 0, 0}));
   EXPECT_EQ(truncate_pad({5, 6, 7}, 2, 0), (std::vector<int64_t>{5, 6}));
   const Vocab vocab({{"1", "2", "3"}});
-  Example short_one{"12", "3", {}}, long_one{"123123", "321", {}};
+  Example short_one{"12", "3", {}, {}}, long_one{"123123", "321", {}, {}};
   const Batch batch = make_batch({&short_one, &long_one}, vocab, vocab, 4, 3);
   const auto i1 = static_cast<double>(vocab.index("1")), i2 = static_cast<double>(vocab.index("2")),
              i3 = static_cast<double>(vocab.index("3"));

@@ -1,7 +1,11 @@
 // attograd-translate: trains d2l's seq2seq with attention, or d2l's
-// Transformer, on a generated task, shows what it learned, saves and loads it.
+// Transformer, on a generated task or on CMUdict (g2p), shows what it
+// learned, saves and loads it.
 //
 //   attograd-translate --task dates --steps 3000 --save dates.npz
+//   attograd-translate --task g2p --save g2p.npz        (CMUdict, task defaults below)
+//   attograd-translate --load g2p.npz --predict-file words.txt
+//   attograd-translate --load g2p.npz --evaluate other.dict
 //   attograd-translate --model transformer --task reverse --save reverse.npz
 //   attograd-translate --model transformer --task reverse --no-causal-mask --stats
 //   attograd-translate --load dates.npz --predict "Thursday, May 3, 1979" "3.5.1979"
@@ -18,6 +22,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,12 +40,17 @@ using namespace ag::translate;
 constexpr const char* kUsage = R"(usage: attograd-translate [options]
 
 Trains d2l's seq2seq with attention ("Bahdanau Attention") or d2l's
-Transformer ("The Transformer Architecture") on a generated task, then
-translates --predict texts and shows where each output token looked.
+Transformer ("The Transformer Architecture") on a generated task or on
+CMUdict, then translates --predict texts and shows where each output token
+looked.
 
 task and model:
-  --task dates|reverse|sort   dates: "Thursday, May 3, 1979" -> "1979-05-03"
+  --task dates|reverse|sort|g2p  dates: "Thursday, May 3, 1979" -> "1979-05-03"
                               reverse / sort: digit strings (default dates)
+                              g2p: a word's pronunciation, "knife" -> "N AY F"
+                              (CMUdict; its own defaults, printed at the start:
+                              bahdanau, embed 64, hidden 256, 1 layer, dropout
+                              0.2, lr 0.002 cosine, 30000 steps, eval every 1000)
   --model bahdanau|transformer  the model (default bahdanau)
   --hidden N --dropout P      both models' (d2l's defaults: 32, 0.1); the
                               Transformer's d (its embedding size too)
@@ -77,6 +87,22 @@ files:
   --save FILE.npz             save the trained model (state dict with d2l's names + meta.*)
   --load FILE.npz             load a saved model instead of training one
   --dump-heldout N FILE       write N held-out examples as "source<TAB>target<TAB>output" lines
+g2p (letters to sounds):
+  --dict PATH                 the dictionary, CMUdict's format (default Debian's
+                              pocketsphinx-en-us: /usr/share/pocketsphinx/model/
+                              en-us/cmudict-en-us.dict). Words of ^[a-z']+$ are
+                              kept; split by word: crc32(word) % 20 == 0 test,
+                              == 1 dev, else train. --eval-every scores the whole
+                              dev split (WER); the best dev parameters are kept,
+                              restored at the end, saved by --save; test WER and
+                              PER are measured once, at the end
+  --predict-file FILE         pronounce each line's word (- : stdin), printing
+                              "word<TAB>phonemes" lines (JSON lines with --json);
+                              uppercase letters are read as lowercase
+  --evaluate FILE.dict        score a g2p model (--load) on a dictionary: WER, PER
+                              (phoneme edits to the nearest pronunciation per
+                              reference phoneme) on stderr, the 20 words furthest
+                              off as "word<TAB>output<TAB>nearest<TAB>edits" lines
 prediction:
   --predict TEXT...           translate each TEXT (every argument up to the next option)
   --heatmap FILE.png|.svg     draw each prediction's alignment (FILE-2.png, ... for more);
@@ -87,22 +113,74 @@ prediction:
   --stats                     print "key value" lines at the end (steps_per_sec,
                               steps_per_cpu_sec, loss_tail (mean training loss of
                               the last tenth of the steps), accuracy, alignment,
-                              rss_kib_first (after 1,000 steps), rss_kib_last, ...)
+                              rss_kib_first (after 1,000 steps), rss_kib_last;
+                              g2p: test_wer, test_per, dev_wer, best_step;
+                              --evaluate: eval_wer, eval_per, ...)
   --help                      this text
 )";
+
+// Every default that depends on the task or the model, in one place; each is
+// overridden by its flag and printed when training starts. The generated
+// tasks use d2l's sizes (ModelConfig's defaults) with the steps that reach
+// >= 99% held-out exact match (docs/seq2seq.md, docs/transformer.md).
+struct TaskDefaults {
+  ModelConfig config;  // model, sizes, dropout
+  int64_t steps = 0, batch = 64, eval_every = 500;
+  int64_t train_size = 0;  // the generated tasks'
+  double lr = 0.005;
+  std::string lr_schedule;  // "constant" (d2l's) or "cosine"
+};
+
+TaskDefaults task_defaults(Task task, const std::string& model) {
+  TaskDefaults d;
+  d.config.model = model;
+  const bool transformer = model == "transformer";
+  d.lr_schedule = transformer ? "cosine" : "constant";
+  // Reverse and sort draw from ~10^10 strings: a larger training set keeps the
+  // model from learning its examples by heart (sort: 98% held-out after 3000
+  // steps on 50,000 examples, 99% on 200,000). Dates repeat anyway (36,525
+  // dates, 15 formats).
+  d.train_size = task == Task::Dates ? 50000 : 200000;
+  switch (task) {
+    case Task::Dates:
+      d.steps = transformer ? 3000 : 1500;
+      break;
+    case Task::Reverse:
+      d.steps = transformer ? 4000 : 3000;
+      break;
+    case Task::Sort:
+      d.steps = 4000;
+      break;
+    case Task::G2p:
+      // A first choice for CMUdict's 120,000 pairs, to be tuned.
+      d.config.embed_size = 64;
+      d.config.num_hiddens = 256;
+      d.config.num_layers = 1;
+      d.config.dropout = 0.2;
+      d.lr = 0.002;
+      d.lr_schedule = "cosine";
+      d.steps = 30000;
+      d.eval_every = 1000;
+      break;
+  }
+  return d;
+}
 
 struct Options {
   std::string task = "dates";
   bool task_given = false, model_given = false, sizes_given = false;
   std::vector<std::string> bahdanau_flags, transformer_flags;  // given, for the model check
+  TaskDefaults defaults;                                       // of --task and --model
   ModelConfig config;
   std::optional<int64_t> steps;
-  int64_t batch = 64, threads = 1, heldout = 1000, eval_every = 500;
+  int64_t batch = 0, threads = 1, heldout = 1000, eval_every = 0;
   std::optional<int64_t> train_size;
-  double lr = 0.005;
-  std::string lr_schedule;  // "constant" or "cosine"; empty: the model's default
+  double lr = 0;
+  std::string lr_schedule;  // "constant" or "cosine"; empty: the defaults'
   uint64_t seed = 0;
   std::string save, load, heatmap, dump_path;
+  std::string dict = kDefaultCmudictPath, predict_file, evaluate;
+  bool dict_given = false, heldout_given = false;
   int64_t dump_count = 0;
   std::vector<std::string> predict;
   bool json = false, stats = false;
@@ -132,9 +210,30 @@ double parse_double(const std::string& flag, const std::string& text, double low
   return value;
 }
 
+// The defaults of the last --task and --model on the command line (dates and
+// bahdanau when absent or unknown: the parser reports a bad name).
+TaskDefaults defaults_of(const std::vector<std::string>& args) {
+  std::string task = "dates", model = "bahdanau";
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--task") task = args[i + 1];
+    if (args[i] == "--model") model = args[i + 1];
+  }
+  Task t = Task::Dates;
+  try {
+    t = task_from_name(task);
+  } catch (const ag::Error&) {
+  }
+  return task_defaults(t, model);
+}
+
 Options parse_args(int argc, char** argv) {
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
+  o.defaults = defaults_of(args);
+  o.config = o.defaults.config;
+  o.batch = o.defaults.batch;
+  o.eval_every = o.defaults.eval_every;
+  o.lr = o.defaults.lr;
   size_t i = 0;
   const auto value = [&](const std::string& flag) -> std::string {
     if (i + 1 >= args.size()) throw UsageError{flag + " needs a value"};
@@ -204,6 +303,14 @@ Options parse_args(int argc, char** argv) {
       o.train_size = parse_int(a, value(a), 1, 10'000'000);
     } else if (a == "--heldout") {
       o.heldout = parse_int(a, value(a), 1, 1'000'000);
+      o.heldout_given = true;
+    } else if (a == "--dict") {
+      o.dict = value(a);
+      o.dict_given = true;
+    } else if (a == "--predict-file") {
+      o.predict_file = value(a);
+    } else if (a == "--evaluate") {
+      o.evaluate = value(a);
     } else if (a == "--eval-every") {
       o.eval_every = parse_int(a, value(a), 0, 100'000'000);
     } else if (a == "--save") {
@@ -228,11 +335,20 @@ Options parse_args(int argc, char** argv) {
       throw UsageError{"unknown option '" + a + "' (see --help)"};
     }
   }
+  Task task = Task::Dates;
   try {
-    task_from_name(o.task);
+    task = task_from_name(o.task);
   } catch (const ag::Error&) {
-    throw UsageError{"--task expects dates, reverse or sort, got '" + o.task + "'"};
+    throw UsageError{"--task expects " + task_names() + ", got '" + o.task + "'"};
   }
+  if (o.load.empty() && task == Task::G2p && (o.train_size || o.heldout_given))
+    throw UsageError{
+        "--train-size and --heldout size the generated tasks; g2p's split comes from the "
+        "dictionary"};
+  if (o.load.empty() && task != Task::G2p && o.dict_given)
+    throw UsageError{"--dict is g2p's (add --task g2p)"};
+  if (o.load.empty() && task != Task::G2p && !o.evaluate.empty())
+    throw UsageError{"--evaluate scores a g2p model on a dictionary; --task is '" + o.task + "'"};
   const auto& models = model_names();
   if (std::find(models.begin(), models.end(), o.config.model) == models.end())
     throw UsageError{"--model: unknown model '" + o.config.model + "'"};
@@ -270,27 +386,13 @@ Options parse_args(int argc, char** argv) {
                      " must be even (the positional encoding's sin/cos pairs) and divisible by "
                      "--heads " +
                      std::to_string(o.config.num_heads)};
-  if (o.lr_schedule.empty())
-    o.lr_schedule = o.config.model == "transformer" ? "cosine" : "constant";
-  const int64_t train_size = o.train_size.value_or(50000);
-  if (o.heldout > train_size) throw UsageError{"--heldout cannot exceed --train-size"};
-  if (o.batch > train_size) throw UsageError{"--batch cannot exceed --train-size"};
-  return o;
-}
-
-// Steps that reach >= 99% held-out exact match with each model's defaults
-// (docs/seq2seq.md and docs/transformer.md give the measured figures).
-int64_t default_steps(const std::string& model, Task task) {
-  if (model == "transformer") return task == Task::Dates ? 3000 : 4000;
-  switch (task) {
-    case Task::Dates:
-      return 1500;
-    case Task::Reverse:
-      return 3000;
-    case Task::Sort:
-      return 4000;
+  if (o.lr_schedule.empty()) o.lr_schedule = o.defaults.lr_schedule;
+  if (task != Task::G2p) {
+    const int64_t train_size = o.train_size.value_or(o.defaults.train_size);
+    if (o.heldout > train_size) throw UsageError{"--heldout cannot exceed --train-size"};
+    if (o.batch > train_size) throw UsageError{"--batch cannot exceed --train-size"};
   }
-  return 1000;
+  return o;
 }
 
 // CPU seconds this process has used (user + system, every thread): on a busy
@@ -300,14 +402,6 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
-
-// Reverse and sort draw from ~10^10 strings: a larger training set keeps the
-// model from learning its examples by heart (sort: 98% held-out after 3000
-// steps on 50,000 examples, 99% on 200,000). Dates repeat anyway (36,525
-// dates, 15 formats).
-int64_t default_train_size(Task task) {
-  return task == Task::Dates ? 50000 : 200000;
 }
 
 // Resident set size in KiB (Linux /proc/self/statm; 0 elsewhere).
@@ -328,8 +422,15 @@ std::string with_index(const std::string& path, size_t index, size_t count) {
   return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
-void print_summary(const Evaluation& e, Task task) {
-  std::fprintf(stderr, "held-out: %lld examples, exact match %.2f%%, BLEU %.4f",
+void print_summary(const char* split, const Evaluation& e, Task task) {
+  if (task == Task::G2p) {
+    const PronunciationScores& p = e.pronunciation;
+    std::fprintf(stderr, "%s: %lld words, WER %.2f%%, PER %.2f%% (%lld edits / %lld phonemes)\n",
+                 split, static_cast<long long>(p.words), 100 * p.wer, 100 * p.per,
+                 static_cast<long long>(p.edits), static_cast<long long>(p.reference_phonemes));
+    return;
+  }
+  std::fprintf(stderr, "%s: %lld examples, exact match %.2f%%, BLEU %.4f", split,
                static_cast<long long>(e.count), 100 * e.accuracy, e.bleu);
   if (task == Task::Dates)
     std::fprintf(stderr,
@@ -339,6 +440,83 @@ void print_summary(const Evaluation& e, Task task) {
   std::fprintf(stderr, "\n");
 }
 
+// What the model reads for `texts`: g2p reads lowercase words, so "Knife" is
+// read as "knife" (ASCII letters only); other tasks read the texts as given.
+std::vector<std::string> model_inputs(Task task, std::vector<std::string> texts) {
+  if (task == Task::G2p)
+    for (std::string& text : texts)
+      for (char& c : text)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return texts;
+}
+
+// One word a line ("-": stdin); blank lines are skipped, spaces, tabs and a
+// CR around a word are not part of it.
+std::vector<std::string> read_words(const std::string& path) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw ag::Error("--predict-file: cannot read '" + path + "'");
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  std::vector<std::string> words;
+  for (std::string line; std::getline(in, line);) {
+    const size_t begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos) continue;
+    words.push_back(line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin));
+  }
+  if (in.bad()) throw ag::Error("--predict-file: error reading '" + path + "'");
+  if (words.empty()) throw ag::Error("--predict-file: no word in '" + path + "'");
+  return words;
+}
+
+// --evaluate: scores the model on every word of a dictionary; the summary to
+// stderr, the words furthest off to stdout.
+Evaluation evaluate_dictionary(Translator& translator, const std::string& path) {
+  const Cmudict dict = read_cmudict(path);
+  std::fprintf(stderr, "%s\n", cmudict_summary(path, dict).c_str());
+  const std::vector<Example> examples = cmudict_examples(dict);
+  const Evaluation e = evaluate(translator, examples);
+  print_summary(path.c_str(), e, Task::G2p);
+  const std::vector<PronunciationScore>& scores = e.pronunciation.per_word;
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return scores[a].distance > scores[b].distance; });
+  constexpr size_t kWorst = 20;
+  for (size_t k = 0; k < std::min(kWorst, order.size()) && scores[order[k]].distance > 0; ++k) {
+    const size_t i = order[k];
+    std::cout << examples[i].source << '\t' << e.outputs[i] << '\t'
+              << examples[i].answers()[scores[i].nearest] << '\t' << scores[i].distance << '\n';
+  }
+  return e;
+}
+
+// The starting line: everything that sets the run, defaults or not.
+void print_setup(const Translator& translator, const Dataset& d, const Options& o, int64_t steps) {
+  const ModelConfig& c = translator.config;
+  char sizes[160];
+  if (c.model == "transformer")
+    std::snprintf(sizes, sizeof sizes, "hidden %lld, FFN %lld, %lld heads, %lld blocks, %s",
+                  static_cast<long long>(c.num_hiddens), static_cast<long long>(c.ffn_num_hiddens),
+                  static_cast<long long>(c.num_heads), static_cast<long long>(c.num_blks),
+                  c.causal ? "look-ahead mask" : "NO look-ahead mask (ablation)");
+  else
+    std::snprintf(sizes, sizeof sizes,
+                  "%s encoder, %s attention, embed %lld, hidden %lld, layers %lld",
+                  c.encoder.c_str(), c.attention.c_str(), static_cast<long long>(c.embed_size),
+                  static_cast<long long>(c.num_hiddens), static_cast<long long>(c.num_layers));
+  if (!d.description().empty()) std::fprintf(stderr, "%s\n", d.description().c_str());
+  std::fprintf(stderr,
+               "training %s (%s, dropout %g) on %s: %zu training, %zu dev, %zu held-out examples; "
+               "batch %lld, lr %g %s, %lld steps, %lld thread%s, eval every %lld\n",
+               c.model.c_str(), sizes, c.dropout, task_name(d.task()), d.train().size(),
+               d.dev().size(), d.heldout().size(), static_cast<long long>(o.batch), o.lr,
+               o.lr_schedule.c_str(), static_cast<long long>(steps),
+               static_cast<long long>(o.threads), o.threads == 1 ? "" : "s",
+               static_cast<long long>(o.eval_every));
+}
+
 int run(const Options& o) {
   ag::set_num_threads(static_cast<int>(o.threads));
   ag::manual_seed(o.seed);
@@ -346,42 +524,35 @@ int run(const Options& o) {
   std::optional<Dataset> data;
   const auto dataset = [&](Task task) -> const Dataset& {
     if (!data)
-      data.emplace(
-          DatasetOptions{task, o.train_size.value_or(default_train_size(task)), o.heldout, o.seed});
+      data.emplace(DatasetOptions{
+          task, o.train_size.value_or(task_defaults(task, o.config.model).train_size), o.heldout,
+          o.seed, o.dict});
     return *data;
   };
-  int64_t steps = 0;
+  int64_t steps = 0, best_step = -1;
   double train_seconds = 0, train_cpu_seconds = 0, loss_last = std::nan(""),
          loss_tail = std::nan("");
   int64_t rss_first = 0;
-  std::optional<Evaluation> final_eval;
+  std::optional<Evaluation> final_eval, dev_eval, dict_eval;
   if (!o.load.empty()) {
     translator = load_translator(o.load);
+    if (!o.evaluate.empty() && translator.task != Task::G2p)
+      throw ag::Error("--evaluate: the model in " + o.load + " was trained on '" +
+                      task_name(translator.task) + "', not 'g2p'");
   } else {
     const Task task = task_from_name(o.task);
     translator = make_translator(o.config, dataset(task));
-    steps = o.steps.value_or(default_steps(translator.config.model, task));
+    steps = o.steps.value_or(o.defaults.steps);
   }
   if (steps > 0) {
     const Dataset& d = dataset(translator.task);
     const bool tty = isatty(STDERR_FILENO);
-    const ModelConfig& c = translator.config;
-    char sizes[160];
-    if (c.model == "transformer")
-      std::snprintf(sizes, sizeof sizes, "hidden %lld, FFN %lld, %lld heads, %lld blocks, %s",
-                    static_cast<long long>(c.num_hiddens),
-                    static_cast<long long>(c.ffn_num_hiddens), static_cast<long long>(c.num_heads),
-                    static_cast<long long>(c.num_blks),
-                    c.causal ? "look-ahead mask" : "NO look-ahead mask (ablation)");
-    else
-      std::snprintf(sizes, sizeof sizes,
-                    "%s encoder, %s attention, embed %lld, hidden %lld, layers %lld",
-                    c.encoder.c_str(), c.attention.c_str(), static_cast<long long>(c.embed_size),
-                    static_cast<long long>(c.num_hiddens), static_cast<long long>(c.num_layers));
-    std::fprintf(stderr,
-                 "training %s (%s, dropout %g) on %s: %zu training, %zu held-out examples\n",
-                 c.model.c_str(), sizes, c.dropout, task_name(d.task()), d.train().size(),
-                 d.heldout().size());
+    print_setup(translator, d, o, steps);
+    // With a dev split (g2p) the evaluations score it and keep the best
+    // parameters; without one (the generated tasks) they show the held-out
+    // accuracy, and the last parameters are kept.
+    const bool select = !d.dev().empty();
+    BestParameters best(*translator.model);
     double accuracy = std::nan(""), last_draw = -1;
     // The training loss of one batch is noisy: loss_tail averages the last
     // tenth of the steps (the ablation compares it between two models).
@@ -392,7 +563,10 @@ int run(const Options& o) {
       if (s.step > s.steps - tail_steps) loss_tail += s.loss / static_cast<double>(tail_steps);
       const bool evaluate_now =
           o.eval_every > 0 && (s.step % o.eval_every == 0 || s.step == s.steps);
-      if (evaluate_now) accuracy = evaluate(translator, d.heldout()).accuracy;
+      if (evaluate_now) {
+        accuracy = evaluate(translator, select ? d.dev() : d.heldout()).accuracy;
+        if (select) best.offer(1 - accuracy, s.step);  // the dev WER
+      }
       // A TTY redraws one line ten times a second; a pipe or file gets a
       // line at every evaluation and every tenth of the run.
       const bool draw = tty ? (s.seconds - last_draw >= 0.1 || evaluate_now || s.step == s.steps)
@@ -400,8 +574,11 @@ int run(const Options& o) {
                                s.step % std::max<int64_t>(1, s.steps / 10) == 0);
       if (!draw) return;
       last_draw = s.seconds;
-      char acc[32] = "";
-      if (!std::isnan(accuracy))
+      char acc[64] = "";
+      if (!std::isnan(accuracy) && select)
+        std::snprintf(acc, sizeof acc, "  dev WER %.1f%% (best %.1f%%)", 100 * (1 - accuracy),
+                      100 * best.score());
+      else if (!std::isnan(accuracy))
         std::snprintf(acc, sizeof acc, "  held-out %.1f%%", 100 * accuracy);
       std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  %.1f steps/s  RSS %.1f MiB%s%s",
                    tty ? "\r\033[K" : "", static_cast<long long>(s.step),
@@ -438,15 +615,29 @@ int run(const Options& o) {
                  static_cast<long long>(steps), train_seconds, steps / train_seconds,
                  train_cpu_seconds, steps / std::max(train_cpu_seconds, 1e-9), loss_tail,
                  static_cast<long long>(tail_steps));
+    best_step = steps;
+    if (best.step() >= 0) {
+      best.restore();
+      best_step = best.step();
+      std::fprintf(stderr, "kept the parameters of step %lld (best dev WER %.2f%%)\n",
+                   static_cast<long long>(best_step), 100 * best.score());
+    }
   }
-  if (steps > 0 || o.stats) {
-    final_eval = evaluate(translator, dataset(translator.task).heldout());
-    print_summary(*final_eval, translator.task);
+  const bool g2p = translator.task == Task::G2p;
+  if (steps > 0 || (o.stats && o.evaluate.empty())) {
+    const Dataset& d = dataset(translator.task);
+    if (!d.dev().empty()) {
+      dev_eval = evaluate(translator, d.dev());
+      print_summary("dev", *dev_eval, translator.task);
+    }
+    final_eval = evaluate(translator, d.heldout());
+    print_summary(g2p ? "test" : "held-out", *final_eval, translator.task);
   }
   if (!o.save.empty()) {
     save_translator(o.save, translator);
     std::fprintf(stderr, "saved %s\n", o.save.c_str());
   }
+  if (!o.evaluate.empty()) dict_eval = evaluate_dictionary(translator, o.evaluate);
   if (o.dump_count > 0) {
     const auto& heldout = dataset(translator.task).heldout();
     const size_t n = std::min(heldout.size(), static_cast<size_t>(o.dump_count));
@@ -457,8 +648,18 @@ int run(const Options& o) {
     for (size_t k = 0; k < n; ++k)
       out << examples[k].source << '\t' << examples[k].target << '\t' << e.outputs[k] << '\n';
   }
+  if (!o.predict_file.empty()) {
+    const std::vector<std::string> words = read_words(o.predict_file);
+    const std::vector<Translation> translations =
+        translate(translator, model_inputs(translator.task, words));
+    for (size_t k = 0; k < words.size(); ++k)
+      std::cout << (o.json ? translation_json(translations[k])
+                           : words[k] + '\t' + translations[k].output)
+                << '\n';
+  }
   if (!o.predict.empty()) {
-    const std::vector<Translation> translations = translate(translator, o.predict);
+    const std::vector<Translation> translations =
+        translate(translator, model_inputs(translator.task, o.predict));
     const bool transformer = translator.config.model == "transformer";
     for (size_t k = 0; k < translations.size(); ++k) {
       const Translation& t = translations[k];
@@ -494,7 +695,19 @@ int run(const Options& o) {
     if (final_eval) {
       std::cout << "\naccuracy " << final_eval->accuracy << "\nbleu " << final_eval->bleu;
       if (translator.task == Task::Dates) std::cout << "\nalignment " << final_eval->alignment;
+      if (g2p)
+        std::cout << "\ntest_wer " << final_eval->pronunciation.wer << "\ntest_per "
+                  << final_eval->pronunciation.per << "\ntest_words "
+                  << final_eval->pronunciation.words;
     }
+    if (dev_eval)
+      std::cout << "\ndev_wer " << dev_eval->pronunciation.wer << "\ndev_per "
+                << dev_eval->pronunciation.per << "\ndev_words " << dev_eval->pronunciation.words
+                << "\nbest_step " << best_step;
+    if (dict_eval)
+      std::cout << "\neval_wer " << dict_eval->pronunciation.wer << "\neval_per "
+                << dict_eval->pronunciation.per << "\neval_words "
+                << dict_eval->pronunciation.words;
     std::cout << "\nrss_kib_first " << (rss_first ? rss_first : rss_kib()) << "\nrss_kib_last "
               << rss_kib() << "\n";
   }

@@ -1,11 +1,10 @@
-// Vocab, the generated tasks, padding and minibatches (see data.h).
+// Vocab, detokenization, the Dataset, padding and minibatches (see data.h).
 #include "attograd/translate/data.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <numeric>
-#include <set>
 #include <utility>
 
 namespace ag::translate {
@@ -93,293 +92,20 @@ std::vector<std::string> Vocab::tokens(const std::vector<int64_t>& indices) cons
   return out;
 }
 
-std::vector<std::string> tokenize_chars(const std::string& text) {
-  std::vector<std::string> tokens;
-  tokens.reserve(text.size());
-  for (char c : text) tokens.emplace_back(1, c);
-  return tokens;
-}
-
-std::string detokenize_chars(const std::vector<std::string>& tokens) {
+std::string detokenize(const std::vector<std::string>& tokens, Tokenization tokenization) {
   const auto& reserved = Vocab::reserved_tokens();
+  const char* separator = tokenization == Tokenization::Phonemes ? " " : "";
   std::string text;
-  for (const auto& token : tokens)
-    if (std::find(reserved.begin(), reserved.end(), token) == reserved.end()) text += token;
+  for (const auto& token : tokens) {
+    if (std::find(reserved.begin(), reserved.end(), token) != reserved.end()) continue;
+    if (!text.empty()) text += separator;
+    text += token;
+  }
   return text;
 }
 
-// ---- tasks -----------------------------------------------------------------------
-const char* task_name(Task task) {
-  switch (task) {
-    case Task::Dates:
-      return "dates";
-    case Task::Reverse:
-      return "reverse";
-    case Task::Sort:
-      return "sort";
-  }
-  return "?";
-}
-
-Task task_from_name(const std::string& name) {
-  for (Task task : {Task::Dates, Task::Reverse, Task::Sort})
-    if (name == task_name(task)) return task;
-  throw Error("task: unknown task '" + name + "' (expected dates, reverse or sort)");
-}
-
-// Howard Hinnant's days_from_civil / civil_from_days: exact for every
-// proleptic Gregorian date, with no table and no time zone.
-int64_t days_from_civil(const Date& date) {
-  const int64_t y = date.year - (date.month <= 2 ? 1 : 0);
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t year_of_era = y - era * 400;  // [0, 399]
-  const int64_t day_of_year =
-      (153 * (date.month + (date.month > 2 ? -3 : 9)) + 2) / 5 + date.day - 1;  // [0, 365]
-  const int64_t day_of_era =
-      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;  // [0, 146096]
-  return era * 146097 + day_of_era - 719468;
-}
-
-Date civil_from_days(int64_t days) {
-  days += 719468;
-  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const int64_t day_of_era = days - era * 146097;
-  const int64_t year_of_era =
-      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
-  const int64_t day_of_year =
-      day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-  const int64_t mp = (5 * day_of_year + 2) / 153;
-  Date date;
-  date.day = static_cast<int>(day_of_year - (153 * mp + 2) / 5 + 1);
-  date.month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  date.year = static_cast<int>(year_of_era + era * 400 + (date.month <= 2 ? 1 : 0));
-  return date;
-}
-
-int weekday(const Date& date) {
-  const int64_t days = days_from_civil(date);  // 1970-01-01 was a Thursday (4)
-  return static_cast<int>(((days % 7 + 7) % 7 + 4) % 7);
-}
-
-namespace {
-
-std::string two_digits(int value) {
-  return std::string(1, static_cast<char>('0' + value / 10)) + static_cast<char>('0' + value % 10);
-}
-
-}  // namespace
-
-std::string iso_date(const Date& date) {
-  return std::to_string(date.year) + "-" + two_digits(date.month) + "-" + two_digits(date.day);
-}
-
-namespace {
-
-constexpr std::array<const char*, 12> kMonths{"January",   "February", "March",    "April",
-                                              "May",       "June",     "July",     "August",
-                                              "September", "October",  "November", "December"};
-constexpr std::array<const char*, 7> kWeekdays{"Sunday",   "Monday", "Tuesday", "Wednesday",
-                                               "Thursday", "Friday", "Saturday"};
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-std::string ordinal(int day) {
-  const char* suffix = (day % 10 == 1 && day != 11)   ? "st"
-                       : (day % 10 == 2 && day != 12) ? "nd"
-                       : (day % 10 == 3 && day != 13) ? "rd"
-                                                      : "th";
-  return std::to_string(day) + suffix;
-}
-
-// Appends pieces to a source, recording which characters spell a field.
-struct SourceWriter {
-  Example example;
-  SourceWriter& text(const std::string& s) {
-    example.source += s;
-    return *this;
-  }
-  SourceWriter& field(DateField field, const std::string& s) {
-    const auto begin = static_cast<int64_t>(example.source.size());
-    example.source += s;
-    example.spans.push_back({field, begin, static_cast<int64_t>(example.source.size())});
-    return *this;
-  }
-};
-
-}  // namespace
-
-// The formats: how people write "1979-05-03" (a Thursday).
-//   0  3 may 1979                 7  Thu 3 May 1979
-//   1  Thursday, May 3, 1979      8  1979/05/03
-//   2  05/03/79 (US order)        9  3rd of May 1979
-//   3  3.5.1979 (European order)  10 Thu, 03 May 1979
-//   4  May 3rd '79                11 MAY 3, 1979
-//   5  1979 May 3                 12 3 May 79
-//   6  03-May-1979                13 thursday 3 may 1979
-//                                 14 5/3/1979 (US order)
-int num_date_formats() {
-  return 15;
-}
-
-Example format_date(const Date& date, int format) {
-  AG_CHECK(format >= 0 && format < num_date_formats(), "format_date",
-           "format " + std::to_string(format) + " is outside [0, " +
-               std::to_string(num_date_formats()) + ")");
-  AG_CHECK(date.month >= 1 && date.month <= 12 && date.day >= 1 &&
-               civil_from_days(days_from_civil(date)) == date,
-           "format_date",
-           "not a date: " + std::to_string(date.year) + "-" + std::to_string(date.month) + "-" +
-               std::to_string(date.day));
-  const std::string month = kMonths[static_cast<size_t>(date.month - 1)];
-  const std::string mon = month.substr(0, 3);
-  const std::string day_name = kWeekdays[static_cast<size_t>(weekday(date))];
-  const std::string wkd = day_name.substr(0, 3);
-  const std::string year = std::to_string(date.year);
-  const std::string yy = two_digits(date.year % 100);
-  const std::string d = std::to_string(date.day), dd = two_digits(date.day);
-  const std::string m = std::to_string(date.month), mm = two_digits(date.month);
-  using F = DateField;
-  SourceWriter w;
-  switch (format) {
-    case 0:
-      w.field(F::Day, d).text(" ").field(F::Month, lower(month)).text(" ").field(F::Year, year);
-      break;
-    case 1:
-      w.text(day_name + ", ")
-          .field(F::Month, month)
-          .text(" ")
-          .field(F::Day, d)
-          .text(", ")
-          .field(F::Year, year);
-      break;
-    case 2:
-      w.field(F::Month, mm).text("/").field(F::Day, dd).text("/").field(F::Year, yy);
-      break;
-    case 3:
-      w.field(F::Day, d).text(".").field(F::Month, m).text(".").field(F::Year, year);
-      break;
-    case 4:
-      w.field(F::Month, month)
-          .text(" ")
-          .field(F::Day, ordinal(date.day))
-          .text(" '")
-          .field(F::Year, yy);
-      break;
-    case 5:
-      w.field(F::Year, year).text(" ").field(F::Month, month).text(" ").field(F::Day, d);
-      break;
-    case 6:
-      w.field(F::Day, dd).text("-").field(F::Month, mon).text("-").field(F::Year, year);
-      break;
-    case 7:
-      w.text(wkd + " ")
-          .field(F::Day, d)
-          .text(" ")
-          .field(F::Month, month)
-          .text(" ")
-          .field(F::Year, year);
-      break;
-    case 8:
-      w.field(F::Year, year).text("/").field(F::Month, mm).text("/").field(F::Day, dd);
-      break;
-    case 9:
-      w.field(F::Day, ordinal(date.day))
-          .text(" of ")
-          .field(F::Month, month)
-          .text(" ")
-          .field(F::Year, year);
-      break;
-    case 10:
-      w.text(wkd + ", ")
-          .field(F::Day, dd)
-          .text(" ")
-          .field(F::Month, mon)
-          .text(" ")
-          .field(F::Year, year);
-      break;
-    case 11:
-      w.field(F::Month, upper(month)).text(" ").field(F::Day, d).text(", ").field(F::Year, year);
-      break;
-    case 12:
-      w.field(F::Day, d).text(" ").field(F::Month, mon).text(" ").field(F::Year, yy);
-      break;
-    case 13:
-      w.text(lower(day_name) + " ")
-          .field(F::Day, d)
-          .text(" ")
-          .field(F::Month, lower(month))
-          .text(" ")
-          .field(F::Year, year);
-      break;
-    case 14:
-      w.field(F::Month, m).text("/").field(F::Day, d).text("/").field(F::Year, year);
-      break;
-  }
-  // The spans in field order (year, month, day), whatever the format's order.
-  std::sort(w.example.spans.begin(), w.example.spans.end(),
-            [](const FieldSpan& a, const FieldSpan& b) { return a.field < b.field; });
-  w.example.target = iso_date(date);
-  return w.example;
-}
-
-namespace {
-
-std::string random_digits(std::mt19937_64& rng) {
-  const auto length = std::uniform_int_distribution<int>(3, 10)(rng);
-  std::uniform_int_distribution<int> digit(0, 9);
-  std::string s;
-  for (int i = 0; i < length; ++i) s += static_cast<char>('0' + digit(rng));
-  return s;
-}
-
-}  // namespace
-
-Example generate_example(Task task, std::mt19937_64& rng) {
-  switch (task) {
-    case Task::Dates: {
-      const int64_t first = days_from_civil({kFirstYear, 1, 1});
-      const int64_t last = days_from_civil({kLastYear, 12, 31});
-      const Date date = civil_from_days(std::uniform_int_distribution<int64_t>(first, last)(rng));
-      return format_date(date, std::uniform_int_distribution<int>(0, num_date_formats() - 1)(rng));
-    }
-    case Task::Reverse: {
-      Example e;
-      e.source = random_digits(rng);
-      e.target.assign(e.source.rbegin(), e.source.rend());
-      return e;
-    }
-    case Task::Sort: {
-      Example e;
-      e.source = random_digits(rng);
-      e.target = e.source;
-      std::sort(e.target.begin(), e.target.end());
-      return e;
-    }
-  }
-  throw Error("generate_example: unknown task");
-}
-
-int64_t max_source_length(Task task) {
-  if (task != Task::Dates) return 10;
-  // A source's length is the sum of its pieces' lengths, and the longest
-  // weekday (Wednesday), month (September) and two-digit days all meet in the
-  // last two weeks of September 1979, which hold every weekday.
-  size_t longest = 0;
-  for (int day = 17; day <= 30; ++day)
-    for (int format = 0; format < num_date_formats(); ++format)
-      longest = std::max(longest, format_date({1979, 9, day}, format).source.size());
-  return static_cast<int64_t>(longest);
-}
-
-// ISO dates ("1979-05-03") and the longest digit strings both have 10 characters.
-int64_t max_target_length(Task) {
-  return 10;
+std::string detokenize_chars(const std::vector<std::string>& tokens) {
+  return detokenize(tokens, Tokenization::Characters);
 }
 
 // ---- datasets --------------------------------------------------------------------
@@ -389,42 +115,49 @@ std::vector<int64_t> truncate_pad(std::vector<int64_t> line, int64_t num_steps, 
   return line;
 }
 
+namespace {
+
+TaskData task_data(const DatasetOptions& options) {
+  switch (options.task) {
+    case Task::Dates:
+      return dates_data(options.num_train, options.num_heldout, options.seed);
+    case Task::Reverse:
+    case Task::Sort:
+      return digits_data(options.task, options.num_train, options.num_heldout, options.seed);
+    case Task::G2p:
+      return cmudict_data(options.dict_path);
+  }
+  throw Error("Dataset: unknown task");
+}
+
+}  // namespace
+
 Dataset::Dataset(const DatasetOptions& options) : task_(options.task) {
-  AG_CHECK(options.num_train > 0 && options.num_heldout >= 0, "Dataset",
-           "need num_train > 0 and num_heldout >= 0, got " + std::to_string(options.num_train) +
-               " and " + std::to_string(options.num_heldout));
-  std::mt19937_64 rng(options.seed);
-  // What must not repeat across the split: for dates the date itself (so no
-  // held-out date appears in training in any format), else the source.
-  const auto key = [this](const Example& e) { return task_ == Task::Dates ? e.target : e.source; };
-  std::set<std::string> heldout_keys;
-  while (static_cast<int64_t>(heldout_.size()) < options.num_heldout) {
-    Example e = generate_example(task_, rng);
-    if (heldout_keys.insert(key(e)).second) heldout_.push_back(std::move(e));
-  }
-  train_.reserve(static_cast<size_t>(options.num_train));
-  while (static_cast<int64_t>(train_.size()) < options.num_train) {
-    Example e = generate_example(task_, rng);
-    if (heldout_keys.count(key(e)) == 0) train_.push_back(std::move(e));
-  }
+  TaskData data = task_data(options);
+  train_ = std::move(data.train);
+  dev_ = std::move(data.dev);
+  heldout_ = std::move(data.test);
+  description_ = std::move(data.description);
   std::vector<std::vector<std::string>> sources, targets;
   for (const auto& e : train_) {
     sources.push_back(tokenize_chars(e.source));
-    targets.push_back(tokenize_chars(e.target));
+    targets.push_back(tokenize(e.target, target_tokenization()));
   }
   src_vocab_ = Vocab(sources);
   tgt_vocab_ = Vocab(targets);
-  src_steps_ = max_source_length(task_) + 1;
-  tgt_steps_ = max_target_length(task_) + 1;
+  src_steps_ = data.max_source_length + 1;
+  tgt_steps_ = data.max_target_length + 1;
 }
 
 namespace {
 
 // Tokens + <eos>, truncated or padded to num_steps; the valid length counts
 // the entries that are not <pad> (d2l's build_array_nmt).
-void append_line(const std::string& text, const Vocab& vocab, int64_t num_steps,
-                 std::vector<double>& array, std::vector<double>& valid_len) {
-  std::vector<int64_t> line = vocab.char_indices(text);
+void append_line(const std::string& text, Tokenization tokenization, const Vocab& vocab,
+                 int64_t num_steps, std::vector<double>& array, std::vector<double>& valid_len) {
+  std::vector<int64_t> line = tokenization == Tokenization::Characters
+                                  ? vocab.char_indices(text)
+                                  : vocab.indices(tokenize(text, tokenization));
   line.push_back(Vocab::kEos);
   int64_t valid = 0;
   for (int64_t index : truncate_pad(std::move(line), num_steps, Vocab::kPad)) {
@@ -437,15 +170,16 @@ void append_line(const std::string& text, const Vocab& vocab, int64_t num_steps,
 }  // namespace
 
 Batch make_batch(const std::vector<const Example*>& examples, const Vocab& src_vocab,
-                 const Vocab& tgt_vocab, int64_t src_steps, int64_t tgt_steps) {
+                 const Vocab& tgt_vocab, int64_t src_steps, int64_t tgt_steps,
+                 Tokenization target) {
   AG_CHECK(!examples.empty() && src_steps > 0 && tgt_steps > 0, "make_batch",
            "need examples and positive step counts, got " + std::to_string(examples.size()) +
                " examples, steps " + std::to_string(src_steps) + " and " +
                std::to_string(tgt_steps));
   std::vector<double> src, src_len, tgt, tgt_len;
   for (const Example* e : examples) {
-    append_line(e->source, src_vocab, src_steps, src, src_len);
-    append_line(e->target, tgt_vocab, tgt_steps, tgt, tgt_len);
+    append_line(e->source, Tokenization::Characters, src_vocab, src_steps, src, src_len);
+    append_line(e->target, target, tgt_vocab, tgt_steps, tgt, tgt_len);
   }
   const auto batch = static_cast<int64_t>(examples.size());
   return {ag::tensor(src, {batch, src_steps}, kInt64), ag::tensor(src_len, {batch}, kInt64),
@@ -461,19 +195,25 @@ std::pair<Tensor, Tensor> encode_sources(const std::vector<std::string>& texts,
     AG_CHECK(static_cast<int64_t>(text.size()) < src_steps, "translate",
              "\"" + text + "\" has " + std::to_string(text.size()) +
                  " characters; the model reads at most " + std::to_string(src_steps - 1));
-    for (const auto& token : tokenize_chars(text)) {
-      if (!src_vocab.contains(token)) {
-        std::string known;
-        for (int64_t i = 4; i < src_vocab.size(); ++i) known += src_vocab.token(i);
-        std::sort(known.begin(), known.end());
-        const auto c = static_cast<unsigned char>(token[0]);
-        const std::string shown =
-            std::isprint(c) ? "'" + token + "'" : "byte " + std::to_string(static_cast<int>(c));
-        throw Error("translate: unknown character " + shown + " in \"" + text +
-                    "\" (the model knows \"" + known + "\")");
-      }
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (src_vocab.contains(std::string(1, text[i]))) continue;
+      std::string known;
+      for (int64_t k = 4; k < src_vocab.size(); ++k) known += src_vocab.token(k);
+      std::sort(known.begin(), known.end());
+      // A UTF-8 character is shown whole: its lead byte (11xxxxxx) and the
+      // continuation bytes (10xxxxxx) after it.
+      const auto c = static_cast<unsigned char>(text[i]);
+      size_t end = i + 1;
+      while (c >= 0xc0 && end < text.size() &&
+             (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80)
+        ++end;
+      std::string shown = "byte " + std::to_string(static_cast<int>(c));
+      if (std::isprint(c) || end > i + 1)
+        shown.assign(1, '\'').append(text, i, end - i).append(1, '\'');
+      throw Error("translate: unknown character " + shown + " in \"" + text +
+                  "\" (the model knows \"" + known + "\")");
     }
-    append_line(text, src_vocab, src_steps, src, src_len);
+    append_line(text, Tokenization::Characters, src_vocab, src_steps, src, src_len);
   }
   const auto batch = static_cast<int64_t>(texts.size());
   return {ag::tensor(src, {batch, src_steps}, kInt64), ag::tensor(src_len, {batch}, kInt64)};
@@ -499,7 +239,7 @@ Batch BatchIterator::next() {
   for (int64_t i = 0; i < batch_size_; ++i)
     examples.push_back(&data_.train()[static_cast<size_t>(order_[position_++])]);
   return make_batch(examples, data_.src_vocab(), data_.tgt_vocab(), data_.src_steps(),
-                    data_.tgt_steps());
+                    data_.tgt_steps(), data_.target_tokenization());
 }
 
 }  // namespace ag::translate

@@ -430,6 +430,23 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
   return predictions;
 }
 
+BestParameters::BestParameters(nn::Module& model) : model_(model) {}
+
+bool BestParameters::offer(double score, int64_t step) {
+  if (step_ >= 0 && !(score < score_)) return false;
+  NoGradGuard no_grad;
+  best_.clear();
+  for (const auto& [name, value] : model_.state_dict()) best_[name] = value.clone();
+  score_ = score;
+  step_ = step;
+  return true;
+}
+
+void BestParameters::restore() const {
+  AG_CHECK(step_ >= 0, "BestParameters::restore", "no parameters were kept (offer() never ran)");
+  model_.load_state_dict(best_, /*strict=*/true);
+}
+
 std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
                                    int64_t batch_size) {
   AG_CHECK(translator.model != nullptr, "translate", "the translator has no model");
@@ -452,7 +469,7 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
       t.source_tokens = tokenize_chars(chunk[i]);
       t.source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
       t.output_tokens = translator.tgt_vocab.tokens(p.output);
-      t.output = detokenize_chars(t.output_tokens);
+      t.output = detokenize(t.output_tokens, target_tokenization(translator.task));
       if (p.finished) t.output_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
       t.alignment = p.alignment;
       out.push_back(std::move(t));
@@ -527,6 +544,7 @@ Evaluation evaluate(Translator& translator, const std::vector<Example>& examples
   Evaluation result;
   result.count = static_cast<int64_t>(examples.size());
   const bool dates = translator.task == Task::Dates;
+  const Tokenization tokenization = target_tokenization(translator.task);
   double field_weight[3] = {0, 0, 0};
   int64_t field_count[3] = {0, 0, 0};
   int64_t correct = 0;
@@ -534,8 +552,8 @@ Evaluation evaluate(Translator& translator, const std::vector<Example>& examples
   for (size_t i = 0; i < examples.size(); ++i) {
     const Example& e = examples[i];
     const Translation& t = translations[i];
-    correct += t.output == e.target;
-    bleu_sum += bleu(tokenize_chars(t.output), tokenize_chars(e.target), 4);
+    correct += e.accepts(t.output);
+    bleu_sum += bleu(tokenize(t.output, tokenization), tokenize(e.target, tokenization), 4);
     result.outputs.push_back(t.output);
     if (!dates || e.spans.size() != 3) continue;
     const std::vector<double> weights = t.alignment.to_vector();
@@ -560,6 +578,8 @@ Evaluation evaluate(Translator& translator, const std::vector<Example>& examples
   for (int f = 0; f < 3; ++f)
     result.alignment_field[f] = field_count[f] > 0 ? field_weight[f] / field_count[f]
                                                    : std::numeric_limits<double>::quiet_NaN();
+  if (translator.task == Task::G2p)
+    result.pronunciation = score_pronunciations(result.outputs, examples);
   return result;
 }
 

@@ -1,15 +1,10 @@
-// Generated translation tasks for d2l's seq2seq (section "Bahdanau
-// Attention"), with no download: every example comes from a seeded RNG.
+// The data side of attograd-translate, for every task of task.h: d2l's
+// Vocab, the Dataset (a task's examples split into train, dev and test, and
+// the vocabularies of the training split), padding and minibatches.
 //
-//   dates    "Thursday, May 3, 1979", "05/03/79", "3.5.1979", ... -> "1979-05-03"
-//   reverse  "48213"  -> "31284"
-//   sort     "48213"  -> "12348"
-//
-// Character-level, as d2l's tokenize_nmt splits words: each character is a
-// token. A Vocab maps tokens to indices; a Dataset holds a training set and a
-// held-out set whose sources never appear in training (disjoint by
-// construction: the held-out sources are drawn first, and a training draw
-// that hits one is drawn again), and builds d2l's padded arrays:
+// Sources are characters for every task, as d2l's tokenize_nmt splits words
+// into tokens; targets are characters or phonemes (target_tokenization).
+// A Vocab maps tokens to indices; the Dataset builds d2l's padded arrays:
 //
 //   src [B, src_steps] int64   tokens + <eos>, then <pad> (or truncated)
 //   src_valid_len [B] int64    how many entries are not <pad>
@@ -24,6 +19,10 @@
 #include <vector>
 
 #include "attograd/core.h"
+#include "attograd/translate/cmudict.h"
+#include "attograd/translate/dates.h"
+#include "attograd/translate/digits.h"
+#include "attograd/translate/task.h"
 
 namespace ag::translate {
 
@@ -64,53 +63,10 @@ class Vocab {
   std::array<int64_t, 256> byte_to_idx_{};  // index(std::string(1, byte))
 };
 
-// One token per character (bytes: the generated tasks are ASCII).
-std::vector<std::string> tokenize_chars(const std::string& text);
-// The tokens joined back into text; reserved tokens are left out.
-std::string detokenize_chars(const std::vector<std::string>& tokens);
-
-// ---- tasks -----------------------------------------------------------------------
-enum class Task { Dates, Reverse, Sort };
-// "dates", "reverse", "sort" and back; task_from_name throws ag::Error listing them.
-const char* task_name(Task task);
-Task task_from_name(const std::string& name);
-
-// Which characters of a date's source spell one of its fields, [begin, end)
-// in source characters: the year "1979" or "79", the month "May" or "05", the
-// day "3rd" or "03". The weekday spells no field.
-enum class DateField { Year, Month, Day };
-struct FieldSpan {
-  DateField field;
-  int64_t begin = 0, end = 0;
-};
-
-struct Example {
-  std::string source;
-  std::string target;
-  std::vector<FieldSpan> spans;  // dates only: one span per field
-};
-
-// A calendar date; valid ones lie in [kFirstYear, kLastYear].
-struct Date {
-  int year = 1970, month = 1, day = 1;
-  bool operator==(const Date&) const = default;
-};
-inline constexpr int kFirstYear = 1950, kLastYear = 2049;
-// Days since 1970-01-01 and back (proleptic Gregorian calendar), and the
-// weekday (0 = Sunday ... 6 = Saturday).
-int64_t days_from_civil(const Date& date);
-Date civil_from_days(int64_t days);
-int weekday(const Date& date);
-// "1979-05-03".
-std::string iso_date(const Date& date);
-
-// The date written in format `format` (0 <= format < num_date_formats()), with
-// the spans of its year, month and day. Two-digit years stand for 1950..2049.
-int num_date_formats();
-Example format_date(const Date& date, int format);
-
-// One random example of `task`; reverse and sort draw 3..10 digits.
-Example generate_example(Task task, std::mt19937_64& rng);
+// The tokens joined back into text, without the reserved tokens: characters
+// side by side, phonemes with single spaces between ("N AY F").
+std::string detokenize(const std::vector<std::string>& tokens, Tokenization tokenization);
+std::string detokenize_chars(const std::vector<std::string>& tokens);  // Characters
 
 // ---- datasets --------------------------------------------------------------------
 struct Batch {
@@ -123,22 +79,29 @@ std::vector<int64_t> truncate_pad(std::vector<int64_t> line, int64_t num_steps, 
 
 struct DatasetOptions {
   Task task = Task::Dates;
-  int64_t num_train = 50000;
+  int64_t num_train = 50000;  // the generated tasks' (g2p's come from the dictionary)
   int64_t num_heldout = 1000;
-  uint64_t seed = 0;
+  uint64_t seed = 0;                            // the generated tasks' draws
+  std::string dict_path = kDefaultCmudictPath;  // g2p's dictionary
 };
 
 class Dataset {
  public:
-  // Draws the held-out examples (distinct sources), then the training
-  // examples (sources not held out); builds the vocabularies from the
-  // training examples and sets the step counts to the longest source and
-  // target + <eos>, with room for the longest the task can generate.
+  // The task's examples (dates_data, digits_data or cmudict_data); the
+  // vocabularies from the training examples, tokenized as the task says; the
+  // step counts: the longest source and target the task can present + <eos>.
+  // Throws ag::Error (bad sizes, a dictionary that cannot be read).
   explicit Dataset(const DatasetOptions& options);
 
   Task task() const { return task_; }
+  Tokenization target_tokenization() const { return translate::target_tokenization(task_); }
   const std::vector<Example>& train() const { return train_; }
+  // The dev split, for model selection (g2p; empty for the generated tasks).
+  const std::vector<Example>& dev() const { return dev_; }
+  // The held-out (test) split, never trained or tuned on.
   const std::vector<Example>& heldout() const { return heldout_; }
+  // Where the examples came from, for the log ("" for the generated tasks).
+  const std::string& description() const { return description_; }
   // The sources of the first `count` held-out examples (all if fewer).
   std::vector<std::string> heldout_sources(int64_t count) const {
     std::vector<std::string> sources;
@@ -155,22 +118,22 @@ class Dataset {
 
  private:
   Task task_;
-  std::vector<Example> train_, heldout_;
+  std::vector<Example> train_, dev_, heldout_;
+  std::string description_;
   Vocab src_vocab_, tgt_vocab_;
   int64_t src_steps_ = 0, tgt_steps_ = 0;
 };
 
-// The longest source and target `task` generates, in characters.
-int64_t max_source_length(Task task);
-int64_t max_target_length(Task task);
-
-// d2l's build_array_nmt for a batch of examples.
+// d2l's build_array_nmt for a batch of examples, their targets tokenized as
+// `target` says (Dataset::target_tokenization()).
 Batch make_batch(const std::vector<const Example*>& examples, const Vocab& src_vocab,
-                 const Vocab& tgt_vocab, int64_t src_steps, int64_t tgt_steps);
+                 const Vocab& tgt_vocab, int64_t src_steps, int64_t tgt_steps,
+                 Tokenization target = Tokenization::Characters);
 // Only the source side (for prediction): [B, src_steps] and [B].
-// Each text is tokenized into characters; a character the vocabulary lacks,
-// an empty text or one longer than src_steps - 1 (no room for <eos>) throws
-// ag::Error naming the text.
+// Each text is tokenized into characters; a character the vocabulary lacks
+// (named in the message: 'x', a UTF-8 character or a byte), an empty text or
+// one longer than src_steps - 1 (no room for <eos>) throws ag::Error naming
+// the text.
 std::pair<Tensor, Tensor> encode_sources(const std::vector<std::string>& texts,
                                          const Vocab& src_vocab, int64_t src_steps);
 

@@ -6,11 +6,13 @@
 //                    clip_grad_norm_(1), Adam
 //   predict_seq2seq  greedy decoding, a whole batch at once, one step at a
 //                    time, keeping each step's alignment; stops at <eos>
-//   evaluate         exact match, BLEU and (dates) the alignment figure on
-//                    held-out examples
+//   evaluate         exact match, BLEU and (dates) the alignment figure,
+//                    (g2p) WER and PER, on held-out examples
+//   BestParameters   the parameters at the best dev score (model selection)
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -122,15 +124,37 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
 
 // What translate() gives for one text.
 struct Translation {
-  std::string input, output;
+  std::string input;
+  std::string output;  // the output tokens detokenized as the task says ("N AY F" for g2p)
   std::vector<std::string> source_tokens;  // the input's characters and <eos>
-  std::vector<std::string> output_tokens;  // the output's characters and <eos> if emitted
+  std::vector<std::string> output_tokens;  // the output's tokens and <eos> if emitted
   Tensor alignment;                        // [output_tokens, source_tokens] float64
 };
 // Translates texts (bad text: ag::Error, see encode_sources), in batches of
 // up to batch_size.
 std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
                                    int64_t batch_size = 1000);
+
+// Model selection: a copy of the model's state dict at the best (lowest)
+// score offered so far, e.g. the dev WER every N steps; restore() writes it
+// back in place (the optimizer's tensors stay the model's). Among equal
+// scores the first is kept. REQUIRES: the model outlives this object.
+class BestParameters {
+ public:
+  explicit BestParameters(nn::Module& model);
+  // Keeps a copy when `score` beats every score before; returns whether it did.
+  bool offer(double score, int64_t step);
+  // ag::Error when nothing was offered.
+  void restore() const;
+  double score() const { return score_; }
+  int64_t step() const { return step_; }  // -1 before the first offer
+
+ private:
+  nn::Module& model_;
+  std::map<std::string, Tensor> best_;
+  double score_ = 0;
+  int64_t step_ = -1;
+};
 
 // d2l's bleu: exp(min(0, 1 - len_label / len_pred)) * prod_n p_n^(1/2^n) over
 // n = 1..min(k, len_pred), p_n the clipped n-gram precision. 0 for an empty
@@ -140,14 +164,17 @@ double bleu(const std::string& pred, const std::string& label, int k);
 
 struct Evaluation {
   int64_t count = 0;
-  double accuracy = 0;  // exact match of the whole output
-  double bleu = 0;      // mean character BLEU, k = 4
+  double accuracy = 0;  // the whole output is a right answer (Example::accepts)
+  double bleu = 0;      // mean BLEU against the target, k = 4, over the target's tokens
   // Dates only (NaN otherwise): for each output digit of the year, month and
   // day, the weight its alignment row puts on the source characters that
   // spell that field, averaged over digits and examples; and per field.
   double alignment = 0;
   double alignment_field[3] = {0, 0, 0};  // year, month, day
   std::vector<std::string> outputs;       // one per example
+  // g2p only (words == 0 otherwise): WER, PER and each word's edit distance
+  // (score_pronunciations, cmudict.h).
+  PronunciationScores pronunciation;
 };
 Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
                     int64_t batch_size = 1000);

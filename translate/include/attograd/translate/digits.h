@@ -1,0 +1,20 @@
+// The digit-string tasks, drawn from a seeded RNG: a string of 3 to 10
+// digits, reversed ("48213" -> "31284") or sorted ("48213" -> "12348").
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "attograd/translate/task.h"
+
+namespace ag::translate {
+
+inline constexpr int64_t kMaxDigits = 10;  // the longest source and target
+
+// One example of `task` (Task::Reverse or Task::Sort; ag::Error otherwise).
+Example random_digits_example(Task task, std::mt19937_64& rng);
+
+// draw_split of random_digits_example, disjoint by source (task.h).
+TaskData digits_data(Task task, int64_t num_train, int64_t num_heldout, uint64_t seed);
+
+}  // namespace ag::translate

@@ -1,0 +1,240 @@
+// The dates task: a calendar without tables, fifteen ways to write a date,
+// and the generated split (see dates.h).
+#include "attograd/translate/dates.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "attograd/error.h"
+
+namespace ag::translate {
+
+// Howard Hinnant's days_from_civil / civil_from_days: exact for every
+// proleptic Gregorian date, with no table and no time zone.
+int64_t days_from_civil(const Date& date) {
+  const int64_t y = date.year - (date.month <= 2 ? 1 : 0);
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t year_of_era = y - era * 400;  // [0, 399]
+  const int64_t day_of_year =
+      (153 * (date.month + (date.month > 2 ? -3 : 9)) + 2) / 5 + date.day - 1;  // [0, 365]
+  const int64_t day_of_era =
+      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;  // [0, 146096]
+  return era * 146097 + day_of_era - 719468;
+}
+
+Date civil_from_days(int64_t days) {
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const int64_t day_of_era = days - era * 146097;
+  const int64_t year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  const int64_t day_of_year =
+      day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const int64_t mp = (5 * day_of_year + 2) / 153;
+  Date date;
+  date.day = static_cast<int>(day_of_year - (153 * mp + 2) / 5 + 1);
+  date.month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  date.year = static_cast<int>(year_of_era + era * 400 + (date.month <= 2 ? 1 : 0));
+  return date;
+}
+
+int weekday(const Date& date) {
+  const int64_t days = days_from_civil(date);  // 1970-01-01 was a Thursday (4)
+  return static_cast<int>(((days % 7 + 7) % 7 + 4) % 7);
+}
+
+namespace {
+
+std::string two_digits(int value) {
+  return std::string(1, static_cast<char>('0' + value / 10)) + static_cast<char>('0' + value % 10);
+}
+
+}  // namespace
+
+std::string iso_date(const Date& date) {
+  return std::to_string(date.year) + "-" + two_digits(date.month) + "-" + two_digits(date.day);
+}
+
+namespace {
+
+constexpr std::array<const char*, 12> kMonths{"January",   "February", "March",    "April",
+                                              "May",       "June",     "July",     "August",
+                                              "September", "October",  "November", "December"};
+constexpr std::array<const char*, 7> kWeekdays{"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                               "Thursday", "Friday", "Saturday"};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+std::string ordinal(int day) {
+  const char* suffix = (day % 10 == 1 && day != 11)   ? "st"
+                       : (day % 10 == 2 && day != 12) ? "nd"
+                       : (day % 10 == 3 && day != 13) ? "rd"
+                                                      : "th";
+  return std::to_string(day) + suffix;
+}
+
+// Appends pieces to a source, recording which characters spell a field.
+struct SourceWriter {
+  Example example;
+  SourceWriter& text(const std::string& s) {
+    example.source += s;
+    return *this;
+  }
+  SourceWriter& field(DateField field, const std::string& s) {
+    const auto begin = static_cast<int64_t>(example.source.size());
+    example.source += s;
+    example.spans.push_back({field, begin, static_cast<int64_t>(example.source.size())});
+    return *this;
+  }
+};
+
+}  // namespace
+
+// The formats: how people write "1979-05-03" (a Thursday).
+//   0  3 may 1979                 7  Thu 3 May 1979
+//   1  Thursday, May 3, 1979      8  1979/05/03
+//   2  05/03/79 (US order)        9  3rd of May 1979
+//   3  3.5.1979 (European order)  10 Thu, 03 May 1979
+//   4  May 3rd '79                11 MAY 3, 1979
+//   5  1979 May 3                 12 3 May 79
+//   6  03-May-1979                13 thursday 3 may 1979
+//                                 14 5/3/1979 (US order)
+int num_date_formats() {
+  return 15;
+}
+
+Example format_date(const Date& date, int format) {
+  AG_CHECK(format >= 0 && format < num_date_formats(), "format_date",
+           "format " + std::to_string(format) + " is outside [0, " +
+               std::to_string(num_date_formats()) + ")");
+  AG_CHECK(date.month >= 1 && date.month <= 12 && date.day >= 1 &&
+               civil_from_days(days_from_civil(date)) == date,
+           "format_date",
+           "not a date: " + std::to_string(date.year) + "-" + std::to_string(date.month) + "-" +
+               std::to_string(date.day));
+  const std::string month = kMonths[static_cast<size_t>(date.month - 1)];
+  const std::string mon = month.substr(0, 3);
+  const std::string day_name = kWeekdays[static_cast<size_t>(weekday(date))];
+  const std::string wkd = day_name.substr(0, 3);
+  const std::string year = std::to_string(date.year);
+  const std::string yy = two_digits(date.year % 100);
+  const std::string d = std::to_string(date.day), dd = two_digits(date.day);
+  const std::string m = std::to_string(date.month), mm = two_digits(date.month);
+  using F = DateField;
+  SourceWriter w;
+  switch (format) {
+    case 0:
+      w.field(F::Day, d).text(" ").field(F::Month, lower(month)).text(" ").field(F::Year, year);
+      break;
+    case 1:
+      w.text(day_name + ", ")
+          .field(F::Month, month)
+          .text(" ")
+          .field(F::Day, d)
+          .text(", ")
+          .field(F::Year, year);
+      break;
+    case 2:
+      w.field(F::Month, mm).text("/").field(F::Day, dd).text("/").field(F::Year, yy);
+      break;
+    case 3:
+      w.field(F::Day, d).text(".").field(F::Month, m).text(".").field(F::Year, year);
+      break;
+    case 4:
+      w.field(F::Month, month)
+          .text(" ")
+          .field(F::Day, ordinal(date.day))
+          .text(" '")
+          .field(F::Year, yy);
+      break;
+    case 5:
+      w.field(F::Year, year).text(" ").field(F::Month, month).text(" ").field(F::Day, d);
+      break;
+    case 6:
+      w.field(F::Day, dd).text("-").field(F::Month, mon).text("-").field(F::Year, year);
+      break;
+    case 7:
+      w.text(wkd + " ")
+          .field(F::Day, d)
+          .text(" ")
+          .field(F::Month, month)
+          .text(" ")
+          .field(F::Year, year);
+      break;
+    case 8:
+      w.field(F::Year, year).text("/").field(F::Month, mm).text("/").field(F::Day, dd);
+      break;
+    case 9:
+      w.field(F::Day, ordinal(date.day))
+          .text(" of ")
+          .field(F::Month, month)
+          .text(" ")
+          .field(F::Year, year);
+      break;
+    case 10:
+      w.text(wkd + ", ")
+          .field(F::Day, dd)
+          .text(" ")
+          .field(F::Month, mon)
+          .text(" ")
+          .field(F::Year, year);
+      break;
+    case 11:
+      w.field(F::Month, upper(month)).text(" ").field(F::Day, d).text(", ").field(F::Year, year);
+      break;
+    case 12:
+      w.field(F::Day, d).text(" ").field(F::Month, mon).text(" ").field(F::Year, yy);
+      break;
+    case 13:
+      w.text(lower(day_name) + " ")
+          .field(F::Day, d)
+          .text(" ")
+          .field(F::Month, lower(month))
+          .text(" ")
+          .field(F::Year, year);
+      break;
+    case 14:
+      w.field(F::Month, m).text("/").field(F::Day, d).text("/").field(F::Year, year);
+      break;
+  }
+  // The spans in field order (year, month, day), whatever the format's order.
+  std::sort(w.example.spans.begin(), w.example.spans.end(),
+            [](const FieldSpan& a, const FieldSpan& b) { return a.field < b.field; });
+  w.example.target = iso_date(date);
+  return w.example;
+}
+Example random_date_example(std::mt19937_64& rng) {
+  const int64_t first = days_from_civil({kFirstYear, 1, 1});
+  const int64_t last = days_from_civil({kLastYear, 12, 31});
+  const Date date = civil_from_days(std::uniform_int_distribution<int64_t>(first, last)(rng));
+  return format_date(date, std::uniform_int_distribution<int>(0, num_date_formats() - 1)(rng));
+}
+
+int64_t max_date_source_length() {
+  // A source's length is the sum of its pieces' lengths, and the longest
+  // weekday (Wednesday), month (September) and two-digit days all meet in the
+  // last two weeks of September 1979, which hold every weekday.
+  size_t longest = 0;
+  for (int day = 17; day <= 30; ++day)
+    for (int format = 0; format < num_date_formats(); ++format)
+      longest = std::max(longest, format_date({1979, 9, day}, format).source.size());
+  return static_cast<int64_t>(longest);
+}
+
+TaskData dates_data(int64_t num_train, int64_t num_heldout, uint64_t seed) {
+  // The date must not repeat across the split, whatever its format.
+  TaskData data = draw_split(
+      random_date_example, [](const Example& e) { return e.target; }, num_train, num_heldout, seed);
+  data.max_source_length = max_date_source_length();
+  data.max_target_length = 10;  // "1979-05-03"
+  return data;
+}
+
+}  // namespace ag::translate

@@ -1,0 +1,105 @@
+// Task names, tokenization, examples and the generated tasks' split (task.h).
+#include "attograd/translate/task.h"
+
+#include <algorithm>
+#include <set>
+
+#include "attograd/error.h"
+
+namespace ag::translate {
+
+namespace {
+
+constexpr Task kTasks[] = {Task::Dates, Task::Reverse, Task::Sort, Task::G2p};
+
+}  // namespace
+
+const char* task_name(Task task) {
+  switch (task) {
+    case Task::Dates:
+      return "dates";
+    case Task::Reverse:
+      return "reverse";
+    case Task::Sort:
+      return "sort";
+    case Task::G2p:
+      return "g2p";
+  }
+  return "?";
+}
+
+std::string task_names() {
+  std::string names;
+  for (size_t i = 0; i < std::size(kTasks); ++i) {
+    if (i > 0) names += i + 1 == std::size(kTasks) ? " or " : ", ";
+    names += task_name(kTasks[i]);
+  }
+  return names;
+}
+
+Task task_from_name(const std::string& name) {
+  for (Task task : kTasks)
+    if (name == task_name(task)) return task;
+  throw Error("task: unknown task '" + name + "' (expected " + task_names() + ")");
+}
+
+// ---- tokenization ----------------------------------------------------------------
+Tokenization target_tokenization(Task task) {
+  return task == Task::G2p ? Tokenization::Phonemes : Tokenization::Characters;
+}
+
+std::vector<std::string> tokenize(const std::string& text, Tokenization tokenization) {
+  std::vector<std::string> tokens;
+  if (tokenization == Tokenization::Characters) {
+    tokens.reserve(text.size());
+    for (char c : text) tokens.emplace_back(1, c);
+    return tokens;
+  }
+  // Runs of spaces count as one separator: "N  AY F" is three phonemes.
+  size_t begin = 0;
+  while ((begin = text.find_first_not_of(' ', begin)) != std::string::npos) {
+    const size_t end = std::min(text.find(' ', begin), text.size());
+    tokens.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  return tokens;
+}
+
+std::vector<std::string> tokenize_chars(const std::string& text) {
+  return tokenize(text, Tokenization::Characters);
+}
+
+// ---- examples ----------------------------------------------------------------------
+bool Example::accepts(const std::string& output) const {
+  return output == target ||
+         std::find(alternatives.begin(), alternatives.end(), output) != alternatives.end();
+}
+
+std::vector<std::string> Example::answers() const {
+  std::vector<std::string> all{target};
+  all.insert(all.end(), alternatives.begin(), alternatives.end());
+  return all;
+}
+
+TaskData draw_split(const std::function<Example(std::mt19937_64&)>& generate,
+                    const std::function<std::string(const Example&)>& key, int64_t num_train,
+                    int64_t num_heldout, uint64_t seed) {
+  AG_CHECK(num_train > 0 && num_heldout >= 0, "Dataset",
+           "need num_train > 0 and num_heldout >= 0, got " + std::to_string(num_train) + " and " +
+               std::to_string(num_heldout));
+  std::mt19937_64 rng(seed);
+  TaskData data;
+  std::set<std::string> heldout_keys;
+  while (static_cast<int64_t>(data.test.size()) < num_heldout) {
+    Example e = generate(rng);
+    if (heldout_keys.insert(key(e)).second) data.test.push_back(std::move(e));
+  }
+  data.train.reserve(static_cast<size_t>(num_train));
+  while (static_cast<int64_t>(data.train.size()) < num_train) {
+    Example e = generate(rng);
+    if (heldout_keys.count(key(e)) == 0) data.train.push_back(std::move(e));
+  }
+  return data;
+}
+
+}  // namespace ag::translate
