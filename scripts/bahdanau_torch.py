@@ -20,8 +20,10 @@ import d2l_torch as d2l
 
 
 class BiSeq2SeqEncoder(d2l.Encoder):
-    """Embedding + bidirectional multi-layer GRU; the valid lengths are not
-    used (the backward direction starts in the padding, as attograd's)."""
+    """Embedding + bidirectional multi-layer GRU over the valid steps only
+    (packed sequences): the backward direction starts at each source's last
+    token, as attograd's GRU with lengths. The outputs at padded steps are
+    zeros here and carried states in attograd; the attention masks them."""
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, **kwargs):
         super().__init__(**kwargs)
@@ -29,10 +31,12 @@ class BiSeq2SeqEncoder(d2l.Encoder):
         self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout,
                           bidirectional=True)
 
-    def forward(self, X, *args):
+    def forward(self, X, valid_lens, *args):
         X = self.embedding(X).permute(1, 0, 2)  # [T, B, E]
-        output, state = self.rnn(X)  # [T, B, 2H], [2L, B, H]
-        return output, state
+        packed = nn.utils.rnn.pack_padded_sequence(X, valid_lens.cpu(), enforce_sorted=False)
+        output, state = self.rnn(packed)  # state [2L, B, H]
+        output, _ = nn.utils.rnn.pad_packed_sequence(output, total_length=X.shape[0])
+        return output, state  # [T, B, 2H]
 
 
 class BiSeq2SeqAttentionDecoder(d2l.Seq2SeqAttentionDecoder):

@@ -109,7 +109,7 @@ def main():
     torch.manual_seed(31)
     seq2seq = bahdanau_torch.make_bidirectional(11, 12, 8, 8, 2)
     seq2seq.apply(d2l.init_seq2seq)
-    write(entries, "bidirectional", seq2seq, eos_bias=-0.5)
+    write(entries, "bidirectional", seq2seq, eos_bias=0.0)
     torch.manual_seed(32)
     transformer = d2l.EncoderDecoder(d2l.TransformerEncoder(11, 8, 16, 2, 2, 0.0),
                                      d2l.TransformerDecoder(12, 8, 16, 2, 2, 0.0))

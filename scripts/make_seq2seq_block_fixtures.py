@@ -12,7 +12,9 @@ references are torch.nn.Embedding, torch.nn.GRU, torch.nn.utils.clip_grad_norm_
 and d2l's MaskedSoftmaxCELoss ("Sequence to Sequence Learning").
 
 Writes tests/fixtures/seq2seq_<name>.npz (seq2seq_bigru.npz: the
-bidirectional GRU, with gru()'s entries). Entry names:
+bidirectional GRU, with gru()'s entries and a case "packed": a batch of
+lengths [5, 2, 3] through pack_padded_sequence, output zero past each
+length). Entry names:
     <parameter>                    parameters under torch's state-dict names
                                    (weight, weight_ih_l0, ..., bias_hh_l1)
     <input>                        inputs (indices, x, h0, logits, ...)
@@ -120,6 +122,20 @@ def bigru():
             entries[f"{case}.grad.h0"] = np64(h0.grad)
         for k, v in params.items():
             entries[f"{case}.grad.{k}"] = np64(v.grad)
+    # Packed sequences (lengths): the valid steps of the output and h_n.
+    lengths = torch.tensor([5, 2, 3])
+    for t in [x] + list(params.values()):
+        t.grad = None
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+    out_packed, h_n = g(packed)
+    output, _ = nn.utils.rnn.pad_packed_sequence(out_packed, total_length=T)
+    w_out, w_h = torch.randn(output.shape), torch.randn(h_n.shape)
+    ((output * w_out).sum() + (h_n * w_h).sum()).backward()
+    entries.update({"packed.lengths": np64(lengths), "packed.output": np64(output),
+                    "packed.h_n": np64(h_n), "packed.w_out": np64(w_out),
+                    "packed.w_h": np64(w_h), "packed.grad.x": np64(x.grad)})
+    for k, v in params.items():
+        entries[f"packed.grad.{k}"] = np64(v.grad)
     save("seq2seq_bigru.npz", entries)
 
 

@@ -306,6 +306,62 @@ TEST(GruTest, BidirectionalMatchesTorchOutputsAndGradients) {
   }
 }
 
+// Packed sequences: lengths [5, 2, 3] against torch's pack_padded_sequence.
+// The valid steps of the output, h_n (each direction's state at the row's
+// last valid step or its first) and every gradient equal torch's; past each
+// length the output holds the carried state where torch writes zeros.
+TEST(GruTest, BidirectionalWithLengthsMatchesTorchsPackedSequences) {
+  const std::string file = "seq2seq_bigru.npz";
+  const auto fix = [&](const std::string& name) { return testing::fixture_tensor(file, name); };
+  nn::GRU gru(4, 6, 2, 0.0, /*bidirectional=*/true);
+  gru.to(kFloat64);
+  std::map<std::string, Tensor> state;
+  for (const auto& [name, value] : gru.named_parameters()) state[name] = fix(name);
+  gru.load_state_dict(state, /*strict=*/true);
+  const Tensor& lengths = fix("packed.lengths");
+  Tensor x = fix("x").clone().requires_grad_();
+  auto [output, h_n] = gru(x, Tensor(), lengths);
+  // Zero past each length, as pad_packed_sequence (what a caller masks anyway).
+  const Tensor valid = sequence_mask(lengths, 5);  // [B, T] bool
+  const Tensor masked = where(unsqueeze(transpose(valid, 0, 1), 2), output, zeros_like(output));
+  EXPECT_TRUE(all_close(masked, fix("packed.output"), 1e-10, 1e-10));
+  EXPECT_TRUE(all_close(h_n, fix("packed.h_n"), 1e-10, 1e-10));
+  (sum(masked * fix("packed.w_out")) + sum(h_n * fix("packed.w_h"))).backward();
+  EXPECT_TRUE(all_close(x.grad(), fix("packed.grad.x"), 1e-10, 1e-10));
+  for (const auto& [param, value] : gru.named_parameters())
+    EXPECT_TRUE(all_close(value.grad(), fix("packed.grad." + param), 1e-10, 1e-10)) << param;
+  // No valid output depends on the padding: other values there change nothing.
+  const Tensor noisy =
+      where(unsqueeze(transpose(valid, 0, 1), 2), fix("x"), full({5, 3, 4}, 9.0, kFloat64));
+  EXPECT_TRUE(all_close(where(unsqueeze(transpose(valid, 0, 1), 2),
+                              gru(noisy, Tensor(), lengths).output, zeros_like(output)),
+                        masked, 1e-12, 0));
+}
+
+TEST(GruLayerTest, GradcheckWithLengths) {
+  const int64_t T = 4, B = 3, H = 2;
+  const Tensor lengths = testing::lens({4, 1, 2});
+  for (const bool reverse : {false, true})
+    EXPECT_TRUE(grad_ok(
+        [&](const std::vector<Tensor>& in) {
+          return gru_layer(in[0], in[1], in[2], in[3], reverse, lengths);
+        },
+        {leaf64({T, B, 3 * H}, -2, 2), leaf64({B, H}), leaf64({3 * H, H}), leaf64({3 * H})}))
+        << (reverse ? "reverse" : "forward");
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru_layer(zeros({4, 3, 6}), zeros({3, 2}), zeros({6, 2}), zeros({6}), true,
+                  testing::lens({4, 0, 2}));
+      },
+      {"gru_layer", "lengths[1] = 0", "[1, T = 4]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        gru_layer(zeros({4, 3, 6}), zeros({3, 2}), zeros({6, 2}), zeros({6}), true,
+                  testing::lens({4, 2}));
+      },
+      {"gru_layer", "lengths int64 [B] = [3]", "[2]"}));
+}
+
 // Runs gru with its parameters replaced by in[first], in[first + 1], ...
 // (registration order), so gradcheck can perturb them.
 nn::GRUOutput run_with(nn::GRU& gru, const std::vector<Tensor>& in, size_t first, const Tensor& x,

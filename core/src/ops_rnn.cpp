@@ -179,8 +179,18 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
 //     dh = dh_direct + dgh_t W_hh                    ([B, 3H] @ [3H, H])
 //   dh0 = dh (its product skipped when h0 needs no gradient),  dW_hh as above,
 //   db_hh = sum_{t, b} dgh_t[b]
+//
+// lengths [B] (optional): row b's positions t >= lengths[b] are padding, and
+// the state passes through them unchanged: out[t, b] = h_prev[b]. Forward,
+// the state after the padding is the one at the last valid position; reverse,
+// the recurrence starts at the last valid position from h0, as torch's
+// packed sequences (pack_padded_sequence) run, so no valid output depends on
+// how much padding follows. The backward of a padded entry is the identity:
+// dgi = dgh = 0 there and dh_prev = g_t'. (The cell is still computed for
+// padded rows, its result overwritten: a row-wise skip would cost more than
+// the few rows it saves.)
 Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
-                 bool reverse) {
+                 bool reverse, const Tensor& lengths) {
   const char* op = "gru_layer";
   AG_CHECK(gi.defined() && h0.defined() && w_hh.defined() && b_hh.defined(), op,
            "gi, h0, w_hh and b_hh must be defined");
@@ -203,6 +213,22 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                dtype_name(gi.dtype()) + ", " + dtype_name(h0.dtype()) + ", " +
                dtype_name(w_hh.dtype()) + ", " + dtype_name(b_hh.dtype()));
   const int64_t T = gi.size(0), B = h0.size(0), H = h0.size(1);
+  // Each row's valid length (T: no padding).
+  std::vector<int64_t> valid(static_cast<size_t>(B), T);
+  if (lengths.defined()) {
+    AG_CHECK(lengths.dtype() == kInt64 && lengths.shape() == Shape({B}), op,
+             "expected lengths int64 [B] = [" + std::to_string(B) + "], got " +
+                 shape_str(lengths.shape()) + " " + dtype_name(lengths.dtype()) + " for " +
+                 shapes());
+    const std::vector<double> values = lengths.to_vector();
+    for (int64_t b = 0; b < B; ++b) {
+      const double v = values[static_cast<size_t>(b)];
+      AG_CHECK(v >= 1 && v <= static_cast<double>(T), op,
+               "lengths[" + std::to_string(b) + "] = " + number_str(v) +
+                   " is outside [1, T = " + std::to_string(T) + "] for " + shapes());
+      valid[static_cast<size_t>(b)] = static_cast<int64_t>(v);
+    }
+  }
   const Tensor gic = gi.detach().contiguous(), h0c = h0.detach().contiguous(),
                wc = w_hh.detach().contiguous(), bc = b_hh.detach().contiguous();
   Tensor out = empty({T, B, H}, h0.dtype());        // h_t, every entry written below
@@ -231,12 +257,16 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                    out.data_ptr<T_>() + t * B * H, gates.data_ptr<T_>() + t * B * 3 * H, B, H);
       T_* n_part = gh_n.data_ptr<T_>() + t * B * H;
       for (int64_t b = 0; b < B; ++b) std::copy_n(gh.data() + b * 3 * H + 2 * H, H, n_part + b * H);
+      // Padding: the state passes through (out[t, b] = h_prev[b]).
+      for (int64_t b = 0; b < B; ++b)
+        if (t >= valid[static_cast<size_t>(b)])
+          std::copy_n(h_prev + b * H, H, out.data_ptr<T_>() + (t * B + b) * H);
     }
   });
   // dgi [T, B, 3H], dh0 [B, H], dW_hh [3H, H], db_hh [3H] from g [T, B, H] (see above).
   if (needs_grad(gi, h0, w_hh, b_hh))
     record(out, "GruLayerBackward", {gi, h0, w_hh, b_hh},
-           [h0c, wc, hs = out.detach(), gates, gh_n, op, reverse,
+           [h0c, wc, hs = out.detach(), gates, gh_n, op, reverse, valid,
             h0_grad = h0.requires_grad()](const Tensor& g) {
              const Tensor gc = g.contiguous();
              const int64_t T = hs.size(0), B = hs.size(1), H = hs.size(2);
@@ -260,6 +290,13 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                                i == 0 ? h0p : h + prev * B * H,
                                gates.data_ptr<T_>() + t * B * 3 * H,
                                dgi.data_ptr<T_>() + t * B * 3 * H, dghp + t * B * 3 * H, dhp, B, H);
+                 // Padding's identity: nothing to the gates, g_t' on to h_prev.
+                 for (int64_t b = 0; b < B; ++b)
+                   if (t >= valid[static_cast<size_t>(b)]) {
+                     std::fill_n(dgi.data_ptr<T_>() + (t * B + b) * 3 * H, 3 * H, T_(0));
+                     std::fill_n(dghp + (t * B + b) * 3 * H, 3 * H, T_(0));
+                     std::copy_n(g_t.data() + b * H, H, dhp + b * H);
+                   }
                  if (i > 0 || h0_grad) kernels::gemm(s, dghp + t * B * 3 * H, w, dhp);
                }
                // dW_hh = dgh_first^T h0 + the other positions' dgh^T against

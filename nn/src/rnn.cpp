@@ -46,7 +46,7 @@ GRU::GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers, double dro
 }
 
 // x [T, B, in], h0 [D*L, B, H] -> output [T, B, D*H], h_n [D*L, B, H]
-GRUOutput GRU::forward(const Tensor& x, const Tensor& h0) const {
+GRUOutput GRU::forward(const Tensor& x, const Tensor& h0, const Tensor& lengths) const {
   AG_CHECK(x.defined(), "GRU", "undefined input x");
   AG_CHECK(x.dim() == 3 && x.size(2) == input_size, "GRU",
            "expected x [T, B, input_size = " + std::to_string(input_size) + "], got " +
@@ -80,7 +80,8 @@ GRUOutput GRU::forward(const Tensor& x, const Tensor& h0) const {
           h0.defined() ? reshape(narrow(h0, 0, k * D + d, 1), {B, H}) : zeros({B, H}, dtype);
       // The T steps h_t = cell(gi_t, h_prev W_hh^T + b_hh, h_prev) as one op,
       // h_prev = h_{t-1} forward, h_{t+1} backward (d = 1): [T, B, H]
-      const Tensor out = gru_layer(gi_all, h, weight_hh[i], bias_hh[i], /*reverse=*/d == 1);
+      const Tensor out =
+          gru_layer(gi_all, h, weight_hh[i], bias_hh[i], /*reverse=*/d == 1, lengths);
       directions.push_back(out);
       // The direction's last step [1, B, H]: forward at T-1, backward at 0.
       // With T = 1 (a decoder's step) the output itself.

@@ -50,7 +50,7 @@ Seq2SeqEncoder::Seq2SeqEncoder(int64_t vocab_size, int64_t embed_size, int64_t n
   register_module("rnn", &rnn);
 }
 
-std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& /*src_valid_lens*/) {
+std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& src_valid_lens) {
   check_tokens(src, "src", type_name());
   // d2l embeds [B, T] -> [B, T, E] and permutes to time-major [T, B, E];
   // embedding the transposed ids [T, B] gives that tensor directly (a gather
@@ -58,7 +58,10 @@ std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& /*s
   Tensor X = embedding(transpose(src, 0, 1));
   // outputs [T, B, D*H] (the last layer at every step), state [D*L, B, H]
   // (every layer's and direction's last step); h0 = 0
-  auto [outputs, state] = rnn.forward(X);
+  // d2l's encoder runs over the padding; the bidirectional one skips it as
+  // torch's packed sequences (GRU::forward's lengths): its backward direction
+  // starts at each source's <eos>.
+  auto [outputs, state] = rnn.forward(X, Tensor(), rnn.bidirectional ? src_valid_lens : Tensor());
   return {outputs, state};
 }
 

@@ -195,8 +195,12 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h);
 // reverse = true runs from the last position to the first (a bidirectional
 // GRU's backward direction): h_t = gru_cell(gi_t, h_{t+1} W_hh^T + b_hh,
 // h_{t+1}), h_T = h0, out[t] = h_t still at position t (no reversed copy).
+// lengths int64 [B] (optional, each in [1, T]): positions t >= lengths[b] of
+// row b are padding that the state passes through unchanged (out[t, b] =
+// h_prev[b]), so that reverse starts at the row's last valid position, as
+// torch's packed sequences.
 Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
-                 bool reverse = false);
+                 bool reverse = false, const Tensor& lengths = Tensor());
 
 // ---- streaming attention (ops_flash_attention.cpp) ---------------------------
 // Which keys each query may attend, for flash_attention; all optional and

@@ -52,9 +52,18 @@ class GRU : public Module {
   // x [T, B, input_size]; h0 [D*num_layers, B, H] (layer k's forward
   // direction at 2k, its backward at 2k + 1 when D = 2), undefined = zeros.
   // x, h0 and the parameters share one floating dtype.
-  GRUOutput forward(const Tensor& x, const Tensor& h0 = Tensor()) const;
-  GRUOutput operator()(const Tensor& x, const Tensor& h0 = Tensor()) const {
-    return forward(x, h0);
+  // lengths int64 [B] (optional, each in [1, T]): row b's steps t >=
+  // lengths[b] are padding, as torch's pack_padded_sequence: every direction
+  // carries its state through them unchanged, so the backward direction
+  // starts at the row's last valid step and h_n holds each direction's state
+  // at the row's last valid step (forward) or its first (backward); no valid
+  // output depends on the padding. Where torch's pad_packed_sequence writes
+  // zeros at the padded steps, output holds the carried states.
+  GRUOutput forward(const Tensor& x, const Tensor& h0 = Tensor(),
+                    const Tensor& lengths = Tensor()) const;
+  GRUOutput operator()(const Tensor& x, const Tensor& h0 = Tensor(),
+                       const Tensor& lengths = Tensor()) const {
+    return forward(x, h0, lengths);
   }
   int64_t num_directions() const { return bidirectional ? 2 : 1; }
 

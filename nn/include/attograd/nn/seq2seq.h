@@ -38,13 +38,15 @@ enum class AttentionKind { Additive, Dot };
 
 // d2l's Seq2SeqEncoder: embedding, then a multi-layer GRU over time.
 //   forward(src [B, T] int64, valid_lens) -> {outputs [T, B, D*H], state [D*L, B, H]}
-// The valid lengths are not used (as in d2l: the GRU runs over the padding
-// too, and the decoder's attention masks it).
+// d2l's encoder does not use the valid lengths (the GRU runs over the
+// padding too, and the decoder's attention masks it).
 // bidirectional = true is Bahdanau et al.'s encoder (D = 2): a bidirectional
 // GRU, whose outputs cat(forward h_t, backward h_t) [T, B, 2H] have each read
-// the whole source; d2l's (D = 1) has read position t only up to t. The
-// backward direction starts in the padding and reaches the word's last
-// character after it, as torch's twin does with unpacked sequences.
+// the whole source; d2l's (D = 1) has read position t only up to t. It runs
+// over the valid steps only (GRU::forward's lengths, torch's packed
+// sequences): the backward direction starts at each source's last token, so
+// neither the outputs at valid steps nor the decoder's initial state depend
+// on how much padding a batch has (without src_valid_lens: every step).
 class Seq2SeqEncoder : public Encoder {
  public:
   Seq2SeqEncoder(int64_t vocab_size, int64_t embed_size, int64_t num_hiddens, int64_t num_layers,
