@@ -1,4 +1,4 @@
-// Beam search (predict.h).
+// Greedy decoding, beam search and translate() (predict.h).
 //
 // Legend: B inputs, K beam size, R kept rows (at most B K), V target
 // vocabulary, T source steps.
@@ -11,11 +11,24 @@
 
 #include "attograd/attograd.h"
 #include "attograd/translate/data.h"
-#include "mode_restorer.h"
 
 namespace ag::translate {
 
 namespace {
+
+// Puts a module back in the training mode it had, whatever happens between
+// (prediction runs in eval mode and must leave a training model training).
+class ModeRestorer {
+ public:
+  explicit ModeRestorer(nn::Module& module) : module_(module), training_(module.is_training()) {}
+  ~ModeRestorer() { module_.train(training_); }
+  ModeRestorer(const ModeRestorer&) = delete;
+  ModeRestorer& operator=(const ModeRestorer&) = delete;
+
+ private:
+  nn::Module& module_;
+  bool training_;
+};
 
 // One kept sequence of one input: its tokens so far, log P, and its
 // alignment rows (each valid_len wide), flat.
@@ -47,6 +60,63 @@ void log_softmax_row(const double* logits, int64_t V, std::vector<double>& out) 
 }
 
 }  // namespace
+
+std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
+                                        const Tensor& src_valid_len, int64_t num_steps) {
+  AG_CHECK(src.defined() && src.dim() == 2 && src.dtype() == kInt64, "predict_seq2seq",
+           "src must be int64 [B, T], got " +
+               (src.defined() ? shape_str(src.shape()) : std::string("an undefined tensor")));
+  AG_CHECK(
+      src_valid_len.defined() && src_valid_len.dim() == 1 && src_valid_len.size(0) == src.size(0),
+      "predict_seq2seq", "src_valid_len must be [B] for src " + shape_str(src.shape()));
+  AG_CHECK(num_steps > 0, "predict_seq2seq", "num_steps " + std::to_string(num_steps) + " <= 0");
+  ModeRestorer restore(model);
+  model.eval();
+  model.set_need_weights(true);  // each step's alignment is kept
+  NoGradGuard no_grad;
+  const int64_t batch = src.size(0);
+  const std::vector<double> valid = src_valid_len.to_vector();
+  nn::DecoderState state =
+      model.decoder().init_state(model.encoder().forward(src, src_valid_len), src_valid_len);
+  std::vector<Prediction> predictions(static_cast<size_t>(batch));
+  std::vector<std::vector<double>> rows(static_cast<size_t>(batch));  // alignment rows, flat
+  Tensor dec_input = full({batch, 1}, static_cast<double>(Vocab::kBos), kInt64);
+  int64_t unfinished = batch;
+  for (int64_t step = 0; step < num_steps && unfinished > 0; ++step) {
+    const Tensor logits = model.decoder().forward(dec_input, state);  // [B, 1, V]
+    dec_input = argmax(logits, 2);                                    // [B, 1]
+    const std::vector<double> next = dec_input.to_vector();
+    const Tensor alignment = model.decoder().alignment();  // [B, 1, T]
+    AG_CHECK(alignment.defined() && alignment.dim() == 3 && alignment.size(0) == batch &&
+                 alignment.size(1) == 1 && alignment.size(2) == src.size(1),
+             "predict_seq2seq",
+             "the decoder's alignment() must be [B, 1, T] = [" + std::to_string(batch) + ", 1, " +
+                 std::to_string(src.size(1)) + "] after one step, got " +
+                 (alignment.defined() ? shape_str(alignment.shape()) : std::string("undefined")));
+    const std::vector<double> weights = alignment.to_vector();
+    for (int64_t b = 0; b < batch; ++b) {
+      Prediction& p = predictions[static_cast<size_t>(b)];
+      if (p.finished) continue;
+      const auto begin = weights.begin() + b * src.size(1);
+      rows[static_cast<size_t>(b)].insert(rows[static_cast<size_t>(b)].end(), begin,
+                                          begin + static_cast<int64_t>(valid[b]));
+      const auto token = static_cast<int64_t>(next[static_cast<size_t>(b)]);
+      if (token == Vocab::kEos) {
+        p.finished = true;
+        --unfinished;
+      } else {
+        p.output.push_back(token);
+      }
+    }
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    Prediction& p = predictions[static_cast<size_t>(b)];
+    const auto cols = static_cast<int64_t>(valid[static_cast<size_t>(b)]);
+    const auto num_rows = static_cast<int64_t>(p.output.size()) + (p.finished ? 1 : 0);
+    p.alignment = tensor(rows[static_cast<size_t>(b)], {num_rows, cols}, kFloat64);
+  }
+  return predictions;
+}
 
 std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, const Tensor& src,
                                                     const Tensor& src_valid_len, int64_t num_steps,
@@ -159,6 +229,60 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
     std::stable_sort(unfinished.begin(), unfinished.end(), by_score);
     for (BeamCandidate& c : unfinished) candidates.push_back(std::move(c));
     if (candidates.size() > static_cast<size_t>(K)) candidates.resize(static_cast<size_t>(K));
+  }
+  return out;
+}
+
+std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
+                                   int64_t batch_size, int64_t beam) {
+  AG_CHECK(translator.model != nullptr, "translate", "the translator has no model");
+  AG_CHECK(batch_size > 0, "translate", "batch_size " + std::to_string(batch_size) + " <= 0");
+  AG_CHECK(beam >= 1, "translate", "beam " + std::to_string(beam) + " < 1");
+  const Tokenization tokenization = target_tokenization(translator.task);
+  const auto output_tokens = [&](const std::vector<int64_t>& output, bool finished) {
+    std::vector<std::string> tokens = translator.tgt_vocab.tokens(output);
+    if (finished) tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
+    return tokens;
+  };
+  std::vector<Translation> out;
+  out.reserve(texts.size());
+  for (size_t first = 0; first < texts.size(); first += static_cast<size_t>(batch_size)) {
+    const std::vector<std::string> chunk(
+        texts.begin() + static_cast<int64_t>(first),
+        texts.begin() +
+            static_cast<int64_t>(std::min(texts.size(), first + static_cast<size_t>(batch_size))));
+    auto [src, src_valid_len] = encode_sources(chunk, translator.src_vocab, translator.src_steps);
+    if (translator.config.encoder == "bidirectional") {  // padding changes nothing: cut it
+      const std::vector<double> lens = src_valid_len.to_vector();
+      src = src.narrow(1, 0, static_cast<int64_t>(*std::max_element(lens.begin(), lens.end())));
+    }
+    std::vector<Prediction> predictions;
+    std::vector<std::vector<BeamCandidate>> beams;
+    if (beam == 1) {
+      predictions = predict_seq2seq(*translator.model, src, src_valid_len, translator.tgt_steps);
+    } else {
+      beams =
+          beam_search(*translator.model, src, src_valid_len, translator.tgt_steps, {beam, 0.75});
+      for (const auto& candidates : beams)
+        predictions.push_back(
+            {candidates[0].output, candidates[0].finished, candidates[0].alignment});
+    }
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      const Prediction& p = predictions[i];
+      Translation t;
+      t.input = chunk[i];
+      t.source_tokens = tokenize_chars(chunk[i]);
+      t.source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
+      t.output = detokenize(translator.tgt_vocab.tokens(p.output), tokenization);
+      t.output_tokens = output_tokens(p.output, p.finished);
+      t.alignment = p.alignment;
+      if (!beams.empty())
+        for (const BeamCandidate& c : beams[i])
+          t.beam.push_back({detokenize(translator.tgt_vocab.tokens(c.output), tokenization),
+                            output_tokens(c.output, c.finished), c.finished, c.log_prob, c.score,
+                            c.alignment});
+      out.push_back(std::move(t));
+    }
   }
   return out;
 }

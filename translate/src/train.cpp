@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "attograd/attograd.h"
-#include "mode_restorer.h"
 
 #if ATTOGRAD_HAS_THREADS
 #include <condition_variable>
@@ -239,7 +238,8 @@ Seq2SeqTrainer::Seq2SeqTrainer(Translator& translator, const Dataset& data,
       options_(options),
       params_(model_.parameters()),
       batches_(data, options.batch_size, options.seed),
-      bos_(full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64)) {
+      bos_(full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64)),
+      trim_(translator.config.encoder == "bidirectional") {
   AG_CHECK(options.steps >= 0 && options.lr > 0 && options.max_grad_norm > 0, "train_seq2seq",
            "need steps >= 0, lr > 0 and max_grad_norm > 0, got " + std::to_string(options.steps) +
                ", " + std::to_string(options.lr) + ", " + std::to_string(options.max_grad_norm));
@@ -262,13 +262,31 @@ void Seq2SeqTrainer::set_learning_rate(double lr) {
 
 Tensor Seq2SeqTrainer::summed_loss(nn::EncoderDecoder& model, const Batch& batch,
                                    double* tokens) const {
+  Tensor src = batch.src, tgt = batch.tgt;
+  if (trim_) {
+    // The batch's longest source and target: the steps beyond are padding
+    // for every row. The bidirectional encoder skips padding (packed) and the
+    // decoder is causal, so cutting them changes no logit of a valid step;
+    // it only spares the GRUs and the attention those steps (CMUdict's pairs
+    // average 8 characters against 29 steps).
+    const auto longest = [](const Tensor& lens) {
+      const std::vector<double> v = lens.to_vector();
+      return static_cast<int64_t>(*std::max_element(v.begin(), v.end()));
+    };
+    src = src.narrow(1, 0, longest(batch.src_valid_len));
+    tgt = tgt.narrow(1, 0, longest(batch.tgt_valid_len));
+  }
+  const int64_t Tt = tgt.size(1);
   // Teacher forcing: step t reads the true token t - 1 (<bos> at t = 0).
-  const Tensor dec_input =
-      cat({bos_.narrow(0, 0, batch.tgt.size(0)), batch.tgt.narrow(1, 0, data_.tgt_steps() - 1)}, 1);
-  const Tensor logits = model(batch.src, dec_input, batch.src_valid_len);  // [B, Tt, V]
-  const Tensor loss = nn::masked_softmax_ce_loss(logits, batch.tgt, batch.tgt_valid_len);  // [B]
+  const Tensor dec_input = cat({bos_.narrow(0, 0, tgt.size(0)), tgt.narrow(1, 0, Tt - 1)}, 1);
+  const Tensor logits = model(src, dec_input, batch.src_valid_len);                  // [B, Tt, V]
+  Tensor loss = nn::masked_softmax_ce_loss(logits, tgt, batch.tgt_valid_len).sum();  // sum of [B]
+  // d2l's loss is each row's mean over all tgt_steps (padding counting as 0):
+  // rescaled from the Tt steps kept, the objective is the untrimmed one.
+  if (Tt != data_.tgt_steps())
+    loss = loss * (static_cast<double>(Tt) / static_cast<double>(data_.tgt_steps()));
   *tokens = batch.tgt_valid_len.sum().item();
-  return loss.sum();
+  return loss;
 }
 
 double Seq2SeqTrainer::step() {
@@ -373,63 +391,6 @@ double train_seq2seq(Translator& translator, const Dataset& data, const TrainOpt
   return last_loss;
 }
 
-std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
-                                        const Tensor& src_valid_len, int64_t num_steps) {
-  AG_CHECK(src.defined() && src.dim() == 2 && src.dtype() == kInt64, "predict_seq2seq",
-           "src must be int64 [B, T], got " +
-               (src.defined() ? shape_str(src.shape()) : std::string("an undefined tensor")));
-  AG_CHECK(
-      src_valid_len.defined() && src_valid_len.dim() == 1 && src_valid_len.size(0) == src.size(0),
-      "predict_seq2seq", "src_valid_len must be [B] for src " + shape_str(src.shape()));
-  AG_CHECK(num_steps > 0, "predict_seq2seq", "num_steps " + std::to_string(num_steps) + " <= 0");
-  ModeRestorer restore(model);
-  model.eval();
-  model.set_need_weights(true);  // each step's alignment is kept
-  NoGradGuard no_grad;
-  const int64_t batch = src.size(0);
-  const std::vector<double> valid = src_valid_len.to_vector();
-  nn::DecoderState state =
-      model.decoder().init_state(model.encoder().forward(src, src_valid_len), src_valid_len);
-  std::vector<Prediction> predictions(static_cast<size_t>(batch));
-  std::vector<std::vector<double>> rows(static_cast<size_t>(batch));  // alignment rows, flat
-  Tensor dec_input = full({batch, 1}, static_cast<double>(Vocab::kBos), kInt64);
-  int64_t unfinished = batch;
-  for (int64_t step = 0; step < num_steps && unfinished > 0; ++step) {
-    const Tensor logits = model.decoder().forward(dec_input, state);  // [B, 1, V]
-    dec_input = argmax(logits, 2);                                    // [B, 1]
-    const std::vector<double> next = dec_input.to_vector();
-    const Tensor alignment = model.decoder().alignment();  // [B, 1, T]
-    AG_CHECK(alignment.defined() && alignment.dim() == 3 && alignment.size(0) == batch &&
-                 alignment.size(1) == 1 && alignment.size(2) == src.size(1),
-             "predict_seq2seq",
-             "the decoder's alignment() must be [B, 1, T] = [" + std::to_string(batch) + ", 1, " +
-                 std::to_string(src.size(1)) + "] after one step, got " +
-                 (alignment.defined() ? shape_str(alignment.shape()) : std::string("undefined")));
-    const std::vector<double> weights = alignment.to_vector();
-    for (int64_t b = 0; b < batch; ++b) {
-      Prediction& p = predictions[static_cast<size_t>(b)];
-      if (p.finished) continue;
-      const auto begin = weights.begin() + b * src.size(1);
-      rows[static_cast<size_t>(b)].insert(rows[static_cast<size_t>(b)].end(), begin,
-                                          begin + static_cast<int64_t>(valid[b]));
-      const auto token = static_cast<int64_t>(next[static_cast<size_t>(b)]);
-      if (token == Vocab::kEos) {
-        p.finished = true;
-        --unfinished;
-      } else {
-        p.output.push_back(token);
-      }
-    }
-  }
-  for (int64_t b = 0; b < batch; ++b) {
-    Prediction& p = predictions[static_cast<size_t>(b)];
-    const auto cols = static_cast<int64_t>(valid[static_cast<size_t>(b)]);
-    const auto num_rows = static_cast<int64_t>(p.output.size()) + (p.finished ? 1 : 0);
-    p.alignment = tensor(rows[static_cast<size_t>(b)], {num_rows, cols}, kFloat64);
-  }
-  return predictions;
-}
-
 BestParameters::BestParameters(nn::Module& model) : model_(model) {}
 
 bool BestParameters::offer(double score, int64_t step) {
@@ -445,37 +406,6 @@ bool BestParameters::offer(double score, int64_t step) {
 void BestParameters::restore() const {
   AG_CHECK(step_ >= 0, "BestParameters::restore", "no parameters were kept (offer() never ran)");
   model_.load_state_dict(best_, /*strict=*/true);
-}
-
-std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
-                                   int64_t batch_size) {
-  AG_CHECK(translator.model != nullptr, "translate", "the translator has no model");
-  AG_CHECK(batch_size > 0, "translate", "batch_size " + std::to_string(batch_size) + " <= 0");
-  std::vector<Translation> out;
-  out.reserve(texts.size());
-  for (size_t first = 0; first < texts.size(); first += static_cast<size_t>(batch_size)) {
-    const std::vector<std::string> chunk(
-        texts.begin() + static_cast<int64_t>(first),
-        texts.begin() +
-            static_cast<int64_t>(std::min(texts.size(), first + static_cast<size_t>(batch_size))));
-    const auto [src, src_valid_len] =
-        encode_sources(chunk, translator.src_vocab, translator.src_steps);
-    const std::vector<Prediction> predictions =
-        predict_seq2seq(*translator.model, src, src_valid_len, translator.tgt_steps);
-    for (size_t i = 0; i < chunk.size(); ++i) {
-      const Prediction& p = predictions[i];
-      Translation t;
-      t.input = chunk[i];
-      t.source_tokens = tokenize_chars(chunk[i]);
-      t.source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
-      t.output_tokens = translator.tgt_vocab.tokens(p.output);
-      t.output = detokenize(t.output_tokens, target_tokenization(translator.task));
-      if (p.finished) t.output_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
-      t.alignment = p.alignment;
-      out.push_back(std::move(t));
-    }
-  }
-  return out;
 }
 
 double bleu(const std::vector<std::string>& pred, const std::vector<std::string>& label, int k) {

@@ -1,6 +1,9 @@
-// Beam search (d2l's "Beam Search"), for any model of nn/encoder_decoder.h.
+// Prediction for any model of nn/encoder_decoder.h: greedy decoding and beam
+// search (d2l's "Beam Search"), and translate(), which runs either on texts.
 //
-// Greedy search keeps, at every output step, the one most probable token;
+// Greedy search (predict_seq2seq) decodes a whole batch one step at a time,
+// feeding each step's argmax back, keeping each step's alignment; it stops
+// at <eos>. Beam search keeps, at every output step, the one most probable token;
 // beam search keeps the K most probable sequences so far. At each step every
 // kept sequence is extended by every token of the vocabulary and the K
 // extensions with the largest log probability
@@ -23,11 +26,28 @@
 // extensions (index_select on the state's batch axis).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "attograd/nn/encoder_decoder.h"
+#include "attograd/translate/model.h"
 
 namespace ag::translate {
+
+struct Prediction {
+  std::vector<int64_t> output;  // target indices, without the final <eos>
+  bool finished = false;        // whether <eos> came within tgt_steps
+  // [rows, src_valid_len] float64: row i is how output step i looked at the
+  // source (the model's alignment()); rows = output.size() + finished, so the
+  // step that emitted <eos> has its row too (as d2l keeps it).
+  Tensor alignment;
+};
+
+// Greedy decoding of a batch: src [B, src_steps], src_valid_len [B], at most
+// num_steps output steps. Eval mode and NoGradGuard inside; the model's
+// training mode is restored; its attention weights are left on.
+std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
+                                        const Tensor& src_valid_len, int64_t num_steps);
 
 struct BeamOptions {
   int64_t beam_size = 5;  // K >= 1
@@ -52,5 +72,31 @@ struct BeamCandidate {
 std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, const Tensor& src,
                                                     const Tensor& src_valid_len, int64_t num_steps,
                                                     const BeamOptions& options = {});
+
+// What translate() gives for one text.
+struct Translation {
+  std::string input;
+  std::string output;  // the output tokens detokenized as the task says ("N AY F" for g2p)
+  std::vector<std::string> source_tokens;  // the input's characters and <eos>
+  std::vector<std::string> output_tokens;  // the output's tokens and <eos> if emitted
+  Tensor alignment;                        // [output_tokens, source_tokens] float64
+  // Beam search only (beam > 1): every candidate, best first (beam[0] is
+  // output itself), with its length-normalised score.
+  struct Candidate {
+    std::string output;
+    std::vector<std::string> output_tokens;
+    bool finished = false;
+    double log_prob = 0, score = 0;
+    Tensor alignment;  // [output_tokens, source_tokens] float64
+  };
+  std::vector<Candidate> beam;
+};
+// Translates texts (bad text: ag::Error, see encode_sources), in batches of
+// up to batch_size: greedy decoding (beam = 1) or beam search with beam
+// candidates (d2l's alpha = 0.75), whose best is the output. A model whose
+// encoder skips padding (the bidirectional one) reads each batch cut to its
+// longest text: the same outputs, fewer steps.
+std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
+                                   int64_t batch_size = 1000, int64_t beam = 1);
 
 }  // namespace ag::translate

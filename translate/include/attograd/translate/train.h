@@ -4,8 +4,7 @@
 //   train_seq2seq    teacher forcing (decoder input = <bos> + labels[:, :-1]),
 //                    masked_softmax_ce_loss summed over the batch, backward,
 //                    clip_grad_norm_(1), Adam
-//   predict_seq2seq  greedy decoding, a whole batch at once, one step at a
-//                    time, keeping each step's alignment; stops at <eos>
+//   (greedy decoding and beam search: predict.h)
 //   evaluate         exact match, BLEU and (dates) the alignment figure,
 //                    (g2p) WER and PER, on held-out examples
 //   BestParameters   the parameters at the best dev score (model selection)
@@ -19,6 +18,7 @@
 
 #include "attograd/nn/optim.h"
 #include "attograd/translate/model.h"
+#include "attograd/translate/predict.h"
 
 namespace ag::translate {
 
@@ -95,7 +95,10 @@ class Seq2SeqTrainer {
   std::vector<Tensor> params_;
   std::unique_ptr<optim::Adam> optimizer_;
   BatchIterator batches_;
-  Tensor bos_;                              // [batch_size, 1]: the decoder's first input
+  Tensor bos_;  // [batch_size, 1]: the decoder's first input
+  // Whether a batch is cut to its longest source and target (a model whose
+  // valid logits do not depend on padding: the bidirectional encoder's).
+  bool trim_ = false;
   class DataParallel;                       // the replicas and worker threads (train.cpp)
   std::unique_ptr<DataParallel> parallel_;  // null when options.threads == 1
   // The summed loss of `batch` through `model` (graph recorded unless under
@@ -106,34 +109,6 @@ class Seq2SeqTrainer {
   double parallel_step(const Batch& batch, double* tokens);
   int64_t steps_taken_ = 0;
 };
-
-struct Prediction {
-  std::vector<int64_t> output;  // target indices, without the final <eos>
-  bool finished = false;        // whether <eos> came within tgt_steps
-  // [rows, src_valid_len] float64: row i is how output step i looked at the
-  // source (the model's alignment()); rows = output.size() + finished, so the
-  // step that emitted <eos> has its row too (as d2l keeps it).
-  Tensor alignment;
-};
-
-// Greedy decoding of a batch: src [B, src_steps], src_valid_len [B], at most
-// num_steps output steps. Eval mode and NoGradGuard inside; the model's
-// training mode is restored; its attention weights are left on.
-std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor& src,
-                                        const Tensor& src_valid_len, int64_t num_steps);
-
-// What translate() gives for one text.
-struct Translation {
-  std::string input;
-  std::string output;  // the output tokens detokenized as the task says ("N AY F" for g2p)
-  std::vector<std::string> source_tokens;  // the input's characters and <eos>
-  std::vector<std::string> output_tokens;  // the output's tokens and <eos> if emitted
-  Tensor alignment;                        // [output_tokens, source_tokens] float64
-};
-// Translates texts (bad text: ag::Error, see encode_sources), in batches of
-// up to batch_size.
-std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
-                                   int64_t batch_size = 1000);
 
 // Model selection: a copy of the model's state dict at the best (lowest)
 // score offered so far, e.g. the dev WER every N steps; restore() writes it
