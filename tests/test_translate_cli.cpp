@@ -172,12 +172,74 @@ TEST(TranslateCli, SavedModelPredictsAndRejectsBadText) {
   for (const auto& path : {model, first, second}) std::filesystem::remove(path);
 }
 
+TEST(TranslateCli, G2pFlags) {
+  EXPECT_TRUE(fails_with("--task g2p --train-size 100", "g2p's split comes from the dictionary"));
+  EXPECT_TRUE(fails_with("--task g2p --heldout 10", "g2p's split comes from the dictionary"));
+  EXPECT_TRUE(fails_with("--task dates --dict x.dict", "--dict is g2p's"));
+  EXPECT_TRUE(fails_with("--evaluate x.dict", "--evaluate scores a g2p model"));
+  EXPECT_TRUE(fails_with("--task g2p --dict /nonexistent/cmu.dict",
+                         "/nonexistent/cmu.dict': CMUdict is in Debian's package"));
+}
+
+// A small g2p model trained on the committed sample: dev selection, test
+// figures, a word list in and out, another dictionary scored.
+TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
+  const std::string sample = ag::testing::source_path("tests/data/cmudict-sample.dict");
+  const std::string model = temp_file("g2p.npz");
+  const ProgramRun saved = run("--task g2p --dict " + sample +
+                               " --steps 20 --embed 8 --hidden 16 --batch 16 --eval-every 10 "
+                               "--stats --save " +
+                               model);
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  for (const char* line :
+       {"278 words with 300 pronunciations kept", "dev 24 words, test 10 words",
+        "lr 0.002 cosine, 20 steps", "kept the parameters of step", "\ntest: 10 words, WER"})
+    EXPECT_NE(saved.err.find(line), std::string::npos) << line << " in " << saved.err;
+  for (const char* key : {"\ntest_wer ", "\ntest_per ", "\ndev_wer ", "\nbest_step "})
+    EXPECT_NE(saved.out.find(key), std::string::npos) << key << " in " << saved.out;
+
+  const std::string words = temp_file("words.txt");
+  std::ofstream(words) << "knife\n\n  Box \r\nqueue\n";
+  const ProgramRun listed = run("--load " + model + " --predict-file " + words);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::istringstream lines(listed.out);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 3u) << listed.out;
+  EXPECT_EQ(got[0].rfind("knife\t", 0), 0u) << got[0];
+  EXPECT_EQ(got[1].rfind("Box\t", 0), 0u) << got[1];  // read as "box"
+  const ProgramRun from_stdin = run("--load " + model + " --predict-file - --json < " + words);
+  ASSERT_EQ(from_stdin.exit_code, 0) << from_stdin.err;
+  EXPECT_EQ(from_stdin.out.rfind("{\"input\":\"knife\"", 0), 0u) << from_stdin.out;
+
+  const ProgramRun scored = run("--load " + model + " --evaluate " + sample + " --stats");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NE(scored.err.find(sample + ": 278 words, WER "), std::string::npos) << scored.err;
+  EXPECT_NE(scored.out.find("\neval_wer "), std::string::npos) << scored.out;
+  // The worst words: word, output, nearest pronunciation, edits.
+  const std::string first = scored.out.substr(0, scored.out.find('\n'));
+  EXPECT_EQ(std::count(first.begin(), first.end(), '\t'), 3) << first;
+
+  EXPECT_TRUE(fails_with("--load " + model + " --predict caf\xc3\xa9",
+                         "unknown character '\xc3\xa9' in \"caf\xc3\xa9\""));
+  const std::string dates = temp_file("dates.npz");
+  ASSERT_EQ(run("--task dates --steps 1 --embed 4 --hidden 4 --layers 1 --train-size 100 "
+                "--heldout 5 --eval-every 0 --save " +
+                dates)
+                .exit_code,
+            0);
+  EXPECT_TRUE(
+      fails_with("--load " + dates + " --evaluate " + sample, "was trained on 'dates', not 'g2p'"));
+  for (const auto& path : {model, words, dates}) std::filesystem::remove(path);
+}
+
 TEST(TranslateCli, Help) {
   const ProgramRun r = run("--help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--task", "--model", "--attention", "--steps", "--batch", "--seed",
-                           "--threads", "--save", "--load", "--predict", "--heatmap", "--json",
-                           "--heads", "--ffn", "--blocks", "--no-causal-mask"})
+  for (const char* flag :
+       {"--task", "--model", "--attention", "--steps", "--batch", "--seed", "--threads", "--save",
+        "--load", "--predict", "--heatmap", "--json", "--heads", "--ffn", "--blocks",
+        "--no-causal-mask", "--dict", "--predict-file", "--evaluate"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 

@@ -80,9 +80,10 @@ training:
                               shards trained at once on copies of the model (data
                               parallel, the same update); evaluation's kernels use T
   --train-size N              training examples (default: dates 50000; reverse
-                              and sort 200000, whose strings seldom repeat)
+                              and sort 200000, whose strings seldom repeat; not g2p)
   --heldout N                 held-out examples (default 1000)
-  --eval-every N              held-out accuracy every N steps (default 500; 0: never)
+  --eval-every N              held-out accuracy every N steps (default 500; 0: never;
+                              g2p: the dev WER, default 1000)
 files:
   --save FILE.npz             save the trained model (state dict with d2l's names + meta.*)
   --load FILE.npz             load a saved model instead of training one
@@ -551,7 +552,7 @@ int run(const Options& o) {
     // With a dev split (g2p) the evaluations score it and keep the best
     // parameters; without one (the generated tasks) they show the held-out
     // accuracy, and the last parameters are kept.
-    const bool select = !d.dev().empty();
+    const bool by_dev = !d.dev().empty();
     BestParameters best(*translator.model);
     double accuracy = std::nan(""), last_draw = -1;
     // The training loss of one batch is noisy: loss_tail averages the last
@@ -564,8 +565,8 @@ int run(const Options& o) {
       const bool evaluate_now =
           o.eval_every > 0 && (s.step % o.eval_every == 0 || s.step == s.steps);
       if (evaluate_now) {
-        accuracy = evaluate(translator, select ? d.dev() : d.heldout()).accuracy;
-        if (select) best.offer(1 - accuracy, s.step);  // the dev WER
+        accuracy = evaluate(translator, by_dev ? d.dev() : d.heldout()).accuracy;
+        if (by_dev) best.offer(1 - accuracy, s.step);  // the dev WER
       }
       // A TTY redraws one line ten times a second; a pipe or file gets a
       // line at every evaluation and every tenth of the run.
@@ -575,7 +576,7 @@ int run(const Options& o) {
       if (!draw) return;
       last_draw = s.seconds;
       char acc[64] = "";
-      if (!std::isnan(accuracy) && select)
+      if (!std::isnan(accuracy) && by_dev)
         std::snprintf(acc, sizeof acc, "  dev WER %.1f%% (best %.1f%%)", 100 * (1 - accuracy),
                       100 * best.score());
       else if (!std::isnan(accuracy))
