@@ -85,6 +85,24 @@ def torch_steps_per_sec(model, sizes, attention, transformer_sizes, steps, batch
     return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu_start)
 
 
+def attograd_stats(program, flags):
+    """attograd-translate FLAGS --stats, its "key value" lines as a dict of strings."""
+    out = subprocess.run([program, *flags, "--stats"], check=True, capture_output=True,
+                         text=True).stdout
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def print_ratios(torch_wall, torch_cpu, ours_wall, ours_cpu):
+    # Per CPU second as well: on a machine shared with other work, the wall
+    # clock counts the time the process waited for a core.
+    print(f"torch_steps_per_sec {torch_wall:.1f}")
+    print(f"attograd_steps_per_sec {ours_wall:.1f}")
+    print(f"ratio {ours_wall / torch_wall:.2f}")
+    print(f"torch_steps_per_cpu_sec {torch_cpu:.1f}")
+    print(f"attograd_steps_per_cpu_sec {ours_cpu:.1f}")
+    print(f"ratio_cpu {ours_cpu / torch_cpu:.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build_dir", nargs="?", default="build")
@@ -123,19 +141,10 @@ def main():
         wall, cpu = torch_steps_per_sec(args.model, sizes, args.attention, transformer_sizes,
                                         args.steps, args.batch)
         torch_wall, torch_cpu = max(torch_wall, wall), max(torch_cpu, cpu)
-        out = subprocess.run([program, *common, "--steps", str(args.steps), "--eval-every", "0",
-                              "--stats"], check=True, capture_output=True, text=True).stdout
-        stat = dict(line.split(" ", 1) for line in out.splitlines())
+        stat = attograd_stats(program, [*common, "--steps", str(args.steps), "--eval-every", "0"])
         ours_wall = max(ours_wall, float(stat["steps_per_sec"]))
         ours_cpu = max(ours_cpu, float(stat["steps_per_cpu_sec"]))
-    # Per CPU second as well: on a machine shared with other work, the wall
-    # clock counts the time the process waited for a core.
-    print(f"torch_steps_per_sec {torch_wall:.1f}")
-    print(f"attograd_steps_per_sec {ours_wall:.1f}")
-    print(f"ratio {ours_wall / torch_wall:.2f}")
-    print(f"torch_steps_per_cpu_sec {torch_cpu:.1f}")
-    print(f"attograd_steps_per_cpu_sec {ours_cpu:.1f}")
-    print(f"ratio_cpu {ours_cpu / torch_cpu:.2f}")
+    print_ratios(torch_wall, torch_cpu, ours_wall, ours_cpu)
 
 
 if __name__ == "__main__":

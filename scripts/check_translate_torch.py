@@ -2,8 +2,11 @@
 """A model trained and saved by attograd-translate, loaded into d2l's PyTorch
 model (scripts/d2l_torch.py) with load_state_dict(strict=True), gives the same
 greedy outputs on held-out inputs as attograd-translate did: the seq2seq with
-attention, or the Transformer (--model transformer; its look-ahead flag is
-read from the file too).
+attention (with Bahdanau et al.'s bidirectional encoder when the file says so:
+its twin is scripts/bahdanau_torch.py), or the Transformer (--model
+transformer; its look-ahead flag is read from the file too). g2p models
+(letters to sounds) are checked on their test words, outputs compared as
+phonemes joined by spaces.
 
   scripts/check_translate_torch.py BUILD_DIR [--model bahdanau] [--task dates]
                                    [--attention additive] [--steps 1500]
@@ -28,6 +31,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bahdanau_torch  # noqa: E402
 import d2l_torch  # noqa: E402
 
 
@@ -46,23 +50,28 @@ def load_translate_model(path):
     model = meta_text(npz, "meta.model")
     if model == "transformer":
         heads, ffn, blocks, causal = (int(v) for v in npz["meta.transformer"])
-        encoder = d2l_torch.TransformerEncoder(len(src_vocab), hidden, ffn, heads, blocks, dropout)
-        decoder = d2l_torch.TransformerDecoder(len(tgt_vocab), hidden, ffn, heads, blocks, dropout,
-                                               causal=bool(causal))
+        net = d2l_torch.EncoderDecoder(
+            d2l_torch.TransformerEncoder(len(src_vocab), hidden, ffn, heads, blocks, dropout),
+            d2l_torch.TransformerDecoder(len(tgt_vocab), hidden, ffn, heads, blocks, dropout,
+                                         causal=bool(causal)))
+    elif "meta.encoder" in npz.files and meta_text(npz, "meta.encoder") == "bidirectional":
+        net = bahdanau_torch.make_bidirectional(len(src_vocab), len(tgt_vocab), embed, hidden,
+                                                layers, dropout)
     else:
         assert model == "bahdanau", model
-        encoder = d2l_torch.Seq2SeqEncoder(len(src_vocab), embed, hidden, layers, dropout)
-        decoder = d2l_torch.Seq2SeqAttentionDecoder(len(tgt_vocab), embed, hidden, layers, dropout,
-                                                    attention=meta_text(npz, "meta.attention"))
-    net = d2l_torch.EncoderDecoder(encoder, decoder)
+        net = d2l_torch.EncoderDecoder(
+            d2l_torch.Seq2SeqEncoder(len(src_vocab), embed, hidden, layers, dropout),
+            d2l_torch.Seq2SeqAttentionDecoder(len(tgt_vocab), embed, hidden, layers, dropout,
+                                              attention=meta_text(npz, "meta.attention")))
     state = {k: torch.from_numpy(npz[k]) for k in npz.files if not k.startswith("meta.")}
     net.load_state_dict(state, strict=True)
     net.eval()
-    return net, src_vocab, tgt_vocab, src_steps, tgt_steps
+    return net, src_vocab, tgt_vocab, src_steps, tgt_steps, meta_text(npz, "meta.task")
 
 
-def predict_seq2seq(net, text, src_vocab, tgt_vocab, src_steps, tgt_steps):
-    """d2l's predict_seq2seq with characters as tokens ('<pad>' 0, '<bos>' 1, '<eos>' 2)."""
+def predict_seq2seq(net, text, src_vocab, tgt_vocab, src_steps, tgt_steps, separator=""):
+    """d2l's predict_seq2seq with characters as source tokens ('<pad>' 0, '<bos>' 1,
+    '<eos>' 2); the output tokens joined by `separator` (g2p's phonemes: a space)."""
     src_index = {t: i for i, t in enumerate(src_vocab)}
     pad, bos, eos = src_index["<pad>"], tgt_vocab.index("<bos>"), tgt_vocab.index("<eos>")
     src_tokens = [src_index[c] for c in text] + [src_index["<eos>"]]
@@ -80,7 +89,7 @@ def predict_seq2seq(net, text, src_vocab, tgt_vocab, src_steps, tgt_steps):
             if pred == eos:
                 break
             output.append(pred)
-    return "".join(tgt_vocab[i] for i in output)
+    return separator.join(tgt_vocab[i] for i in output)
 
 
 def main():
@@ -111,11 +120,13 @@ def main():
         subprocess.run([program, "--model", args.model, "--task", args.task, *options, "--steps",
                         str(args.steps), "--save", model, "--dump-heldout", str(args.count), dump],
                        check=True)
-    net, src_vocab, tgt_vocab, src_steps, tgt_steps = load_translate_model(model)
+    net, src_vocab, tgt_vocab, src_steps, tgt_steps, task = load_translate_model(model)
+    separator = " " if task == "g2p" else ""
     agree, lines = 0, open(dump).read().splitlines()
     for line in lines:
         source, target, ours = line.split("\t")
-        theirs = predict_seq2seq(net, source, src_vocab, tgt_vocab, src_steps, tgt_steps)
+        theirs = predict_seq2seq(net, source, src_vocab, tgt_vocab, src_steps, tgt_steps,
+                                 separator)
         if theirs == ours:
             agree += 1
         else:

@@ -149,6 +149,16 @@ TEST(TranslateModel, SaveLoadGivesIdenticalPredictions) {
   EXPECT_EQ(file.count("encoder.embedding.weight"), 1u);
   EXPECT_EQ(file.count("decoder.dense.bias"), 1u);
   EXPECT_EQ(file.count("meta.src_vocab"), 1u);
+  // Bahdanau et al.'s encoder: meta.encoder and the _reverse and W_s entries.
+  translator.config.encoder = "bidirectional";
+  translator.model =
+      make_model(translator.config, translator.src_vocab.size(), translator.tgt_vocab.size());
+  save_translator(path, translator);
+  Translator bidirectional = load_translator(path);
+  EXPECT_EQ(bidirectional.config.encoder, "bidirectional");
+  EXPECT_EQ(load_npz(path).count("encoder.rnn.weight_hh_l0_reverse"), 1u);
+  EXPECT_EQ(load_npz(path).count("decoder.W_s.weight"), 1u);
+  expect_same_translations(translator, bidirectional, data);
   std::filesystem::remove(path);
 }
 
@@ -182,6 +192,46 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
   std::filesystem::remove(plain);
   EXPECT_TRUE(throws_error([] { make_model(ModelConfig{"transformerx"}, 10, 10); },
                            {"make_model", "unknown model 'transformerx'", "bahdanau"}));
+}
+
+// The bidirectional model trains on batches cut to their longest source and
+// target: the loss is the one of the whole padded batch (d2l's), and a text's
+// translation does not depend on the other texts of its batch.
+TEST(TranslateTraining, BidirectionalCutsBatchesExactly) {
+  const Dataset data({Task::Reverse, 500, 20, 5});
+  ag::manual_seed(2);
+  ModelConfig config;
+  config.encoder = "bidirectional";
+  config.embed_size = config.num_hiddens = 8;
+  config.dropout = 0;
+  Translator translator = make_translator(config, data);
+  TrainOptions options;
+  options.batch_size = 8;
+  Seq2SeqTrainer trainer(translator, data, options);
+  // The first batch, padded to the steps, through the model: the loss per
+  // token (d2l's per-sequence means over tgt_steps, times tgt_steps / tokens).
+  BatchIterator batches(data, 8, options.seed);
+  const Batch batch = batches.next();
+  EXPECT_LT(batch.src_valid_len.to_vector()[0], static_cast<double>(data.src_steps()));
+  const Tensor dec_input = cat({full({8, 1}, static_cast<double>(Vocab::kBos), kInt64),
+                                narrow(batch.tgt, 1, 0, data.tgt_steps() - 1)},
+                               1);
+  const double padded =
+      nn::masked_softmax_ce_loss((*translator.model)(batch.src, dec_input, batch.src_valid_len),
+                                 batch.tgt, batch.tgt_valid_len)
+          .sum()
+          .item() *
+      static_cast<double>(data.tgt_steps()) / batch.tgt_valid_len.sum().item();
+  EXPECT_NEAR(trainer.next_loss(), padded, 1e-6 * padded);
+  trainer.step();
+  std::vector<std::string> sources;
+  for (const auto& e : data.heldout()) sources.push_back(e.source);
+  const auto batched = translate(translator, sources);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto one = translate(translator, {sources[i]});
+    EXPECT_EQ(one[0].output, batched[i].output);
+    EXPECT_TRUE(ag::testing::all_close(one[0].alignment, batched[i].alignment, 1e-6, 1e-6));
+  }
 }
 
 TEST(TranslatePredict, GreedyBatchMatchesOneByOne) {

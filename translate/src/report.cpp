@@ -180,6 +180,18 @@ std::string translation_json(const Translation& t, const TransformerMaps* maps) 
     out += ",\"cross_attention\":";
     out += json_array(maps->cross);
   }
+  if (!t.beam.empty()) {
+    out += ",\"beam\":[";
+    for (size_t i = 0; i < t.beam.size(); ++i) {
+      const Translation::Candidate& c = t.beam[i];
+      char numbers[96];
+      std::snprintf(numbers, sizeof numbers, ",\"score\":%.17g,\"log_prob\":%.17g,\"finished\":%s",
+                    c.score, c.log_prob, c.finished ? "true" : "false");
+      out += (i ? ",{\"output\":" : "{\"output\":") + json_quote(c.output) + numbers +
+             ",\"weights\":" + json_array(c.alignment) + "}";
+    }
+    out += "]";
+  }
   return out + "}";
 }
 

@@ -465,12 +465,12 @@ int iso_field(int64_t position) {
 }  // namespace
 
 Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
-                    int64_t batch_size) {
+                    int64_t batch_size, int64_t beam) {
   AG_CHECK(!examples.empty(), "evaluate", "no examples");
   std::vector<std::string> sources;
   sources.reserve(examples.size());
   for (const auto& e : examples) sources.push_back(e.source);
-  const std::vector<Translation> translations = translate(translator, sources, batch_size);
+  const std::vector<Translation> translations = translate(translator, sources, batch_size, beam);
   Evaluation result;
   result.count = static_cast<int64_t>(examples.size());
   const bool dates = translator.task == Task::Dates;

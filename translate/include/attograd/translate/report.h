@@ -41,7 +41,9 @@ TransformerMaps transformer_maps(Translator& translator, const Translation& tran
 // "weights"} (weights: one array per output token, one number per source
 // token: the decoder's alignment()). With `maps` (the Transformer) also
 // "decoder_input_tokens", "encoder_self_attention", "decoder_self_attention"
-// and "cross_attention", each nested [blocks][heads][Tq][Tk].
+// and "cross_attention", each nested [blocks][heads][Tq][Tk]. After beam
+// search also "beam": every candidate's {"output", "score", "log_prob",
+// "finished", "weights"}, best first.
 std::string translation_json(const Translation& translation, const TransformerMaps* maps = nullptr);
 
 // The alignment as a table: a header row of source tokens, then one row per

@@ -151,7 +151,9 @@ struct Evaluation {
   // (score_pronunciations, cmudict.h).
   PronunciationScores pronunciation;
 };
+// The examples' outputs by translate() (greedy, or beam search with `beam`
+// candidates), scored.
 Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
-                    int64_t batch_size = 1000);
+                    int64_t batch_size = 1000, int64_t beam = 1);
 
 }  // namespace ag::translate
