@@ -436,24 +436,6 @@ std::string with_index(const std::string& path, size_t index, size_t count) {
   return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
-void print_summary(const char* split, const Evaluation& e, Task task) {
-  if (task == Task::G2p) {
-    const PronunciationScores& p = e.pronunciation;
-    std::fprintf(stderr, "%s: %lld words, WER %.2f%%, PER %.2f%% (%lld edits / %lld phonemes)\n",
-                 split, static_cast<long long>(p.words), 100 * p.wer, 100 * p.per,
-                 static_cast<long long>(p.edits), static_cast<long long>(p.reference_phonemes));
-    return;
-  }
-  std::fprintf(stderr, "%s: %lld examples, exact match %.2f%%, BLEU %.4f", split,
-               static_cast<long long>(e.count), 100 * e.accuracy, e.bleu);
-  if (task == Task::Dates)
-    std::fprintf(stderr,
-                 "\nalignment: each output digit puts %.3f of its weight on the source characters "
-                 "that spell its field (year %.3f, month %.3f, day %.3f)",
-                 e.alignment, e.alignment_field[0], e.alignment_field[1], e.alignment_field[2]);
-  std::fprintf(stderr, "\n");
-}
-
 // What the model reads for `texts`: g2p reads lowercase words, so "Knife" is
 // read as "knife" (ASCII letters only); other tasks read the texts as given.
 std::vector<std::string> model_inputs(Task task, std::vector<std::string> texts) {
@@ -462,48 +444,6 @@ std::vector<std::string> model_inputs(Task task, std::vector<std::string> texts)
       for (char& c : text)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return texts;
-}
-
-// One word a line ("-": stdin); blank lines are skipped, spaces, tabs and a
-// CR around a word are not part of it.
-std::vector<std::string> read_words(const std::string& path) {
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) throw ag::Error("--predict-file: cannot read '" + path + "'");
-  }
-  std::istream& in = path == "-" ? std::cin : file;
-  std::vector<std::string> words;
-  for (std::string line; std::getline(in, line);) {
-    const size_t begin = line.find_first_not_of(" \t\r");
-    if (begin == std::string::npos) continue;
-    words.push_back(line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin));
-  }
-  if (in.bad()) throw ag::Error("--predict-file: error reading '" + path + "'");
-  if (words.empty()) throw ag::Error("--predict-file: no word in '" + path + "'");
-  return words;
-}
-
-// --evaluate: scores the model on every word of a dictionary; the summary to
-// stderr, the words furthest off to stdout.
-Evaluation evaluate_dictionary(Translator& translator, const std::string& path, int64_t beam) {
-  const Cmudict dict = read_cmudict(path);
-  std::fprintf(stderr, "%s\n", cmudict_summary(path, dict).c_str());
-  const std::vector<Example> examples = cmudict_examples(dict);
-  const Evaluation e = evaluate(translator, examples, 1000, beam);
-  print_summary(path.c_str(), e, Task::G2p);
-  const std::vector<PronunciationScore>& scores = e.pronunciation.per_word;
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return scores[a].distance > scores[b].distance; });
-  constexpr size_t kWorst = 20;
-  for (size_t k = 0; k < std::min(kWorst, order.size()) && scores[order[k]].distance > 0; ++k) {
-    const size_t i = order[k];
-    std::cout << examples[i].source << '\t' << e.outputs[i] << '\t'
-              << examples[i].answers()[scores[i].nearest] << '\t' << scores[i].distance << '\n';
-  }
-  return e;
 }
 
 // The starting line: everything that sets the run, defaults or not.

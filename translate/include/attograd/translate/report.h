@@ -1,10 +1,12 @@
 // How attograd-translate shows a translation: a small text table of the
 // alignment, a JSON line, a heatmap with the tokens as tick labels; for the
 // Transformer also every block's and head's attention maps (d2l's figures of
-// section "The Transformer Architecture").
+// section "The Transformer Architecture"); and the figures of an evaluation,
+// word lists in and a dictionary scored (g2p).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "attograd/translate/train.h"
 
@@ -60,5 +62,20 @@ void alignment_heatmap(const Translation& translation, const std::string& path);
 // STEM-cross.EXT. Returns the three paths.
 std::vector<std::string> transformer_heatmaps(const Translation& translation,
                                               const TransformerMaps& maps, const std::string& path);
+
+// One line on stderr: g2p's WER and PER (with the edit and phoneme counts),
+// or the exact match and BLEU (and for dates the alignment on the fields),
+// headed by `split` ("dev", "test", a file name).
+void print_summary(const char* split, const Evaluation& evaluation, Task task);
+
+// A word list for --predict-file: one word a line ("-": stdin); blank lines
+// are skipped, spaces, tabs and a CR around a word are not part of it. No
+// word, or a file that cannot be read: ag::Error.
+std::vector<std::string> read_words(const std::string& path);
+
+// --evaluate: scores a g2p model (beam 1: greedy) on every word of a
+// dictionary in CMUdict's format; the summary to stderr, the 20 words
+// furthest off to stdout as "word<TAB>output<TAB>nearest<TAB>edits".
+Evaluation evaluate_dictionary(Translator& translator, const std::string& path, int64_t beam);
 
 }  // namespace ag::translate
