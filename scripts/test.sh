@@ -20,6 +20,10 @@ build=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
 targets=()
 ctest_args=()
+# The sanitizer passes' debug information: line tables and inlined frames
+# (-g1), all a report's stack needs, without the variables' descriptions
+# that -g adds: a test program compiles in a quarter less time under ASan.
+line_tables="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 case "${1:-}" in
   "") ;;
   --sanitize)
@@ -28,16 +32,16 @@ case "${1:-}" in
     # test_web_viewer is not built here (viz/viewer/CMakeLists.txt): this pass
     # checks host code under ASan, and the WebAssembly is the same either way.
     # Benchmarks and demos are not tests: skip them in the slow sanitizer build.
-    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTOGRAD_SANITIZE=ON -DATTOGRAD_BUILD_BENCHMARKS=OFF
-           -DATTOGRAD_BUILD_EXAMPLES=OFF)
+    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "$line_tables" -DATTOGRAD_SANITIZE=ON
+           -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF)
     ;;
   --tsan)
     pass=tsan
     build="build-tsan"
     # The target threads_tests holds the test programs that start threads
     # (attograd_gtest in CMakeLists.txt labels them); nothing else is built.
-    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTOGRAD_TSAN=ON -DATTOGRAD_BUILD_BENCHMARKS=OFF
-           -DATTOGRAD_BUILD_EXAMPLES=OFF -DATTOGRAD_BUILD_TUTORIALS=OFF)
+    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "$line_tables" -DATTOGRAD_TSAN=ON
+           -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF -DATTOGRAD_BUILD_TUTORIALS=OFF)
     targets=(--target threads_tests)
     ctest_args=(-L threads)
     ;;
@@ -74,8 +78,11 @@ phase deps install_deps
 
 if command -v ccache > /dev/null; then
   flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  # Paths below the checkout are hashed relative to it: two checkouts share hits.
+  # Paths below the checkout are hashed relative to it: two checkouts share
+  # hits. The test programs compile with a precompiled header, which ccache
+  # caches only with this sloppiness.
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros}"
 fi
 
 # ThreadSanitizer (GCC 12's runtime) keeps its shadow memory at fixed
@@ -111,7 +118,7 @@ phase build "${run[@]}" cmake --build "$build" -j "$jobs" "${targets[@]}"
 # The TSan pass must not quietly check less: the label `threads` selects the
 # tests of every program that starts threads (tests/README.md lists them).
 # Raise this when adding such tests; lowering it needs a reason.
-min_thread_tests=70
+min_thread_tests=110
 if [[ $pass == tsan ]]; then
   selected=$(ctest --test-dir "$build" -N -L threads | sed -n 's/^Total Tests: //p')
   if ((selected < min_thread_tests)); then
