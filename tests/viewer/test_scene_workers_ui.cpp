@@ -48,23 +48,26 @@ class SceneWorkers : public NullBackend {
     const int64_t target = session.steps() + steps;
     return frames_until(scene, [&] { return session.steps() >= target; });
   }
+  // The worker trains from the first frames; Pause stops it after the step
+  // under way, Step takes one more, Play goes on.
+  void start_pause_step_play(Scene& scene, TrainingSession& session) {
+    ASSERT_TRUE(session.background());
+    ASSERT_TRUE(train(scene, session, 2));
+    set_knob(scene, "paused", "yes");
+    session.sync();
+    const int64_t paused_at = session.steps();
+    frame([&] { scene.draw(); });
+    session.single_step();
+    session.sync();
+    EXPECT_EQ(session.steps(), paused_at + 1);
+    set_knob(scene, "paused", "no");
+    ASSERT_TRUE(train(scene, session, 1));
+  }
 };
 
 TEST_F(SceneWorkers, TranslateSceneEveryControlWhileTheWorkerTrains) {
   auto scene = std::make_unique<TranslateScene>(Stepping::Background);
-  ASSERT_TRUE(scene->session().background());
-  ASSERT_TRUE(train(*scene, scene->session(), 2));
-
-  // Pause, then a step while paused, then play.
-  set_knob(*scene, "paused", "yes");
-  scene->session().sync();
-  const int64_t paused_at = scene->session().steps();
-  frame([&] { scene->draw(); });
-  scene->session().single_step();
-  scene->session().sync();
-  EXPECT_EQ(scene->session().steps(), paused_at + 1);
-  set_knob(*scene, "paused", "no");
-  ASSERT_TRUE(train(*scene, scene->session(), 1));
+  ASSERT_NO_FATAL_FAILURE(start_pause_step_play(*scene, scene->session()));
 
   // Typed text, a new learning rate and a new seed (a reset) mid-training.
   set_knob(*scene, "text", "May 3, 1979");
@@ -90,16 +93,7 @@ TEST_F(SceneWorkers, TranslateSceneEveryControlWhileTheWorkerTrains) {
 
 TEST_F(SceneWorkers, TransformerSceneEveryControlWhileTheWorkerTrains) {
   auto scene = std::make_unique<TransformerScene>(Stepping::Background);
-  ASSERT_TRUE(scene->session().background());
-  ASSERT_TRUE(train(*scene, scene->session(), 2));
-
-  set_knob(*scene, "paused", "yes");
-  scene->session().sync();
-  const int64_t paused_at = scene->session().steps();
-  scene->session().single_step();
-  scene->session().sync();
-  EXPECT_EQ(scene->session().steps(), paused_at + 1);
-  set_knob(*scene, "paused", "no");
+  ASSERT_NO_FATAL_FAILURE(start_pause_step_play(*scene, scene->session()));
 
   // The parameters are read on the worker (inputs() calls into it) while it trains.
   EXPECT_GT(scene->inputs().size(), 0u);
