@@ -2,9 +2,10 @@
 // raise ag::Error; a crash, a sanitizer report, a leak or a huge allocation
 // is a bug.
 //
-// Build (clang only): cmake -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DATTOGRAD_BUILD_FUZZERS=ON
+// ctest runs it as the test fuzz_npy (fuzz/driver.cpp over tests/npy_corpus);
+// for a long coverage-guided run, build it with libFuzzer (clang only):
+//   cmake -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DATTOGRAD_BUILD_FUZZERS=ON
 //   cmake --build build-fuzz --target fuzz_npy
-// Run, seeded with the test corpus:
 //   build-fuzz/fuzz/fuzz_npy -max_total_time=180 -max_len=4096 corpus_dir tests/npy_corpus
 #include <cstddef>
 #include <cstdint>

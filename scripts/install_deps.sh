@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages attograd needs, only those missing.
-#   scripts/install_deps.sh tests    compiler, CMake, GoogleTest, Google Benchmark, zlib, OpenBLAS, stb
+#   scripts/install_deps.sh tests    compiler, ccache, CMake, GoogleTest, Google Benchmark, zlib,
+#                                    OpenBLAS, stb
 #   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, Xvfb
 #   scripts/install_deps.sh web      the first plus Emscripten, Node.js, Chromium (the browser
 #                                    viewer, scripts/web.sh, and its headless test)
@@ -8,7 +9,8 @@
 # Runs apt-get directly as root, through sudo otherwise.
 set -euo pipefail
 
-packages=(g++ cmake ninja-build pkg-config libgtest-dev libbenchmark-dev zlib1g-dev libopenblas-dev libstb-dev)
+packages=(g++ cmake ninja-build pkg-config ccache libgtest-dev libbenchmark-dev zlib1g-dev
+          libopenblas-dev libstb-dev)
 for group in "${@:-tests}"; do
   case "$group" in
     tests) ;;

@@ -3,29 +3,141 @@
 # viewer's included: its widgets under Dear ImGui's null backend, and its
 # screenshots under xvfb-run, checked cell by cell against the library, and
 # the browser build's (test_web_viewer: WebAssembly in headless Chromium,
-# built into build/web; Release pass only).
+# built into build/web; Release pass only); every fuzz target over a fixed
+# set of mutated inputs (fuzz/driver.cpp; label `fuzz`).
 #   scripts/test.sh              Release build in build/
 #   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/
-# Installs missing Debian packages first.
+#   scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/: only the
+#                                test programs that start threads (label `threads`)
+# Installs missing Debian packages first; compiles through ccache when it is
+# installed. Prints each phase's wall time at the end, and appends it to
+# $ATTOGRAD_PHASE_LOG when that is set (.ci/run sums the passes with it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install_deps.sh viewer
-# Without Emscripten or Chromium, test_web_viewer reports itself skipped.
-scripts/install_deps.sh web || echo "attograd: web packages not installed; test_web_viewer will be skipped"
 
+pass=release
 build=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
-if [[ "${1:-}" == "--sanitize" ]]; then
-  build=build-sanitize
-  # test_web_viewer is not built here (viz/viewer/CMakeLists.txt): this pass
-  # checks host code under ASan, and the WebAssembly is the same either way.
-  # Benchmarks and demos are not tests: skip them in the slow sanitizer build.
-  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTOGRAD_SANITIZE=ON -DATTOGRAD_BUILD_BENCHMARKS=OFF
-         -DATTOGRAD_BUILD_EXAMPLES=OFF)
+targets=()
+ctest_args=()
+# The sanitizer passes' debug information: line tables and inlined frames
+# (-g1), all a report's stack needs, without the variables' descriptions
+# that -g adds: a test program compiles in a quarter less time under ASan.
+line_tables="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+case "${1:-}" in
+  "") ;;
+  --sanitize)
+    pass=sanitize
+    build="build-sanitize"
+    # test_web_viewer is not built here (viz/viewer/CMakeLists.txt): this pass
+    # checks host code under ASan, and the WebAssembly is the same either way.
+    # Benchmarks and demos are not tests: skip them in the slow sanitizer build.
+    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "$line_tables" -DATTOGRAD_SANITIZE=ON
+           -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF)
+    ;;
+  --tsan)
+    pass=tsan
+    build="build-tsan"
+    # The target threads_tests holds the test programs that start threads
+    # (attograd_gtest in CMakeLists.txt labels them); nothing else is built.
+    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "$line_tables" -DATTOGRAD_TSAN=ON
+           -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF -DATTOGRAD_BUILD_TUTORIALS=OFF)
+    targets=(--target threads_tests)
+    ctest_args=(-L threads)
+    ;;
+  *) echo "usage: scripts/test.sh [--sanitize | --tsan]" >&2; exit 2 ;;
+esac
+
+# Phase timings: printed however the script ends. A phase that fails ends
+# the script with its status.
+phases=()
+phase() {
+  local name=$1 start=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  phases+=("$pass $name $((SECONDS - start))")
+  return $status
+}
+report_phases() {
+  local line
+  for line in "${phases[@]}"; do
+    printf 'attograd: phase %-18s %5d s\n' "${line% *}" "${line##* }"
+    [[ -z "${ATTOGRAD_PHASE_LOG:-}" ]] || echo "phase $line" >> "$ATTOGRAD_PHASE_LOG"
+  done
+  return 0
+}
+trap report_phases EXIT
+
+install_deps() {
+  scripts/install_deps.sh viewer || return
+  # Without Emscripten or Chromium, test_web_viewer reports itself skipped.
+  [[ $pass != release ]] || scripts/install_deps.sh web ||
+    echo "attograd: web packages not installed; test_web_viewer will be skipped"
+}
+phase deps install_deps
+
+if command -v ccache > /dev/null; then
+  flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Paths below the checkout are hashed relative to it: two checkouts share
+  # hits. The test programs compile with a precompiled header, which ccache
+  # caches only with this sloppiness.
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros}"
 fi
+
+# ThreadSanitizer (GCC 12's runtime) keeps its shadow memory at fixed
+# addresses: with more than 28 bits of mmap randomisation (vm.mmap_rnd_bits;
+# some Linux 6.x kernels default to 32) a program's mappings can land there
+# and it aborts at start with "FATAL: ThreadSanitizer: unexpected memory
+# mapping". So the TSan pass runs its build (ninja runs each test program to
+# list its tests) and its tests without address randomisation, under
+# setarch -R, which every child inherits; where that is refused (a container
+# that forbids personality(2)) root lowers the setting to 28 instead.
+run=()
+if [[ $pass == tsan ]] && (($(cat /proc/sys/vm/mmap_rnd_bits 2> /dev/null || echo 0) > 28)); then
+  if setarch "$(uname -m)" -R true 2> /dev/null; then
+    run=(setarch "$(uname -m)" -R)
+  elif [[ $(id -u) -eq 0 ]]; then
+    echo "attograd: setting vm.mmap_rnd_bits to 28 for ThreadSanitizer"
+    sysctl -qw vm.mmap_rnd_bits=28
+  else
+    echo "attograd: vm.mmap_rnd_bits > 28 and setarch -R refused: TSan may fail to start" >&2
+  fi
+fi
+# A report fails the test (exit code 66) after the whole run, so that one run
+# shows every race; the second stack of a lock-order report helps read it.
+# The out-of-memory tests (test_allocator, test_robustness) ask for
+# impossible sizes and expect ag::Error: as their __asan_default_options do
+# for ASan, the allocator returns null instead of aborting the program.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-second_deadlock_stack=1 allocator_may_return_null=1}"
+
 jobs=$(nproc)
-cmake -S . -B "$build" -G Ninja "${flags[@]}"
-cmake --build "$build" -j "$jobs"
+phase configure cmake -S . -B "$build" -G Ninja "${flags[@]}"
+phase build "${run[@]}" cmake --build "$build" -j "$jobs" "${targets[@]}"
+
+# The TSan pass must not quietly check less: the label `threads` selects the
+# tests of every program that starts threads (tests/README.md lists them).
+# Raise this when adding such tests; lowering it needs a reason.
+min_thread_tests=110
+if [[ $pass == tsan ]]; then
+  selected=$(ctest --test-dir "$build" -N -L threads | sed -n 's/^Total Tests: //p')
+  if ((selected < min_thread_tests)); then
+    echo "attograd: the label 'threads' selects $selected tests, expected at least" \
+      "$min_thread_tests (scripts/test.sh)" >&2
+    exit 1
+  fi
+fi
+
 # One thread per test program, two programs at a time: the kernels' own
 # thread tests set their thread counts explicitly.
-ctest --test-dir "$build" --output-on-failure -j "$jobs"
+run_ctest() {
+  local log="$build/ctest.log" status=0
+  "${run[@]}" ctest --test-dir "$build" --output-on-failure -j "$jobs" "${ctest_args[@]}" |
+    tee "$log" || status=$?
+  # ctest's count line ("100% tests passed, 0 tests failed out of N"), which
+  # .ci/run prints again at the end.
+  [[ -z "${ATTOGRAD_PHASE_LOG:-}" ]] ||
+    sed -n "s/^\(.*tests passed.*\)/count $pass \1/p" "$log" >> "$ATTOGRAD_PHASE_LOG"
+  return $status
+}
+phase ctest run_ctest

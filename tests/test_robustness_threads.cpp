@@ -1,7 +1,8 @@
 // Threads (issue 29): hostile thread counts, and products and backward passes
 // run from several std::threads at once, which must give the numbers one
 // thread gives, bit for bit (each call's arithmetic does not depend on who
-// else is running). ThreadsTest: run under ThreadSanitizer too.
+// else is running); state dicts saved and loaded from several threads at
+// once. ThreadsTest: run under ThreadSanitizer too.
 #include <atomic>
 #include <climits>
 #include <thread>
@@ -116,6 +117,41 @@ TEST(ThreadsTest, ChangingTheThreadCountWhileOthersComputeIsSafe) {
   flipper.join();
   for (int t = 0; t < 2; ++t) EXPECT_TRUE(results[t].empty()) << "worker " << t;
   set_num_threads(previous);
+}
+
+TEST(ThreadsTest, StateDictsSavedAndLoadedFromSeveralThreadsAtOnce) {
+  // Each thread has its own model, saves its state dict to its own file,
+  // loads the shared file and its own back into a fresh model, several times
+  // while the others do the same: every load gives what was saved.
+  ag::testing::ScratchDir dir("threads_io");
+  manual_seed(36);
+  const nn::MultiHeadAttention shared_model(16, 16, 16, 16, 4, 0.0, /*bias=*/true);
+  save_npz(dir / "shared.npz", shared_model.state_dict());
+  constexpr int kThreads = 4, kRounds = 5;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      ThreadGenerator generator(100 + t);  // each model's own initial weights
+      nn::MultiHeadAttention mine(16, 16, 16, 16, 4, 0.0, true),
+          loaded(16, 16, 16, 16, 4, 0.0, true);
+      const std::string path = dir / ("model_" + std::to_string(t) + ".npz");
+      const auto same = [](const nn::Module& a, const nn::Module& b) {
+        const auto pa = a.named_parameters(), pb = b.named_parameters();
+        for (size_t i = 0; i < pa.size(); ++i)
+          if (pa[i].second.to_vector() != pb[i].second.to_vector()) return false;
+        return true;
+      };
+      for (int r = 0; r < kRounds; ++r) {
+        save_npz(path, mine.state_dict());
+        loaded.load_state_dict(load_npz(dir / "shared.npz"));
+        if (!same(loaded, shared_model)) failures[t] = "shared.npz, round " + std::to_string(r);
+        loaded.load_state_dict(load_npz(path));
+        if (!same(loaded, mine)) failures[t] = path + ", round " + std::to_string(r);
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 // What one thread draws: a dropout mask (one random_u64), randn and rand.
