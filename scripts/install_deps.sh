@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages attograd needs, only those missing.
 #   scripts/install_deps.sh tests    compiler, ccache, CMake, GoogleTest, Google Benchmark, zlib,
-#                                    OpenBLAS, stb
+#                                    OpenBLAS, stb, and CMUdict (pocketsphinx-en-us: what
+#                                    attograd-translate --task g2p reads; the tests use a sample)
 #   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, Xvfb
 #   scripts/install_deps.sh web      the first plus Emscripten, Node.js, Chromium (the browser
 #                                    viewer, scripts/web.sh, and its headless test)
@@ -10,7 +11,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config ccache libgtest-dev libbenchmark-dev zlib1g-dev
-          libopenblas-dev libstb-dev)
+          libopenblas-dev libstb-dev pocketsphinx-en-us)
 for group in "${@:-tests}"; do
   case "$group" in
     tests) ;;

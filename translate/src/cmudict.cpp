@@ -77,6 +77,10 @@ Cmudict read_cmudict(const std::string& path) {
     throw Error("read_cmudict: cannot open '" + path +
                 "': CMUdict is in Debian's package pocketsphinx-en-us (apt-get install "
                 "pocketsphinx-en-us), or give another dictionary with --dict PATH");
+  return parse_cmudict(in, path);
+}
+
+Cmudict parse_cmudict(std::istream& in, const std::string& path) {
   Cmudict dict;
   CmudictStats& stats = dict.stats;
   std::map<std::string, size_t> entry_of;  // word -> its index in dict.entries

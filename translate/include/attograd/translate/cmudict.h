@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct Cmudict {
 // file (naming the path and the Debian package), an empty one or one without
 // a usable entry, and the malformed lines above (file:line and what is wrong).
 Cmudict read_cmudict(const std::string& path);
+// The same from a stream (read as bytes), `path` naming it in messages (the
+// fuzz target fuzz/fuzz_cmudict.cpp feeds it arbitrary bytes).
+Cmudict parse_cmudict(std::istream& in, const std::string& path);
 
 // One line for the log: what was read, kept and skipped, and why.
 std::string cmudict_summary(const std::string& path, const Cmudict& dict);
