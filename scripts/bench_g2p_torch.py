@@ -24,7 +24,6 @@ import random
 import re
 import sys
 import tempfile
-import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -87,12 +86,7 @@ def torch_steps_per_sec(npz, pairs, steps, batch, lr):
         d2l_torch.grad_clipping(net, 1)
         optimizer.step()
 
-    for _ in range(10):  # warm-up
-        step()
-    start, cpu_start = time.perf_counter(), time.process_time()
-    for _ in range(steps):
-        step()
-    return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu_start)
+    return bench_seq2seq_torch.steps_per_sec(step, steps, warmup=10)
 
 
 def main():

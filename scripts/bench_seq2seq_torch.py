@@ -77,7 +77,12 @@ def torch_steps_per_sec(model, sizes, attention, transformer_sizes, steps, batch
         d2l_torch.grad_clipping(net, 1)
         optimizer.step()
 
-    for _ in range(20):  # warm-up
+    return steps_per_sec(step, steps, warmup=20)
+
+
+def steps_per_sec(step, steps, warmup):
+    """Calls step() warmup times, then `steps` times: steps per wall and per CPU second."""
+    for _ in range(warmup):
         step()
     start, cpu_start = time.perf_counter(), time.process_time()
     for _ in range(steps):

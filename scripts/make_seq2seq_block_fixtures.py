@@ -73,12 +73,15 @@ def embedding():
                                    "grad.weight": np64(emb.weight.grad)})
 
 
-def gru():
+def gru_cases(bidirectional):
+    """torch.nn.GRU(4, 6, 2[, bidirectional]): its parameters, x, h0, and the
+    cases "h0" and "zeros" (h0 given or not): output, h_n and every gradient
+    of sum(output * w_out) + sum(h_n * w_h)."""
     T, B, I, H, L = 5, 3, 4, 6, 2
-    g = nn.GRU(I, H, num_layers=L)
+    g = nn.GRU(I, H, num_layers=L, bidirectional=bidirectional)
     params = dict(g.named_parameters())
     x = torch.randn(T, B, I, requires_grad=True)
-    h0 = torch.randn(L, B, H, requires_grad=True)
+    h0 = torch.randn(L * (2 if bidirectional else 1), B, H, requires_grad=True)
     entries = {k: np64(v) for k, v in params.items()}
     entries["x"], entries["h0"] = np64(x), np64(h0)
     for case, h in (("h0", h0), ("zeros", None)):
@@ -94,6 +97,11 @@ def gru():
             entries[f"{case}.grad.h0"] = np64(h0.grad)
         for k, v in params.items():
             entries[f"{case}.grad.{k}"] = np64(v.grad)
+    return g, params, x, entries
+
+
+def gru():
+    g, _, _, entries = gru_cases(bidirectional=False)
     save("seq2seq_gru.npz", entries)
     # What a PyTorch user would save: the state dict as it is, uncompressed.
     save("seq2seq_gru_state.npz", {k: v.numpy() for k, v in g.state_dict().items()},
@@ -101,27 +109,9 @@ def gru():
 
 
 def bigru():
-    """torch.nn.GRU(bidirectional=True): the same entries as gru()'s."""
-    T, B, I, H, L = 5, 3, 4, 6, 2
-    g = nn.GRU(I, H, num_layers=L, bidirectional=True)
-    params = dict(g.named_parameters())
-    x = torch.randn(T, B, I, requires_grad=True)
-    h0 = torch.randn(2 * L, B, H, requires_grad=True)
-    entries = {k: np64(v) for k, v in params.items()}
-    entries["x"], entries["h0"] = np64(x), np64(h0)
-    for case, h in (("h0", h0), ("zeros", None)):
-        for t in [x, h0] + list(params.values()):
-            t.grad = None
-        output, h_n = g(x, h)
-        w_out, w_h = torch.randn(output.shape), torch.randn(h_n.shape)
-        ((output * w_out).sum() + (h_n * w_h).sum()).backward()
-        entries.update({f"{case}.output": np64(output), f"{case}.h_n": np64(h_n),
-                        f"{case}.w_out": np64(w_out), f"{case}.w_h": np64(w_h),
-                        f"{case}.grad.x": np64(x.grad)})
-        if h is not None:
-            entries[f"{case}.grad.h0"] = np64(h0.grad)
-        for k, v in params.items():
-            entries[f"{case}.grad.{k}"] = np64(v.grad)
+    """torch.nn.GRU(bidirectional=True): gru()'s entries, and a case "packed"."""
+    g, params, x, entries = gru_cases(bidirectional=True)
+    T = x.shape[0]
     # Packed sequences (lengths): the valid steps of the output and h_n.
     lengths = torch.tensor([5, 2, 3])
     for t in [x] + list(params.values()):

@@ -237,34 +237,39 @@ struct Tolerance {
   double atol, rtol;
 };
 
-TEST(GruTest, MatchesTorchOutputsAndGradients) {
-  const std::string file = "seq2seq_gru.npz";
+// The "h0" and "zeros" cases of a torch GRU fixture (gru's state already
+// loaded, in tol's dtype): output, h_n and the gradients of x, h0 and every
+// parameter of sum(output * w_out) + sum(h_n * w_h).
+void expect_matches_torch_cases(nn::GRU& gru, const std::string& file, const Tolerance& tol) {
   const auto fix = [&](const std::string& name) { return testing::fixture_tensor(file, name); };
+  for (const char* c : {"h0", "zeros"}) {
+    const std::string name = c;
+    SCOPED_TRACE(file + " " + name + ", " + dtype_name(tol.dtype));
+    gru.zero_grad();
+    Tensor x = fix("x").to(tol.dtype).clone().requires_grad_();
+    Tensor h0 = name == "h0" ? fix("h0").to(tol.dtype).clone().requires_grad_() : Tensor();
+    auto [output, h_n] = gru(x, h0);
+    EXPECT_TRUE(all_close(output, fix(name + ".output"), tol.atol, tol.rtol));
+    EXPECT_TRUE(all_close(h_n, fix(name + ".h_n"), tol.atol, tol.rtol));
+    (sum(output * fix(name + ".w_out").to(tol.dtype)) + sum(h_n * fix(name + ".w_h").to(tol.dtype)))
+        .backward();
+    EXPECT_TRUE(all_close(x.grad(), fix(name + ".grad.x"), tol.atol, tol.rtol));
+    if (h0.defined()) {
+      EXPECT_TRUE(all_close(h0.grad(), fix(name + ".grad.h0"), tol.atol, tol.rtol));
+    }
+    for (const auto& [param, value] : gru.named_parameters())
+      EXPECT_TRUE(all_close(value.grad(), fix(name + ".grad." + param), tol.atol, tol.rtol))
+          << param;
+  }
+}
+
+TEST(GruTest, MatchesTorchOutputsAndGradients) {
   const auto state = load_npz(testing::source_path("tests/fixtures/seq2seq_gru_state.npz"));
   for (const Tolerance& tol : {Tolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
     nn::GRU gru(4, 6, 2);
     gru.to(tol.dtype);
     gru.load_state_dict(state);
-    for (const char* c : {"h0", "zeros"}) {
-      const std::string name = c;
-      SCOPED_TRACE(name + ", " + dtype_name(tol.dtype));
-      gru.zero_grad();
-      Tensor x = fix("x").to(tol.dtype).clone().requires_grad_();
-      Tensor h0 = name == "h0" ? fix("h0").to(tol.dtype).clone().requires_grad_() : Tensor();
-      auto [output, h_n] = gru(x, h0);
-      EXPECT_TRUE(all_close(output, fix(name + ".output"), tol.atol, tol.rtol));
-      EXPECT_TRUE(all_close(h_n, fix(name + ".h_n"), tol.atol, tol.rtol));
-      (sum(output * fix(name + ".w_out").to(tol.dtype)) +
-       sum(h_n * fix(name + ".w_h").to(tol.dtype)))
-          .backward();
-      EXPECT_TRUE(all_close(x.grad(), fix(name + ".grad.x"), tol.atol, tol.rtol));
-      if (h0.defined()) {
-        EXPECT_TRUE(all_close(h0.grad(), fix(name + ".grad.h0"), tol.atol, tol.rtol));
-      }
-      for (const auto& [param, value] : gru.named_parameters())
-        EXPECT_TRUE(all_close(value.grad(), fix(name + ".grad." + param), tol.atol, tol.rtol))
-            << param;
-    }
+    expect_matches_torch_cases(gru, "seq2seq_gru.npz", tol);
   }
 }
 
@@ -273,36 +278,18 @@ TEST(GruTest, MatchesTorchOutputsAndGradients) {
 // parameters included.
 TEST(GruTest, BidirectionalMatchesTorchOutputsAndGradients) {
   const std::string file = "seq2seq_bigru.npz";
-  const auto fix = [&](const std::string& name) { return testing::fixture_tensor(file, name); };
   for (const Tolerance& tol : {Tolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
     nn::GRU gru(4, 6, 2, 0.0, /*bidirectional=*/true);
     gru.to(tol.dtype);
     std::map<std::string, Tensor> state;
-    for (const auto& [name, value] : gru.named_parameters()) state[name] = fix(name);
+    for (const auto& [name, value] : gru.named_parameters())
+      state[name] = testing::fixture_tensor(file, name);
     gru.load_state_dict(state, /*strict=*/true);
     EXPECT_EQ(gru.named_parameters()[4].first, "weight_ih_l0_reverse");
     EXPECT_EQ(gru.named_parameters().back().first, "bias_hh_l1_reverse");
-    for (const char* c : {"h0", "zeros"}) {
-      const std::string name = c;
-      SCOPED_TRACE(name + ", " + dtype_name(tol.dtype));
-      gru.zero_grad();
-      Tensor x = fix("x").to(tol.dtype).clone().requires_grad_();
-      Tensor h0 = name == "h0" ? fix("h0").to(tol.dtype).clone().requires_grad_() : Tensor();
-      auto [output, h_n] = gru(x, h0);
-      EXPECT_EQ(output.shape(), (Shape{5, 3, 12}));
-      EXPECT_TRUE(all_close(output, fix(name + ".output"), tol.atol, tol.rtol));
-      EXPECT_TRUE(all_close(h_n, fix(name + ".h_n"), tol.atol, tol.rtol));
-      (sum(output * fix(name + ".w_out").to(tol.dtype)) +
-       sum(h_n * fix(name + ".w_h").to(tol.dtype)))
-          .backward();
-      EXPECT_TRUE(all_close(x.grad(), fix(name + ".grad.x"), tol.atol, tol.rtol));
-      if (h0.defined()) {
-        EXPECT_TRUE(all_close(h0.grad(), fix(name + ".grad.h0"), tol.atol, tol.rtol));
-      }
-      for (const auto& [param, value] : gru.named_parameters())
-        EXPECT_TRUE(all_close(value.grad(), fix(name + ".grad." + param), tol.atol, tol.rtol))
-            << param;
-    }
+    EXPECT_EQ(gru(testing::fixture_tensor(file, "x").to(tol.dtype)).output.shape(),
+              (Shape{5, 3, 12}));
+    expect_matches_torch_cases(gru, file, tol);
   }
 }
 

@@ -194,6 +194,23 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
                            {"make_model", "unknown model 'transformerx'", "bahdanau"}));
 }
 
+// Each held-out source translated in one batch and alone: the same output and
+// alignment, whose rows are distributions over the source tokens (<eos> included).
+void expect_batched_as_one_by_one(Translator& translator, const Dataset& data) {
+  std::vector<std::string> sources;
+  for (const auto& e : data.heldout()) sources.push_back(e.source);
+  const auto batched = translate(translator, sources);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto one = translate(translator, {sources[i]});
+    ASSERT_EQ(one[0].output, batched[i].output);
+    ASSERT_TRUE(ag::testing::all_close(one[0].alignment, batched[i].alignment, 1e-5, 1e-5));
+    const Tensor& a = batched[i].alignment;
+    ASSERT_EQ(a.size(1), static_cast<int64_t>(sources[i].size()) + 1);
+    ASSERT_EQ(a.size(0), static_cast<int64_t>(batched[i].output_tokens.size()));
+    ASSERT_TRUE(ag::testing::all_close(a.sum(1), ag::ones({a.size(0)}, kFloat64), 1e-5));
+  }
+}
+
 // The bidirectional model trains on batches cut to their longest source and
 // target: the loss is the one of the whole padded batch (d2l's), and a text's
 // translation does not depend on the other texts of its batch.
@@ -224,32 +241,13 @@ TEST(TranslateTraining, BidirectionalCutsBatchesExactly) {
       static_cast<double>(data.tgt_steps()) / batch.tgt_valid_len.sum().item();
   EXPECT_NEAR(trainer.next_loss(), padded, 1e-6 * padded);
   trainer.step();
-  std::vector<std::string> sources;
-  for (const auto& e : data.heldout()) sources.push_back(e.source);
-  const auto batched = translate(translator, sources);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const auto one = translate(translator, {sources[i]});
-    EXPECT_EQ(one[0].output, batched[i].output);
-    EXPECT_TRUE(ag::testing::all_close(one[0].alignment, batched[i].alignment, 1e-6, 1e-6));
-  }
+  expect_batched_as_one_by_one(translator, data);
 }
 
 TEST(TranslatePredict, GreedyBatchMatchesOneByOne) {
   const Dataset data({Task::Reverse, 2000, 20, 4});
   Translator translator = trained_reverse(data, 30, 16);
-  std::vector<std::string> sources;
-  for (const auto& e : data.heldout()) sources.push_back(e.source);
-  const auto batched = translate(translator, sources);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const auto one = translate(translator, {sources[i]});
-    ASSERT_EQ(one[0].output, batched[i].output);
-    ASSERT_TRUE(ag::testing::all_close(one[0].alignment, batched[i].alignment, 1e-5, 1e-5));
-    // Rows are distributions over the source tokens (<eos> included).
-    const Tensor& a = batched[i].alignment;
-    ASSERT_EQ(a.size(1), static_cast<int64_t>(sources[i].size()) + 1);
-    ASSERT_EQ(a.size(0), static_cast<int64_t>(batched[i].output_tokens.size()));
-    ASSERT_TRUE(ag::testing::all_close(a.sum(1), ag::ones({a.size(0)}, kFloat64), 1e-5));
-  }
+  expect_batched_as_one_by_one(translator, data);
   EXPECT_TRUE(translator.model->is_training());  // prediction restored the mode
   EXPECT_TRUE(throws_error([&] { translate(translator, {"12x"}); }, {"unknown character 'x'"}));
 }
