@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "attograd/error.h"
 #include "attograd/translate/cmudict.h"
 
 namespace {

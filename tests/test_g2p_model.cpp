@@ -13,7 +13,10 @@
 namespace ag {
 namespace {
 
-using namespace ag::translate;
+using translate::load_translator;
+using translate::Task;
+using translate::Translation;
+using translate::Translator;
 
 const Translator& shipped() {
   static Translator t = load_translator(testing::source_path("translate/models/g2p-cmudict.npz"));
@@ -45,14 +48,16 @@ TEST(G2pModel, PronouncesTheTrickyWords) {
       {"psychology", "S AY K AA L AH JH IY"}};
   std::vector<std::string> inputs;
   for (const auto& [word, _] : words) inputs.push_back(word);
-  const std::vector<Translation> greedy = translate(t, inputs);
-  const std::vector<Translation> beam = translate(t, inputs, 1000, 5);
+  const std::vector<Translation> greedy = translate::translate(t, inputs);
+  const std::vector<Translation> beam = translate::translate(t, inputs, 1000, 5);
   for (size_t i = 0; i < words.size(); ++i) {
     EXPECT_EQ(greedy[i].output, words[i].second) << words[i].first;
     EXPECT_EQ(beam[i].output, words[i].second) << words[i].first << " (beam 5)";
     ASSERT_EQ(beam[i].beam.size(), 5u) << words[i].first;
     for (size_t k = 1; k < beam[i].beam.size(); ++k)  // finished candidates, best first
-      if (beam[i].beam[k].finished) EXPECT_LE(beam[i].beam[k].score, beam[i].beam[k - 1].score);
+      if (beam[i].beam[k].finished) {
+        EXPECT_LE(beam[i].beam[k].score, beam[i].beam[k - 1].score);
+      }
     // The alignment: one row per output phoneme and <eos>, one column per
     // letter and <eos>, each row a distribution.
     const Tensor& a = greedy[i].alignment;
@@ -61,7 +66,8 @@ TEST(G2pModel, PronouncesTheTrickyWords) {
     EXPECT_TRUE(testing::all_close(a.sum(1), ones({a.size(0)}, kFloat64), 1e-5));
   }
   // A character the model cannot read is an error naming it.
-  EXPECT_TRUE(testing::throws_error([&] { translate(t, {"caf\xc3\xa9"}); }, {"'\xc3\xa9'"}));
+  EXPECT_TRUE(
+      testing::throws_error([&] { translate::translate(t, {"caf\xc3\xa9"}); }, {"'\xc3\xa9'"}));
 }
 
 }  // namespace
