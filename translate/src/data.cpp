@@ -186,6 +186,11 @@ Batch make_batch(const std::vector<const Example*>& examples, const Vocab& src_v
           ag::tensor(tgt, {batch, tgt_steps}, kInt64), ag::tensor(tgt_len, {batch}, kInt64)};
 }
 
+Tensor cut_padding(const Tensor& tokens, const Tensor& valid_len) {
+  const std::vector<double> lens = valid_len.to_vector();
+  return tokens.narrow(1, 0, static_cast<int64_t>(*std::max_element(lens.begin(), lens.end())));
+}
+
 std::pair<Tensor, Tensor> encode_sources(const std::vector<std::string>& texts,
                                          const Vocab& src_vocab, int64_t src_steps) {
   AG_CHECK(!texts.empty(), "translate", "no text to translate");

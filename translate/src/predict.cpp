@@ -252,10 +252,7 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
         texts.begin() +
             static_cast<int64_t>(std::min(texts.size(), first + static_cast<size_t>(batch_size))));
     auto [src, src_valid_len] = encode_sources(chunk, translator.src_vocab, translator.src_steps);
-    if (translator.config.encoder == "bidirectional") {  // padding changes nothing: cut it
-      const std::vector<double> lens = src_valid_len.to_vector();
-      src = src.narrow(1, 0, static_cast<int64_t>(*std::max_element(lens.begin(), lens.end())));
-    }
+    if (skips_padding(translator.config)) src = cut_padding(src, src_valid_len);
     std::vector<Prediction> predictions;
     std::vector<std::vector<BeamCandidate>> beams;
     if (beam == 1) {

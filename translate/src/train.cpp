@@ -239,7 +239,7 @@ Seq2SeqTrainer::Seq2SeqTrainer(Translator& translator, const Dataset& data,
       params_(model_.parameters()),
       batches_(data, options.batch_size, options.seed),
       bos_(full({options.batch_size, 1}, static_cast<double>(Vocab::kBos), kInt64)),
-      trim_(translator.config.encoder == "bidirectional") {
+      trim_(skips_padding(translator.config)) {
   AG_CHECK(options.steps >= 0 && options.lr > 0 && options.max_grad_norm > 0, "train_seq2seq",
            "need steps >= 0, lr > 0 and max_grad_norm > 0, got " + std::to_string(options.steps) +
                ", " + std::to_string(options.lr) + ", " + std::to_string(options.max_grad_norm));
@@ -269,12 +269,8 @@ Tensor Seq2SeqTrainer::summed_loss(nn::EncoderDecoder& model, const Batch& batch
     // decoder is causal, so cutting them changes no logit of a valid step;
     // it only spares the GRUs and the attention those steps (CMUdict's pairs
     // average 8 characters against 29 steps).
-    const auto longest = [](const Tensor& lens) {
-      const std::vector<double> v = lens.to_vector();
-      return static_cast<int64_t>(*std::max_element(v.begin(), v.end()));
-    };
-    src = src.narrow(1, 0, longest(batch.src_valid_len));
-    tgt = tgt.narrow(1, 0, longest(batch.tgt_valid_len));
+    src = cut_padding(src, batch.src_valid_len);
+    tgt = cut_padding(tgt, batch.tgt_valid_len);
   }
   const int64_t Tt = tgt.size(1);
   // Teacher forcing: step t reads the true token t - 1 (<bos> at t = 0).

@@ -136,6 +136,9 @@ Batch make_batch(const std::vector<const Example*>& examples, const Vocab& src_v
 // the text.
 std::pair<Tensor, Tensor> encode_sources(const std::vector<std::string>& texts,
                                          const Vocab& src_vocab, int64_t src_steps);
+// tokens [B, steps] without the columns past the longest of valid_len [B]:
+// the steps that are padding in every row.
+Tensor cut_padding(const Tensor& tokens, const Tensor& valid_len);
 
 // Shuffled minibatches over the training set, epoch after epoch: each epoch
 // visits every example once in an order drawn from the seed (d2l's

@@ -75,6 +75,14 @@ struct Translator {
   std::unique_ptr<nn::EncoderDecoder> model;
 };
 
+// Whether the model's valid logits do not depend on padding (the
+// bidirectional encoder skips it; the decoder is causal), so that a batch may
+// be cut to its longest source and target (cut_padding) in training and
+// prediction alike.
+inline bool skips_padding(const ModelConfig& config) {
+  return config.encoder == "bidirectional";
+}
+
 // A fresh model for `data`'s vocabularies and step counts.
 Translator make_translator(const ModelConfig& config, const Dataset& data);
 
