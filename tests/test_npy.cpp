@@ -18,12 +18,13 @@
 #include "attograd/ops.h"
 
 #include "../core/src/tensor_impl_access.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCorpus = std::string(ATTOGRAD_SOURCE_DIR) + "/tests/npy_corpus";
+const std::string kCorpus = ag::testing::source_path("tests/npy_corpus");
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
