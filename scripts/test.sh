@@ -9,6 +9,8 @@
 #   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/
 #   scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/: only the
 #                                test programs that start threads (label `threads`)
+#   ... --build-only             installs, configures and builds; runs no test
+#                                (.ci/run builds the next pass while this one's tests run)
 # Installs missing Debian packages first; compiles through ccache when it is
 # installed. Prints each phase's wall time at the end, and appends it to
 # $ATTOGRAD_PHASE_LOG when that is set (.ci/run sums the passes with it).
@@ -24,7 +26,15 @@ ctest_args=()
 # (-g1), all a report's stack needs, without the variables' descriptions
 # that -g adds: a test program compiles in a quarter less time under ASan.
 line_tables="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-case "${1:-}" in
+build_only=0
+mode=""
+for arg in "$@"; do
+  case "$arg" in
+    --build-only) build_only=1 ;;
+    *) mode="$arg" ;;
+  esac
+done
+case "$mode" in
   "") ;;
   --sanitize)
     pass=sanitize
@@ -45,7 +55,7 @@ case "${1:-}" in
     targets=(--target threads_tests)
     ctest_args=(-L threads)
     ;;
-  *) echo "usage: scripts/test.sh [--sanitize | --tsan]" >&2; exit 2 ;;
+  *) echo "usage: scripts/test.sh [--sanitize | --tsan] [--build-only]" >&2; exit 2 ;;
 esac
 
 # Phase timings: printed however the script ends. A phase that fails ends
@@ -114,6 +124,7 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-second_deadlock_stack=1 allocator_may_retur
 jobs=$(nproc)
 phase configure cmake -S . -B "$build" -G Ninja "${flags[@]}"
 phase build "${run[@]}" cmake --build "$build" -j "$jobs" "${targets[@]}"
+((build_only == 0)) || exit 0
 
 # The TSan pass must not quietly check less: the label `threads` selects the
 # tests of every program that starts threads (tests/README.md lists them).
