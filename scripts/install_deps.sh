@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages attograd needs, only those missing.
 #   scripts/install_deps.sh tests    compiler, ccache, CMake, GoogleTest, Google Benchmark, zlib,
-#                                    OpenBLAS, stb, and CMUdict (pocketsphinx-en-us: what
-#                                    attograd-translate --task g2p reads; the tests use a sample)
+#                                    OpenBLAS, stb, the DejaVu font (the heatmaps' labels; the
+#                                    tests check their anti-aliasing), and CMUdict
+#                                    (pocketsphinx-en-us: what attograd-translate --task g2p
+#                                    reads; the tests use a sample)
 #   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, Xvfb
 #   scripts/install_deps.sh web      the first plus Emscripten, Node.js, Chromium (the browser
 #                                    viewer, scripts/web.sh, and its headless test)
@@ -11,13 +13,13 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config ccache libgtest-dev libbenchmark-dev zlib1g-dev
-          libopenblas-dev libstb-dev pocketsphinx-en-us)
+          libopenblas-dev libstb-dev fonts-dejavu-core pocketsphinx-en-us)
 for group in "${@:-tests}"; do
   case "$group" in
     tests) ;;
-    viewer) packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core) ;;
+    viewer) packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth) ;;
     # dpkg-dev unpacks the imgui and zlib source packages web.sh fetches.
-    web) packages+=(emscripten nodejs chromium dpkg-dev fonts-dejavu-core) ;;
+    web) packages+=(emscripten nodejs chromium dpkg-dev) ;;
     *) echo "install_deps.sh: unknown group '$group' (tests, viewer, web)" >&2; exit 2 ;;
   esac
 done

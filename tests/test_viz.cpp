@@ -289,19 +289,31 @@ TEST(ShowHeatmapsTest, ShowValuesPrintsTextInCells) {
   viz::show_heatmaps(w, valued, options);
   const viz::Image a = viz::read_png(plain), b = viz::read_png(valued);
   const viz::HeatmapLayout layout = viz::heatmap_layout(w.shape(), options);
-  // Dark cell (0.1): white text; light cell (0.9): black text.
+  // Dark cell (0.1): white text; light cell (0.9): black text, anti-aliased:
+  // each pixel it touches is the cell's colour blended towards the text's.
   const Rgb text_colors[2] = {{255, 255, 255}, {0, 0, 0}};
   for (int64_t j = 0; j < 2; ++j) {
     const auto [cx, cy] = layout.cell_center(0, 0, j);
-    int text_pixels = 0;
+    const Rgb cell = a.at(cx, cy), ink = text_colors[j];
+    int text_pixels = 0, full_ink = 0;
     for (int y = cy - 20; y < cy + 20; ++y) {
       for (int x = cx - 20; x < cx + 20; ++x) {
-        if (a.at(x, y) == b.at(x, y)) continue;
-        EXPECT_EQ(b.at(x, y), text_colors[j]);
+        const Rgb p = b.at(x, y);
+        if (a.at(x, y) == p) continue;
         ++text_pixels;
+        full_ink += p == ink;
+        // The blend's share of ink, from the channel that moves most.
+        const double share = (p.g - cell.g) / static_cast<double>(ink.g - cell.g);
+        EXPECT_GE(share, 0.0);
+        EXPECT_LE(share, 1.0);
+        const Rgb blend{static_cast<uint8_t>(std::lround(cell.r + share * (ink.r - cell.r))),
+                        static_cast<uint8_t>(std::lround(cell.g + share * (ink.g - cell.g))),
+                        static_cast<uint8_t>(std::lround(cell.b + share * (ink.b - cell.b)))};
+        EXPECT_TRUE(near_rgb(p, blend, 2)) << x << ", " << y;
       }
     }
     EXPECT_GT(text_pixels, 20) << "cell " << j;
+    EXPECT_GT(full_ink, 5) << "cell " << j;
   }
 }
 
@@ -310,7 +322,7 @@ TEST(ShowHeatmapsTest, StridedGradTensorsAndNonAsciiLabels) {
   const Tensor scores = rand({2, 5, 3}).requires_grad_();
   const Tensor weights = transpose(softmax(scores, 1), 1, 2);  // [2, 3, 5], not contiguous
   viz::HeatmapOptions options;
-  options.xlabel = "Schl\xc3\xbcssel";  // UTF-8: '?' in the PNG's ASCII font, kept in the SVG
+  options.xlabel = "Schl\xc3\xbcssel";  // UTF-8: DejaVu draws the u-umlaut, the SVG keeps it
   options.titles = {"\xce\xb1", "\xce\xb2"};
   const std::string png = temp_path("strided.png"), svg = temp_path("strided.svg");
   viz::show_heatmaps(weights, png, options);

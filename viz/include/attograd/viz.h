@@ -11,8 +11,8 @@
 // leading dim but the last two is flattened into one row of maps, except that
 // a 4-D input keeps its grid of rows x cols. All maps share one colour scale
 // and one colour bar. The file's extension picks the format: .png (RGB,
-// written with stb_image_write) or .svg (each cell a <rect> whose <title>
-// holds its value, so a browser shows it on hover).
+// written with stb_image_write, its text through stb_truetype) or .svg (each
+// cell a <rect> whose <title> holds its value, so a browser shows it on hover).
 //
 // The same colour maps serve the viewer (viz/viewer), so that a cell's colour
 // in a PNG, an SVG and on screen is one function of its value.
@@ -84,6 +84,12 @@ struct HeatmapOptions {
   // per query (y); empty = the indices 0, 1, 2, ... as before. x labels wider
   // than a cell are written vertically (matplotlib's rotation=90).
   std::vector<std::string> xticklabels, yticklabels;
+  // The TrueType font of the PNG's text, drawn anti-aliased: DejaVu Sans, the
+  // viewer's font (Debian's fonts-dejavu-core; the browser build embeds it at
+  // this path). When it cannot be read, the PNG falls back to a bitmap font
+  // (printable ASCII only). The layout measures the text with the same font,
+  // and the SVG names DejaVu Sans at the same size.
+  std::string font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 };
 
 // Writes the heatmaps of `matrices` (float32 or float64, rank >= 2, no empty
@@ -97,8 +103,8 @@ void show_heatmaps(const Tensor& matrices, const std::string& path,
 // Where show_heatmaps() puts things, in pixels of the PNG (and user units of the
 // SVG, which uses the same coordinates): tests sample cell centres with it.
 struct HeatmapLayout {
-  int width = 0, height = 0;           // the whole image
-  int64_t grid_rows = 0, grid_cols = 0;  // maps per column and per row of the grid
+  int width = 0, height = 0;              // the whole image
+  int64_t grid_rows = 0, grid_cols = 0;   // maps per column and per row of the grid
   int64_t num_queries = 0, num_keys = 0;  // Tq, Tk of every map
   // Top-left corner of map (grid_row, grid_col); cells are cell_size squares.
   std::vector<std::array<int, 2>> map_origin;  // row-major over the grid: {x, y}
