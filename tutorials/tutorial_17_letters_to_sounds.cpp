@@ -316,11 +316,16 @@ int main(int argc, char** argv) {
           tut::num(k_weight, "%.2f"));
   t.check("box: the x is two sounds, K and S both look at it",
           column_weight(box, 2, 1, box_k) > 0.5 && column_weight(box, 2, 1, box_s) > 0.25);
+  bool all_training = true;
+  for (const std::string& word : tricky)
+    all_training = all_training && tr::cmudict_split(word) == tr::Split::Train;
+  t.check("all five are training words (the test words come next)", all_training);
   t.say(
       "A silent letter is read (its annotation is part of its neighbours', through the "
-      "bidirectional GRU) but not attended; one letter can be two sounds (box's x); a sound "
-      "can be read off several letters (thought's th and ugh t). These five are training "
-      "words; the test words are next.");
+      "bidirectional GRU) but not attended: knife's k, queue's q. One letter can be two "
+      "sounds: box's x gives K, then S, which shares its weight with <eos>. A sound can be "
+      "read off several letters: thought's TH spreads over the whole word, and its T looks "
+      "at u, g and h rather than at the final t.");
 
   t.step("Word and phoneme error rates, step by step",
          "The test split's words, decoded greedily. For each word i with output o_i and "
