@@ -76,11 +76,10 @@ void draw_pronounce_alignment(const std::string& id, const std::string& title,
 // ---- train mode's trainer (pronounce_trainer.cpp) -------------------------------------------
 // Two small unidirectional-encoder models (the bidirectional encoder takes
 // additive attention only), additive and dot product, trained on the
-// dictionary's training split. Each record holds per model ("additive",
-// "dot"): loss [1], wer [1] (on kDevSample dev words, every kEvalEvery steps
-// and carried in between), and the typed word's greedy answer
-// (typed.output [tgt_steps], -1 past the end; typed.rows [1];
-// typed.alignment [tgt_steps, src_steps]); once: the word itself
+// dictionary's training split (words of up to kMaxLetters). Each record holds per model
+// ("additive", "dot"): loss [1], wer [1] (on kDevSample dev words, every kEvalEvery steps and
+// carried in between), and the typed word's greedy answer (typed.output [tgt_steps], -1 past the
+// end; typed.rows [1]; typed.alignment [tgt_steps, src_steps]); once: the word itself
 // (typed.letters [src_steps], its bytes, 0 past the end) and typed.length
 // [1] (its letters and <eos>, 0 for none).
 class PronounceTrainer : public Trainer {
@@ -88,6 +87,7 @@ class PronounceTrainer : public Trainer {
   static constexpr int64_t kDevSample = 300;
   static constexpr int64_t kEvalEvery = 50;
   static constexpr int64_t kBatchSize = 64;
+  static constexpr int64_t kMaxLetters = 10;  // longer words are left out
   static constexpr const char* kModels[2] = {"additive", "dot"};
 
   // Reads the dictionary (ag::Error when it cannot).
