@@ -156,6 +156,8 @@ class PronounceScene : public Scene {
   // Loads the model and the dictionary if not yet done (the first frame
   // does): their errors are load_error() and dict_error().
   void load();
+  const char* field() const { return field_; }       // what the text field holds
+  const std::string& word() const { return word_; }  // the word shown (the last good one)
   const std::string& word_error() const { return word_error_; }
   const std::string& load_error() const { return load_error_; }
   const std::string& dict_error() const { return dict_error_; }
