@@ -112,8 +112,7 @@ void PronounceScene::set_dict_path(const std::string& path) {
 
 void PronounceScene::set_word(const std::string& text) {
   std::snprintf(field_, sizeof field_, "%s", text.c_str());
-  if (!loaded_) return;  // load() answers it
-  answer_word();
+  if (loaded_) answer_word();  // else load() does
   if (mode_ == Mode::Train) post_typed_word();
 }
 
