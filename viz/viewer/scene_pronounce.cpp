@@ -62,7 +62,7 @@ void draw_pronounce_alignment(const std::string& id, const std::string& title,
   for (const std::string& phoneme : phonemes) {
     view.row_labels.push_back(phoneme == "<eos>" ? "\xe2\x86\xb5" : phoneme);
   }
-  const float bar = colorbar_width(view.scale);
+  const float bar = colorbar_width(view.scale) + ImGui::GetStyle().ItemSpacing.x;
   draw_heatmap(view, ImVec2(std::max(size.x - bar, 60.0f), std::max(size.y, 60.0f)));
   colorbar_beside_last_map((id + "_bar").c_str(), view.scale);
 }

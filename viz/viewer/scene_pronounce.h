@@ -105,6 +105,7 @@ class PronounceTrainer : public Trainer {
   const char* title() const override { return "Pronounce: additive vs dot product"; }
   std::vector<RecordField> fields() const override;
   std::vector<Series> series() const override;
+  const char* fraction_name() const override { return "dev word error rate"; }
   double default_learning_rate() const override { return 0.01; }
   std::map<std::string, Tensor> start(double lr) override;
   std::map<std::string, Tensor> step() override;
