@@ -54,7 +54,7 @@ void draw_pronounce_alignment(const std::string& id, const std::string& title,
   // step (the one that emitted <eos> too): as d2l draws an alignment.
   HeatmapView view{id,       title,     alignment, Tensor(), {viz::Colormap::Viridis, 0.0, 1.0},
                    "letter", "phoneme", "phoneme", "letter"};
-  view.max_cell = 44.0f;
+  view.max_cell = 60.0f;
   view.show_values = true;  // short words: each weight fits its cell
   for (const std::string& letter : letters) {
     view.col_labels.push_back(letter == "<eos>" ? "\xe2\x86\xb5" : letter);
