@@ -171,6 +171,10 @@ TEST_F(PronounceUi, TrainModeTrainsInTheFramesAndAnswersAsTheLibrary) {
   scene.set_word("xylophonesque");
   frame();
   EXPECT_NE(scene.word_error(), "");
+  // Back to asking: training waits.
+  set("paused", "no");
+  set("mode", "ask");
+  EXPECT_TRUE(scene.session()->paused());
 }
 
 }  // namespace

@@ -17,6 +17,9 @@ const char* const kModelLabels[2] = {"additive attention", "dot-product attentio
 }  // namespace
 
 void PronounceScene::set_mode(Mode mode) {
+  // Training waits while the learner asks (its worker would take the CPU the
+  // answers need); Play goes on from where it stopped.
+  if (mode == Mode::Ask && mode_ == Mode::Train && session_) session_->set_paused(true);
   mode_ = mode;
   if (mode_ == Mode::Train && !session_) start_training();
   if (mode_ == Mode::Train) post_typed_word();
@@ -35,7 +38,7 @@ void PronounceScene::start_training() {
     // (at least one step) so that the page keeps drawing.
     session_->set_steps_per_frame(4);
     session_->set_frame_budget(10.0);
-    session_->set_paused(paused);
+    session_->set_paused(paused || mode_ != Mode::Train);
     train_error_.clear();
   } catch (const Error& e) {
     train_error_ = e.what();
