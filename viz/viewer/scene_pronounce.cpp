@@ -308,7 +308,11 @@ void PronounceScene::draw_gallery() {
 
 void PronounceScene::draw_answer() {
   if (!has_answer_) {
-    show_note("Type a word in the field on the left.");
+    show_note(word_error_.empty()
+                  ? "Type a word in the field on the left."
+                  : "No answer yet: the field's text is not a word the model can read (the "
+                    "message on the left says why).");
+    if (!dict_error_.empty()) show_error(dict_error_);
     return;
   }
   // 1. The greedy answer, in ARPAbet and IPA.
