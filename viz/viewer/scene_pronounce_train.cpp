@@ -101,7 +101,7 @@ void PronounceScene::draw_train_controls() {
   draw_word_field();
   ImGui::Spacing();
   show_note(
-      "Two small seq2seq models (a GRU of 64, d2l's decoder) learn CMUdict's training words "
+      "Two small seq2seq models (a GRU of 32, d2l's decoder) learn CMUdict's training words "
       "from the same seed and minibatches; they differ only in the attention scoring "
       "function. The plot: each model's minibatch loss per phoneme (left axis) and its word "
       "error rate on 300 dev words (right axis, every 50 steps).");
