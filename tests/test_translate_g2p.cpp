@@ -142,6 +142,35 @@ TEST(G2pSplit, DatasetFromTheSample) {
   EXPECT_EQ(data.tgt_vocab().token(static_cast<int64_t>(batch.tgt.to_vector()[1])), "AY");
 }
 
+// max_length keeps the short examples of every split and sizes the steps to
+// them; words the whole dictionary has are left out, not cut.
+TEST(G2pSplit, MaxLengthKeepsShortExamples) {
+  DatasetOptions options;
+  options.task = Task::G2p;
+  options.dict_path = sample_path();
+  options.max_length = 6;
+  const Dataset data(options);
+  EXPECT_LE(data.src_steps(), 7);
+  EXPECT_LE(data.tgt_steps(), 7);
+  const Dataset all([&] {
+    DatasetOptions every = options;
+    every.max_length = 0;
+    return every;
+  }());
+  for (const auto* split : {&data.train(), &data.dev(), &data.heldout()}) {
+    for (const Example& e : *split) {
+      EXPECT_LE(e.source.size(), 6u) << e.source;
+      for (const std::string& answer : e.answers()) {
+        EXPECT_LE(tokenize(answer, Tokenization::Phonemes).size(), 6u) << e.source;
+      }
+    }
+  }
+  EXPECT_GT(data.train().size(), 0u);
+  EXPECT_LT(data.train().size(), all.train().size());
+  options.max_length = -1;
+  EXPECT_THROW(Dataset{options}, Error);
+}
+
 TEST(G2pScore, EditDistance) {
   const auto d = [](const std::string& a, const std::string& b) {
     return edit_distance(tokenize(a, Tokenization::Phonemes), tokenize(b, Tokenization::Phonemes));

@@ -159,7 +159,7 @@ constexpr int kLabelMargin = 10;  // the end labels stand half a line above and 
 
 TEST(SmallWindow, EverySceneFitsItsMapsAt1024x700) {
   for (const char* scene : {"compare", "playground", "masks", "scaling", "multihead", "file",
-                            "step", "graph", "translate", "transformer"}) {
+                            "step", "graph", "translate", "transformer", "pronounce"}) {
     SCOPED_TRACE(scene);
     const SceneRun run = run_scene(scene, 4, {"--size", "1024x700"});
     ASSERT_EQ(run.exit_code, 0);

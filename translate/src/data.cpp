@@ -130,10 +130,38 @@ TaskData task_data(const DatasetOptions& options) {
   throw Error("Dataset: unknown task");
 }
 
+// Drops the examples longer than max_length (DatasetOptions::max_length) and
+// sets the longest lengths to those of the examples kept.
+void keep_short_examples(TaskData& data, int64_t max_length, Tokenization tokenization) {
+  int64_t longest_source = 0, longest_target = 0;
+  const auto too_long = [&](const Example& e) {
+    if (static_cast<int64_t>(e.source.size()) > max_length) return true;
+    int64_t longest = 0;
+    for (const std::string& answer : e.answers()) {
+      longest =
+          std::max<int64_t>(longest, static_cast<int64_t>(tokenize(answer, tokenization).size()));
+    }
+    if (longest > max_length) return true;
+    longest_source = std::max<int64_t>(longest_source, static_cast<int64_t>(e.source.size()));
+    longest_target = std::max(longest_target, longest);
+    return false;
+  };
+  for (std::vector<Example>* split : {&data.train, &data.dev, &data.test}) {
+    std::erase_if(*split, too_long);
+  }
+  AG_CHECK(!data.train.empty(), "Dataset",
+           "no training example is at most " + std::to_string(max_length) + " long");
+  data.max_source_length = longest_source;
+  data.max_target_length = longest_target;
+}
+
 }  // namespace
 
 Dataset::Dataset(const DatasetOptions& options) : task_(options.task) {
+  AG_CHECK(options.max_length >= 0, "Dataset",
+           "max_length must be >= 0, got " + std::to_string(options.max_length));
   TaskData data = task_data(options);
+  if (options.max_length > 0) keep_short_examples(data, options.max_length, target_tokenization());
   train_ = std::move(data.train);
   dev_ = std::move(data.dev);
   heldout_ = std::move(data.test);

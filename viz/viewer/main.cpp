@@ -376,9 +376,10 @@ int start_viewer(int argc, char** argv) {
   ImGui::GetStyle().ScaleAllSizes(content_scale);
   // The browser build embeds this file at the same path (--embed-file).
   const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  // Latin, Greek (tau, sigma), arrows and maths symbols (sqrt): the labels use them.
-  static const ImWchar kGlyphs[] = {0x0020, 0x00FF, 0x0391, 0x03C9, 0x2190,
-                                    0x21FF, 0x2200, 0x22FF, 0};
+  // Latin, Greek (tau, sigma), arrows and maths symbols (sqrt): the labels use
+  // them; Latin Extended-A and the IPA block: the pronounce scene's IPA (ŋ, ʃ).
+  static const ImWchar kGlyphs[] = {0x0020, 0x00FF, 0x0100, 0x017F, 0x0250, 0x02AF, 0x0391,
+                                    0x03C9, 0x2190, 0x21FF, 0x2200, 0x22FF, 0};
   if (std::ifstream(font).good()) {
     io.Fonts->AddFontFromFileTTF(font, 15.0f * content_scale, nullptr, kGlyphs);
   } else {

@@ -21,6 +21,7 @@ std::unique_ptr<Scene> make_step_scene();
 std::unique_ptr<Scene> make_graph_scene();
 std::unique_ptr<Scene> make_translate_scene();
 std::unique_ptr<Scene> make_transformer_scene();
+std::unique_ptr<Scene> make_pronounce_scene();
 
 std::vector<std::unique_ptr<Scene>> make_scenes() {
   std::vector<std::unique_ptr<Scene>> scenes;
@@ -35,6 +36,7 @@ std::vector<std::unique_ptr<Scene>> make_scenes() {
   scenes.push_back(make_graph_scene());
   scenes.push_back(make_translate_scene());
   scenes.push_back(make_transformer_scene());
+  scenes.push_back(make_pronounce_scene());
   return scenes;
 }
 

@@ -78,6 +78,9 @@ class Trainer {
   // The fields of each record (the history holds exactly these).
   virtual std::vector<RecordField> fields() const = 0;
   virtual std::vector<Series> series() const = 0;
+  // What the Fraction series measure, in the plot's title ("accuracy",
+  // "word error rate").
+  virtual const char* fraction_name() const { return "accuracy"; }
   virtual double default_learning_rate() const = 0;
   // Step 0: data and initial parameters, fresh optimizers at `lr`; returns
   // step 0's record.

@@ -3,6 +3,7 @@
 // the session's locked accessors, or under its lock for the curves.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 
 #include "plot.h"
@@ -84,10 +85,11 @@ void TrainingSession::draw_curves(ImVec2 size) const {
   const double last_x = std::max<double>(1, static_cast<double>(points.front().size()) * stride);
   // A right axis takes room for its tick labels from the plot's width.
   const float right_labels = has_fractions ? ImGui::CalcTextSize("0.8").x + 12 : 0.0f;
-  const PlotArea loss_area =
-      draw_axes(has_fractions ? "Loss (log scale, left) and accuracy (right) since step 0"
-                              : "Loss (log scale) since step 0",
-                ImVec2(size.x - right_labels, size.y), 0, last_x, lo / 1.2, hi * 1.2, true, "step");
+  const std::string title = has_fractions ? std::string("Loss (log scale, left) and ") +
+                                                trainer_.fraction_name() + " (right) since step 0"
+                                          : "Loss (log scale) since step 0";
+  const PlotArea loss_area = draw_axes(title.c_str(), ImVec2(size.x - right_labels, size.y), 0,
+                                       last_x, lo / 1.2, hi * 1.2, true, "step");
   const PlotArea fraction_area = has_fractions ? draw_right_axis(loss_area, 0, 1) : loss_area;
   if (has_fractions) {
     ImGui::SameLine(0, 0);

@@ -83,6 +83,12 @@ struct DatasetOptions {
   int64_t num_heldout = 1000;
   uint64_t seed = 0;                            // the generated tasks' draws
   std::string dict_path = kDefaultCmudictPath;  // g2p's dictionary
+  // > 0: only the examples whose source has at most max_length characters
+  // and whose every answer at most max_length tokens are kept (in every
+  // split), and the step counts are the longest kept + 1. A smaller model
+  // that reads fewer padded steps trains faster (the viewer's live g2p
+  // models). 0 keeps every example.
+  int64_t max_length = 0;
 };
 
 class Dataset {

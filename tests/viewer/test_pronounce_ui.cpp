@@ -1,0 +1,181 @@
+// The pronounce scene under Dear ImGui's null backend (no display): ask mode
+// answers as the library's translate() does for the shipped model, its beam
+// candidates and their alignments are the library's, bad words and missing
+// files are messages, never crashes; train mode trains both models in the
+// frames and answers the typed word as the library does for them.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <sstream>
+
+#include "null_backend.h"
+#include "scene_pronounce.h"
+#include "test_util.h"
+
+namespace ag::viewer {
+namespace {
+
+namespace tr = ag::translate;
+
+class PronounceUi : public NullBackend {
+ protected:
+  void frame() {
+    NullBackend::frame([&] { scene.draw(); });
+  }
+  void set(const std::string& knob, const std::string& value) { set_knob(scene, knob, value); }
+  const DrawnHeatmap* drawn(const std::string& id) const {
+    for (const DrawnHeatmap& map : drawn_heatmaps()) {
+      if (map.id == id) return &map;
+    }
+    return nullptr;
+  }
+  std::string stats() const {
+    std::ostringstream out;
+    scene.print_stats(out);
+    return out.str();
+  }
+
+  PronounceScene scene{Stepping::InFrame};
+};
+
+TEST_F(PronounceUi, AskAnswersAsTheLibraryWithItsAlignmentAndBeam) {
+  set("word", "knife");
+  set("beam", "3");
+  frame();
+  ASSERT_EQ(scene.load_error(), "");
+  ASSERT_EQ(scene.dict_error(), "");
+  ASSERT_NE(scene.answer(), nullptr);
+  const tr::Translation greedy = tr::translate(scene.shipped(), {"knife"})[0];
+  EXPECT_EQ(scene.answer()->output, greedy.output);
+  EXPECT_EQ(scene.answer()->output, "N AY F");
+  EXPECT_NE(stats().find("pronounce_output N AY F\n"), std::string::npos) << stats();
+  // The map: a row per phoneme and <eos>, a column per letter and <eos>,
+  // the greedy answer's weights.
+  const DrawnHeatmap* map = drawn("pronounce/alignment");
+  ASSERT_NE(map, nullptr);
+  EXPECT_EQ(map->rows, greedy.alignment.size(0));
+  EXPECT_EQ(map->cols, 6);
+  const std::vector<double> shown = scene.inputs().at("alignment").to_vector();
+  const std::vector<double> expected = greedy.alignment.to_vector();
+  ASSERT_EQ(shown.size(), expected.size());
+  for (size_t i = 0; i < shown.size(); ++i) EXPECT_NEAR(shown[i], expected[i], 1e-12);
+  // The beam's best 3, best first, as the library's beam search gives them;
+  // a clicked candidate's alignment is drawn in place of the greedy one.
+  const tr::Translation beam = tr::translate(scene.shipped(), {"knife"}, 1, 3)[0];
+  ASSERT_EQ(scene.answer()->beam.size(), beam.beam.size());
+  for (size_t i = 0; i < beam.beam.size(); ++i) {
+    EXPECT_EQ(scene.answer()->beam[i].output, beam.beam[i].output);
+    EXPECT_NEAR(scene.answer()->beam[i].score, beam.beam[i].score, 1e-12);
+  }
+  const size_t last = beam.beam.size() - 1;
+  scene.set_shown_candidate(static_cast<int>(last));
+  frame();
+  EXPECT_EQ(drawn("pronounce/alignment")->rows, beam.beam[last].alignment.size(0));
+  set("beam", "1");
+  frame();
+  EXPECT_TRUE(scene.answer()->beam.empty());
+  EXPECT_EQ(drawn("pronounce/alignment")->rows, greedy.alignment.size(0));
+}
+
+TEST_F(PronounceUi, BadWordsAreMessagesAndTheFieldKeepsThem) {
+  set("word", "Knife");  // capitals read as letters
+  frame();
+  EXPECT_EQ(scene.word_error(), "");
+  EXPECT_EQ(scene.word(), "knife");
+  for (const std::string& bad : {std::string("kn1fe"), std::string("knife!"), std::string(""),
+                                 std::string(200, 'a'), std::string("caf\xc3\xa9")}) {
+    SCOPED_TRACE(bad);
+    scene.set_word(bad);
+    frame();
+    EXPECT_NE(scene.word_error(), "");
+    EXPECT_EQ(std::string(scene.field()), bad);
+    EXPECT_EQ(scene.word(), "knife");  // the maps keep the last good word
+    ASSERT_NE(drawn("pronounce/alignment"), nullptr);
+  }
+  scene.set_word("don't");  // an apostrophe is part of a word
+  frame();
+  EXPECT_EQ(scene.word_error(), "");
+  EXPECT_EQ(scene.word(), "don't");
+}
+
+TEST_F(PronounceUi, MissingFilesAreMessages) {
+  set("dict", "/nonexistent/cmudict.dict");
+  set("word", "knife");
+  frame();
+  EXPECT_NE(scene.dict_error().find("/nonexistent/cmudict.dict"), std::string::npos)
+      << scene.dict_error();
+  EXPECT_EQ(scene.answer()->output, "N AY F");  // the model answers without it
+  set("model", "/nonexistent/g2p.npz");
+  frame();
+  EXPECT_NE(scene.load_error().find("/nonexistent/g2p.npz"), std::string::npos)
+      << scene.load_error();
+  EXPECT_EQ(scene.answer(), nullptr);
+  scene.set_word("box");
+  frame();
+  EXPECT_NE(stats().find("pronounce_output (none)"), std::string::npos) << stats();
+}
+
+TEST_F(PronounceUi, RandomTestWordsAreTestWordsAndCounted) {
+  frame();
+  for (int i = 0; i < 3; ++i) {
+    scene.ask_random_test_word();
+    frame();
+    EXPECT_EQ(tr::cmudict_split(scene.word()), tr::Split::Test) << scene.word();
+  }
+  EXPECT_EQ(scene.random_asked(), 3);
+  EXPECT_GE(scene.random_right(), 0);
+  EXPECT_LE(scene.random_right(), 3);
+}
+
+TEST(PronounceWords, IpaAndDiffs) {
+  EXPECT_EQ(arpabet_to_ipa({"N", "AY", "F"}), "naɪf");
+  EXPECT_EQ(arpabet_to_ipa({"TH", "AO", "T"}), "θɔt");
+  EXPECT_EQ(arpabet_to_ipa({"XX"}), "[XX]");
+  // A substitution marks the token on both sides; an insertion on one.
+  const PhonemeDiff substituted = diff_phonemes({"N", "IH", "F"}, {"N", "AY", "F"});
+  EXPECT_EQ(substituted.a_differs, (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(substituted.b_differs, (std::vector<bool>{false, true, false}));
+  const PhonemeDiff inserted = diff_phonemes({"B", "AA", "K", "S"}, {"B", "AA", "K"});
+  EXPECT_EQ(inserted.a_differs, (std::vector<bool>{false, false, false, true}));
+  EXPECT_EQ(inserted.b_differs, (std::vector<bool>{false, false, false}));
+  EXPECT_EQ(diff_phonemes({"A"}, {"A"}).a_differs, std::vector<bool>{false});
+  EXPECT_THROW(checked_word("a-b", 10), Error);
+  EXPECT_THROW(checked_word("abcdefghijk", 10), Error);
+  EXPECT_EQ(checked_word("AbC", 10), "abc");
+}
+
+TEST_F(PronounceUi, TrainModeTrainsInTheFramesAndAnswersAsTheLibrary) {
+  set("word", "box");
+  set("mode", "train");
+  set("steps_per_frame", "2");
+  ASSERT_NE(scene.session(), nullptr);
+  frame();
+  frame();
+  EXPECT_EQ(scene.session()->steps(), 4);
+  set("paused", "yes");
+  frame();
+  const auto inputs = scene.inputs();
+  for (size_t m = 0; m < 2; ++m) {
+    const std::string name = PronounceTrainer::kModels[m];
+    const tr::Translation t = tr::translate(scene.trainer()->translator(m), {"box"})[0];
+    EXPECT_EQ(inputs.at("shown." + name + ".typed.rows").item(),
+              static_cast<double>(t.alignment.size(0)));
+    ASSERT_NE(drawn("pronounce/" + name + "_alignment"), nullptr);
+    EXPECT_EQ(drawn("pronounce/" + name + "_alignment")->cols, 4);  // b o x <eos>
+  }
+  EXPECT_EQ(inputs.at("shown.typed.length").item(), 4);
+  const std::string out = stats();
+  EXPECT_NE(out.find("dev_wer_first "), std::string::npos) << out;
+  EXPECT_NE(out.find("dev_wer_last "), std::string::npos) << out;
+  // A word longer than the live models read is a message.
+  scene.set_word("xylophonesque");
+  frame();
+  EXPECT_NE(scene.word_error(), "");
+  // Back to asking: training waits.
+  set("paused", "no");
+  set("mode", "ask");
+  EXPECT_TRUE(scene.session()->paused());
+}
+
+}  // namespace
+}  // namespace ag::viewer

@@ -1,0 +1,220 @@
+// Scene "pronounce": letters to sounds on CMUdict (translate/'s g2p task).
+//
+//   ask    the shipped model (translate/models/g2p-cmudict.npz) pronounces
+//          the word the learner types: ARPAbet and IPA, which letters each
+//          sound looked at (the alignment), the beam's best K, and the
+//          dictionary's own pronunciations when the word is in it.
+//   train  two small models, additive and dot-product attention, learn the
+//          dictionary live from the same data, seed and minibatches (as the
+//          translate scene does for dates): loss and dev WER on one plot,
+//          both models' answer and alignment for the typed word.
+//
+// Declared in a header so that the null-backend test can call what the
+// controls call. The scene is scene_pronounce.cpp (ask mode and the knobs),
+// scene_pronounce_train.cpp (train mode's panels), pronounce_trainer.cpp
+// (train mode's Trainer) and pronounce_words.cpp (the word's checks, the
+// dictionary, IPA).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "attograd/translate/predict.h"
+#include "attograd/translate/train.h"
+#include "scene.h"
+#include "scene_translate.h"  // the two models' colours
+#include "training_session.h"
+
+namespace ag::viewer {
+
+// ---- words, the dictionary and IPA (pronounce_words.cpp) ----------------------------------
+// The shipped model, relative to the source tree (or the page's file system).
+inline constexpr const char* kShippedG2pModel = "translate/models/g2p-cmudict.npz";
+// `relative` as found from the working directory, else in the source tree
+// this viewer was built from; `relative` itself when neither has it (the
+// loader's message then names it).
+std::string find_source_file(const std::string& relative);
+
+// The word as the models read it (lowercase), or an ag::Error saying what
+// is wrong with it: empty, a character other than a letter or an
+// apostrophe, longer than `max_letters`.
+std::string checked_word(const std::string& typed, int64_t max_letters);
+
+// "N AY F" -> "naɪf": a fixed table of the 39 ARPAbet phonemes CMUdict uses
+// (no stress); an unknown phoneme is kept as it is, in brackets.
+std::string arpabet_to_ipa(const std::vector<std::string>& phonemes);
+
+// Which tokens of `a` and of `b` a fewest-edits alignment leaves unmatched
+// (substituted, inserted or deleted): true where they differ.
+struct PhonemeDiff {
+  std::vector<bool> a_differs, b_differs;
+};
+PhonemeDiff diff_phonemes(const std::vector<std::string>& a, const std::vector<std::string>& b);
+
+// CMUdict by word: its pronunciations ("N AY F"), and the test split's words
+// in the file's order (the "random test word" draws from them).
+struct PronouncingDictionary {
+  std::unordered_map<std::string, std::vector<std::string>> words;
+  std::vector<std::string> test_words;
+};
+PronouncingDictionary load_pronouncing_dictionary(const std::string& path);
+const char* split_name(translate::Split split);
+
+// The alignment of one answer: letters (and <eos>) across, the output
+// phonemes (and <eos>) down, `alignment` [phonemes, letters]; with its colour
+// bar, inside `size`.
+void draw_pronounce_alignment(const std::string& id, const std::string& title,
+                              const std::vector<std::string>& letters,
+                              const std::vector<std::string>& phonemes, const Tensor& alignment,
+                              ImVec2 size);
+
+// ---- train mode's trainer (pronounce_trainer.cpp) -------------------------------------------
+// Two small unidirectional-encoder models (the bidirectional encoder takes
+// additive attention only), additive and dot product, trained on the
+// dictionary's training split (words of up to kMaxLetters). Each record holds per model
+// ("additive", "dot"): loss [1], wer [1] (on kDevSample dev words, every kEvalEvery steps and
+// carried in between), and the typed word's greedy answer (typed.output [tgt_steps], -1 past the
+// end; typed.rows [1]; typed.alignment [tgt_steps, src_steps]); once: the word itself
+// (typed.letters [src_steps], its bytes, 0 past the end) and typed.length
+// [1] (its letters and <eos>, 0 for none).
+class PronounceTrainer : public Trainer {
+ public:
+  static constexpr int64_t kDevSample = 300;
+  static constexpr int64_t kEvalEvery = 50;
+  static constexpr int64_t kBatchSize = 64;
+  static constexpr int64_t kMaxLetters = 10;  // longer words are left out
+  static constexpr const char* kModels[2] = {"additive", "dot"};
+
+  // Reads the dictionary (ag::Error when it cannot).
+  explicit PronounceTrainer(const std::string& dict_path);
+  const translate::Dataset& data_set() const { return *data_; }
+  translate::Translator& translator(size_t model) { return translators_[model]; }
+  // The word every record answers from now on ("" for none); REQUIRES:
+  // checked_word accepted it for data_set().src_steps() - 1 letters.
+  void set_typed(const std::string& word) { typed_ = word; }
+  const std::vector<translate::Example>& dev_sample() const { return dev_sample_; }
+  // The additive model's dev WER at step 0 of the newest start (written by
+  // start(), which may run on the worker; read by the scene's --stats).
+  double first_wer() const { return first_wer_.load(); }
+
+  const char* title() const override { return "Pronounce: additive vs dot product"; }
+  std::vector<RecordField> fields() const override;
+  std::vector<Series> series() const override;
+  const char* fraction_name() const override { return "dev word error rate"; }
+  double default_learning_rate() const override { return 0.01; }
+  std::map<std::string, Tensor> start(double lr) override;
+  std::map<std::string, Tensor> step() override;
+  void set_learning_rate(double lr) override;
+  std::map<std::string, Tensor> data() const override { return {}; }
+  std::map<std::string, Tensor> current_record() override { return record(); }
+
+ private:
+  std::map<std::string, Tensor> record();
+
+  std::unique_ptr<translate::Dataset> data_;
+  std::vector<translate::Example> dev_sample_;
+  translate::Translator translators_[2];
+  std::unique_ptr<translate::Seq2SeqTrainer> trainers_[2];
+  double loss_[2] = {0, 0}, wer_[2] = {1, 1};
+  std::atomic<double> first_wer_{1.0};
+  int64_t steps_ = 0;
+  std::string typed_;
+};
+
+// ---- the scene --------------------------------------------------------------------------------
+class PronounceScene : public Scene {
+ public:
+  enum class Mode { Ask, Train };
+  explicit PronounceScene(Stepping stepping = Stepping::Background);
+  ~PronounceScene() override;
+  const char* name() const override { return "pronounce"; }
+  const char* label() const override { return "Pronounce"; }
+  void draw() override;
+  // Ask: the word's src [1, src_steps] and src_valid_len [1], the greedy
+  // output [phonemes] (target indices) and alignment [rows, letters + 1].
+  // Train: the shown step's record as "shown.*".
+  std::map<std::string, Tensor> inputs() const override;
+  // mode, word, beam, model, dict; in train mode also the session's.
+  std::vector<Knob> knobs() override;
+  // pronounce_output; train mode: dev_wer_first, dev_wer_last (additive),
+  // loss_first, loss_last, steps.
+  void print_stats(std::ostream& out) const override;
+  void before_last_frame() override;
+
+  Mode mode() const { return mode_; }
+  void set_mode(Mode mode);
+  // What the text field calls at each edit: the field keeps `text`; the
+  // answer is recomputed, or word_error() says why it cannot be.
+  void set_word(const std::string& text);
+  void set_beam(int beam);
+  void set_model_path(const std::string& path);
+  void set_dict_path(const std::string& path);
+  // Loads the model and the dictionary if not yet done (the first frame
+  // does): their errors are load_error() and dict_error().
+  void load();
+  const char* field() const { return field_; }       // what the text field holds
+  const std::string& word() const { return word_; }  // the word shown (the last good one)
+  const std::string& word_error() const { return word_error_; }
+  const std::string& load_error() const { return load_error_; }
+  const std::string& dict_error() const { return dict_error_; }
+  // Ask mode's answer for the shown word (phonemes joined by spaces).
+  const translate::Translation* answer() const { return has_answer_ ? &answer_ : nullptr; }
+  translate::Translator& shipped() { return shipped_; }
+  // A "random test word" press; the running count of those answered right.
+  void ask_random_test_word();
+  int random_asked() const { return random_asked_; }
+  int random_right() const { return random_right_; }
+  int shown_candidate() const { return shown_candidate_; }
+  void set_shown_candidate(int candidate) { shown_candidate_ = candidate; }
+  PronounceTrainer* trainer() { return trainer_.get(); }
+  TrainingSession* session() { return session_.get(); }
+
+ private:
+  // Ask mode (scene_pronounce.cpp).
+  void answer_word();
+  void draw_controls();
+  void draw_word_field();
+  void draw_gallery();
+  void draw_answer();
+  void draw_dictionary(const std::vector<std::string>& model_phonemes);
+  void draw_candidates(ImVec2 size);
+  // Train mode (scene_pronounce_train.cpp).
+  void start_training();
+  void draw_train_controls();
+  void draw_train();
+  void draw_train_model(size_t model, const std::map<std::string, Tensor>& record,
+                        ImVec2 size) const;
+  void post_typed_word();
+
+  Mode mode_ = Mode::Ask;
+  Stepping stepping_;
+  std::string model_path_, dict_path_;
+  bool loaded_ = false;
+  translate::Translator shipped_;
+  PronouncingDictionary dict_;
+  std::string load_error_, dict_error_;
+  // The text field and the word it holds (as checked), why it cannot be
+  // answered, and the answer of the last word that could.
+  char field_[256] = "knife";
+  std::string word_, word_error_;
+  int beam_ = 5;
+  bool has_answer_ = false;
+  translate::Translation answer_;
+  int shown_candidate_ = 0;  // which beam candidate's alignment is drawn
+  // The random test words asked so far, and how many the model got right.
+  std::mt19937 random_{0};
+  int random_asked_ = 0, random_right_ = 0;
+  bool last_random_right_ = false;
+  std::string last_random_;
+  // Train mode: made when first shown.
+  std::unique_ptr<PronounceTrainer> trainer_;
+  std::unique_ptr<TrainingSession> session_;
+  std::string train_error_;
+};
+
+}  // namespace ag::viewer
