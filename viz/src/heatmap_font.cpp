@@ -6,7 +6,7 @@
 // stb_truetype is compiled here and nowhere else, and static: Debian's libstb,
 // which the viewer links for ImGui, exports the same function names.
 #define STB_TRUETYPE_IMPLEMENTATION
-#define STB_TRUETYPE_STATIC
+#define STBTT_STATIC
 #include <stb_easy_font.h>
 #include <stb_truetype.h>
 

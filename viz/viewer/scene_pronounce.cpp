@@ -245,13 +245,18 @@ void PronounceScene::draw() {
       300, [&] { draw_controls(); }, load_error_, [&] { draw_answer(); });
 }
 
-void PronounceScene::draw_controls() {
+// Both modes' control panes start with the choice between them.
+void PronounceScene::draw_mode_choice() {
   ImGui::TextUnformatted("Mode");
   int mode = static_cast<int>(mode_);
   bool changed = ImGui::RadioButton("ask the trained model", &mode, 0);
   changed |= ImGui::RadioButton("train two models live", &mode, 1);
   if (changed) set_mode(static_cast<Mode>(mode));
   ImGui::Separator();
+}
+
+void PronounceScene::draw_controls() {
+  draw_mode_choice();
   draw_word_field();
   if (mode_ == Mode::Ask) {
     ImGui::SetNextItemWidth(120);

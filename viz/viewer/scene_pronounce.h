@@ -177,6 +177,7 @@ class PronounceScene : public Scene {
  private:
   // Ask mode (scene_pronounce.cpp).
   void answer_word();
+  void draw_mode_choice();
   void draw_controls();
   void draw_word_field();
   void draw_gallery();

@@ -88,12 +88,7 @@ void PronounceScene::draw_train() {
 }
 
 void PronounceScene::draw_train_controls() {
-  ImGui::TextUnformatted("Mode");
-  int mode = static_cast<int>(mode_);
-  bool changed = ImGui::RadioButton("ask the trained model", &mode, 0);
-  changed |= ImGui::RadioButton("train two models live", &mode, 1);
-  if (changed) set_mode(static_cast<Mode>(mode));
-  ImGui::Separator();
+  draw_mode_choice();
   if (session_) {
     session_->draw_controls();
     ImGui::Separator();
