@@ -1,4 +1,4 @@
-// The translate and transformer scenes as the desktop viewer runs them: a
+// The translate, transformer and pronounce scenes as the desktop viewer runs them: a
 // worker thread trains (Stepping::Background) while frames draw under Dear
 // ImGui's null backend. Every control a learner has is used while the worker
 // is mid-step: pause, play, step, reset, a new seed, a new task (which
@@ -17,6 +17,7 @@
 
 #include "attograd/translate/model.h"
 #include "null_backend.h"
+#include "scene_pronounce.h"
 #include "scene_transformer.h"
 #include "scene_translate.h"
 #include "test_util.h"
@@ -111,6 +112,34 @@ TEST_F(SceneWorkers, TransformerSceneEveryControlWhileTheWorkerTrains) {
   EXPECT_NO_THROW(tr::load_translator(dir / "transformer-masked.npz"));
   set_knob(*scene, "paused", "no");
   ASSERT_TRUE(train(*scene, scene->session(), 1));
+  scene.reset();
+}
+
+TEST_F(SceneWorkers, PronounceSceneEveryControlWhileTheWorkerTrains) {
+  auto scene = std::make_unique<PronounceScene>(Stepping::Background);
+  set_knob(*scene, "mode", "train");
+  ASSERT_NE(scene->session(), nullptr);
+  ASSERT_NO_FATAL_FAILURE(start_pause_step_play(*scene, *scene->session()));
+
+  // A typed word (posted to the worker's record), a new learning rate and a
+  // new seed (a reset) mid-training.
+  set_knob(*scene, "word", "knife");
+  set_knob(*scene, "lr", "0.005");
+  set_knob(*scene, "seed", "3");
+  ASSERT_TRUE(train(*scene, *scene->session(), 1));
+  scene->session()->reset();
+  ASSERT_TRUE(train(*scene, *scene->session(), 1));
+
+  // Asking pauses the worker after its step and the shipped model answers
+  // on this thread; back to training, Play goes on; then quit mid-step.
+  set_knob(*scene, "mode", "ask");
+  scene->session()->sync();
+  frame([&] { scene->draw(); });
+  ASSERT_NE(scene->answer(), nullptr);
+  EXPECT_EQ(scene->answer()->output, "N AY F");
+  set_knob(*scene, "mode", "train");
+  set_knob(*scene, "paused", "no");
+  ASSERT_TRUE(train(*scene, *scene->session(), 1));
   scene.reset();
 }
 
