@@ -106,7 +106,10 @@ class PronounceTrainer : public Trainer {
   std::vector<RecordField> fields() const override;
   std::vector<Series> series() const override;
   const char* fraction_name() const override { return "dev word error rate"; }
-  double default_learning_rate() const override { return 0.01; }
+  // On a quiet 2-core machine, 5,000 frames at 1600x1000 (about 10,000
+  // steps): the additive model's dev WER 0.67 at 0.005, 0.70 at 0.01, 0.81
+  // at 0.02.
+  double default_learning_rate() const override { return 0.005; }
   std::map<std::string, Tensor> start(double lr) override;
   std::map<std::string, Tensor> step() override;
   void set_learning_rate(double lr) override;
