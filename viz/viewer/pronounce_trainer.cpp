@@ -110,31 +110,12 @@ std::map<std::string, Tensor> PronounceTrainer::record() {
       tensor({typed_.empty() ? 0.0 : static_cast<double>(typed_.size() + 1)}, {1});
   for (size_t m = 0; m < 2; ++m) {
     const std::string name = kModels[m];
-    std::vector<double> output(static_cast<size_t>(tgt), -1.0);
-    std::vector<double> alignment(static_cast<size_t>(tgt * src), 0.0);
-    double rows = 0;
-    if (!typed_.empty()) {
-      // Its answer as translate() gives it: output tokens (and <eos> when
-      // emitted) by letters and <eos>.
-      const tr::Translation t = tr::translate(translators_[m], {typed_})[0];
-      for (size_t i = 0; i < t.output_tokens.size(); ++i) {
-        if (t.output_tokens[i] == "<eos>") break;
-        output[i] = static_cast<double>(data_->tgt_vocab().index(t.output_tokens[i]));
-      }
-      rows = static_cast<double>(t.alignment.size(0));
-      const int64_t cols = t.alignment.size(1);
-      const std::vector<double> weights = t.alignment.to_vector();
-      for (int64_t r = 0; r < t.alignment.size(0); ++r) {
-        for (int64_t c = 0; c < cols; ++c) {
-          alignment[static_cast<size_t>(r * src + c)] = weights[static_cast<size_t>(r * cols + c)];
-        }
-      }
-    }
+    PredictedFields answer = predict_typed(translators_[m], typed_, tgt, src);
     out[name + ".loss"] = tensor({loss_[m]}, {1});
     out[name + ".wer"] = tensor({wer_[m]}, {1});
-    out[name + ".typed.output"] = tensor(std::move(output), {tgt});
-    out[name + ".typed.rows"] = tensor({rows}, {1});
-    out[name + ".typed.alignment"] = tensor(std::move(alignment), {tgt, src});
+    out[name + ".typed.output"] = tensor(std::move(answer.output), {tgt});
+    out[name + ".typed.rows"] = tensor(std::move(answer.rows), {1});
+    out[name + ".typed.alignment"] = tensor(std::move(answer.alignment), {tgt, src});
   }
   return out;
 }

@@ -42,6 +42,17 @@ inline const ImU32 kTranslateModelColors[2] = {IM_COL32(31, 119, 180, 255),
 inline const ImU32 kTranslateHeldOutColors[2] = {IM_COL32(174, 199, 232, 255),
                                                  IM_COL32(255, 187, 120, 255)};
 
+// A model's greedy answer to one typed text as a record holds it
+// (translate_trainer.cpp): output [tgt] target indices (-1 past the end),
+// rows [1] (the alignment's rows; 0 for "", which has none), alignment
+// [tgt, src] (0 outside its rows and columns). Both trainers that answer a
+// typed text use it (translate, pronounce).
+struct PredictedFields {
+  std::vector<double> output, rows, alignment;
+};
+PredictedFields predict_typed(translate::Translator& translator, const std::string& typed,
+                              int64_t tgt, int64_t src);
+
 class TranslateTrainer : public Trainer {
  public:
   static constexpr int64_t kShown = 8;       // held-out inputs the slider chooses from

@@ -17,15 +17,12 @@ namespace {
 
 // Greedy predictions of `count` sources as the record's fields: output
 // [count, tgt] (-1 past the end), rows [count], alignment [count, tgt, src].
-struct Predicted {
-  std::vector<double> output, rows, alignment;
-};
-Predicted predict(tr::Translator& translator, const std::vector<std::string>& sources, int64_t tgt,
-                  int64_t src) {
+PredictedFields predict(tr::Translator& translator, const std::vector<std::string>& sources,
+                        int64_t tgt, int64_t src) {
   const int64_t count = static_cast<int64_t>(sources.size());
-  Predicted out{std::vector<double>(static_cast<size_t>(count * tgt), -1.0),
-                std::vector<double>(static_cast<size_t>(count), 0.0),
-                std::vector<double>(static_cast<size_t>(count * tgt * src), 0.0)};
+  PredictedFields out{std::vector<double>(static_cast<size_t>(count * tgt), -1.0),
+                      std::vector<double>(static_cast<size_t>(count), 0.0),
+                      std::vector<double>(static_cast<size_t>(count * tgt * src), 0.0)};
   if (count == 0) return out;
   const auto [tokens, valid_len] = tr::encode_sources(sources, translator.src_vocab, src);
   const std::vector<tr::Prediction> predictions =
@@ -49,6 +46,15 @@ Predicted predict(tr::Translator& translator, const std::vector<std::string>& so
 }
 
 }  // namespace
+
+PredictedFields predict_typed(tr::Translator& translator, const std::string& typed, int64_t tgt,
+                              int64_t src) {
+  if (!typed.empty()) return predict(translator, {typed}, tgt, src);
+  // No typed text: no rows.
+  return {std::vector<double>(static_cast<size_t>(tgt), -1.0),
+          {0.0},
+          std::vector<double>(static_cast<size_t>(tgt * src), 0.0)};
+}
 
 TranslateTrainer::TranslateTrainer(tr::Task task) {
   set_task(task);
@@ -152,34 +158,26 @@ std::map<std::string, Tensor> TranslateTrainer::record() {
   AG_CHECK(trainers_[0] != nullptr, "TranslateTrainer::record", "start() was not called");
   const int64_t tgt = data_->tgt_steps(), src = data_->src_steps();
   const std::vector<std::string> sources = data_->heldout_sources(kShown);
-  std::vector<std::string> typed;
-  if (!typed_.empty()) typed.push_back(typed_);
   std::map<std::string, Tensor> out;
   // The typed text as source indices (<eos> and <pad> included), and how
   // many of them are its characters and <eos>; 0: none.
-  if (typed.empty()) {
+  if (typed_.empty()) {
     out["typed.source"] = full({src}, static_cast<double>(tr::Vocab::kPad));
     out["typed.length"] = zeros({1});
   } else {
-    const auto [tokens, valid_len] = tr::encode_sources(typed, data_->src_vocab(), src);
+    const auto [tokens, valid_len] = tr::encode_sources({typed_}, data_->src_vocab(), src);
     out["typed.source"] = tensor(tokens.to_vector(), {src});
     out["typed.length"] = tensor(valid_len.to_vector(), {1});
   }
   for (size_t m = 0; m < 2; ++m) {
-    Predicted shown = predict(translators_[m], sources, tgt, src);
-    Predicted text = predict(translators_[m], typed, tgt, src);
+    PredictedFields shown = predict(translators_[m], sources, tgt, src);
+    PredictedFields text = predict_typed(translators_[m], typed_, tgt, src);
     const std::string name = kModels[m];
     out[name + ".loss"] = tensor({loss_[m]}, {1});
     out[name + ".accuracy"] = tensor({accuracy_[m]}, {1});
     out[name + ".output"] = tensor(std::move(shown.output), {kShown, tgt});
     out[name + ".rows"] = tensor(std::move(shown.rows), {kShown});
     out[name + ".alignment"] = tensor(std::move(shown.alignment), {kShown, tgt, src});
-    // No typed text: no rows.
-    if (typed.empty()) {
-      text = {std::vector<double>(static_cast<size_t>(tgt), -1.0),
-              {0.0},
-              std::vector<double>(static_cast<size_t>(tgt * src), 0.0)};
-    }
     out[name + ".typed.output"] = tensor(std::move(text.output), {tgt});
     out[name + ".typed.rows"] = tensor(std::move(text.rows), {1});
     out[name + ".typed.alignment"] = tensor(std::move(text.alignment), {tgt, src});
