@@ -77,6 +77,30 @@ TEST_F(PronounceUi, AskAnswersAsTheLibraryWithItsAlignmentAndBeam) {
   EXPECT_EQ(drawn("pronounce/alignment")->rows, greedy.alignment.size(0));
 }
 
+TEST_F(PronounceUi, TypingAnswersAtOnceAndTheBeamFollowsWhenItPauses) {
+  frame();
+  ASSERT_NE(scene.answer(), nullptr);
+  ASSERT_FALSE(scene.answer()->beam.empty());  // the default K = 5, for "knife"
+  // Each keystroke answers greedily in its frame; the candidates wait.
+  for (const std::string typed : {"b", "bo", "box"}) {
+    SCOPED_TRACE(typed);
+    scene.type_word(typed);
+    frame();
+    EXPECT_EQ(scene.answer()->output, tr::translate(scene.shipped(), {typed})[0].output);
+    EXPECT_TRUE(scene.beam_pending());
+    EXPECT_TRUE(scene.answer()->beam.empty());
+  }
+  // The first frame without one searches: the library's beam for "box".
+  frame();
+  EXPECT_FALSE(scene.beam_pending());
+  const tr::Translation beam = tr::translate(scene.shipped(), {"box"}, 1, 5)[0];
+  ASSERT_EQ(scene.answer()->beam.size(), beam.beam.size());
+  for (size_t i = 0; i < beam.beam.size(); ++i) {
+    EXPECT_EQ(scene.answer()->beam[i].output, beam.beam[i].output);
+    EXPECT_NEAR(scene.answer()->beam[i].score, beam.beam[i].score, 1e-12);
+  }
+}
+
 TEST_F(PronounceUi, BadWordsAreMessagesAndTheFieldKeepsThem) {
   set("word", "Knife");  // capitals read as letters
   frame();

@@ -116,6 +116,11 @@ void PronounceScene::set_word(const std::string& text) {
   if (mode_ == Mode::Train) post_typed_word();
 }
 
+void PronounceScene::type_word(const std::string& text) {
+  set_word(text);
+  typed_this_frame_ = true;
+}
+
 void PronounceScene::set_beam(int beam) {
   beam_ = std::clamp(beam, 1, 10);
   if (loaded_) answer_word();
@@ -129,13 +134,18 @@ void PronounceScene::answer_word() {
   try {
     word_ = checked_word(field_, shipped_.src_steps - 1);
     answer_ = tr::translate(shipped_, {word_}, 1, 1)[0];
-    if (beam_ > 1) {
-      answer_.beam = tr::translate(shipped_, {word_}, 1, beam_)[0].beam;
-    } else {
-      answer_.beam.clear();  // K = 1 is the greedy answer itself
-    }
+    beam_pending_ = beam_ > 1;  // K = 1 is the greedy answer itself
     has_answer_ = true;
     shown_candidate_ = -1;
+  } catch (const Error& e) {
+    word_error_ = e.what();
+  }
+}
+
+void PronounceScene::search_beam() {
+  beam_pending_ = false;
+  try {
+    answer_.beam = tr::translate(shipped_, {word_}, 1, beam_)[0].beam;
   } catch (const Error& e) {
     word_error_ = e.what();
   }
@@ -243,6 +253,7 @@ void PronounceScene::draw() {
   }
   draw_panes(
       300, [&] { draw_controls(); }, load_error_, [&] { draw_answer(); });
+  typed_this_frame_ = false;
 }
 
 // Both modes' control panes start with the choice between them.
@@ -276,7 +287,7 @@ void PronounceScene::draw_word_field() {
   ImGui::TextUnformatted("Word");
   ImGui::SetNextItemWidth(-1);
   if (ImGui::InputTextWithHint("##word", "type a word, e.g. knife", field_, sizeof field_)) {
-    set_word(field_);
+    type_word(field_);
   }
   if (!word_error_.empty()) {
     show_error(word_error_);
@@ -320,6 +331,9 @@ void PronounceScene::draw_answer() {
     if (!dict_error_.empty()) show_error(dict_error_);
     return;
   }
+  // The beam follows the greedy answer on the first frame without a
+  // keystroke (this frame, unless the field was edited in it).
+  if (beam_pending_ && !typed_this_frame_) search_beam();
   // 1. The greedy answer, in ARPAbet and IPA.
   const std::vector<std::string> phonemes = without_eos(answer_.output_tokens);
   ImGui::Text("%s", word_.c_str());
@@ -401,6 +415,12 @@ void PronounceScene::draw_dictionary(const std::vector<std::string>& model_phone
 
 void PronounceScene::draw_candidates(ImVec2 size) {
   ImGui::BeginChild("pronounce/beam", size, true);
+  if (beam_pending_) {
+    ImGui::Text("The beam's best %d", beam_);
+    show_note("Searching when the typing pauses.");
+    ImGui::EndChild();
+    return;
+  }
   if (answer_.beam.empty()) {
     ImGui::TextUnformatted("Beam K = 1: greedy search");
     show_note("Raise K to see the beam's best K pronunciations and their scores.");

@@ -151,9 +151,14 @@ class PronounceScene : public Scene {
 
   Mode mode() const { return mode_; }
   void set_mode(Mode mode);
-  // What the text field calls at each edit: the field keeps `text`; the
-  // answer is recomputed, or word_error() says why it cannot be.
+  // The knob's and the gallery's word: the field keeps `text`; the answer is
+  // recomputed at once and the beam's candidates in the next frame, or
+  // word_error() says why they cannot be.
   void set_word(const std::string& text);
+  // What the text field calls at each keystroke: set_word, but the beam's
+  // candidates wait for the first frame without one (beam_pending()).
+  void type_word(const std::string& text);
+  bool beam_pending() const { return beam_pending_; }
   void set_beam(int beam);
   void set_model_path(const std::string& path);
   void set_dict_path(const std::string& path);
@@ -180,6 +185,7 @@ class PronounceScene : public Scene {
  private:
   // Ask mode (scene_pronounce.cpp).
   void answer_word();
+  void search_beam();
   void draw_mode_choice();
   void draw_controls();
   void draw_word_field();
@@ -209,6 +215,12 @@ class PronounceScene : public Scene {
   int beam_ = 5;
   bool has_answer_ = false;
   translate::Translation answer_;
+  // A change answers greedily at once (3 ms for a word); the beam's search
+  // runs to the longest output, 7 ms more at K = 5, so it waits for the
+  // first frame without a keystroke: typing stays within a frame's budget
+  // and the candidates appear as soon as it pauses.
+  bool beam_pending_ = false;
+  bool typed_this_frame_ = false;
   int shown_candidate_ = 0;  // which beam candidate's alignment is drawn
   // The random test words asked so far, and how many the model got right.
   std::mt19937 random_{0};
