@@ -191,9 +191,9 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
                                "--stats --save " +
                                model);
   ASSERT_EQ(saved.exit_code, 0) << saved.err;
-  for (const char* line :
-       {"278 words with 300 pronunciations kept", "dev 24 words, test 10 words",
-        "bidirectional encoder", "lr 0.003 cosine, 20 steps", "kept the parameters of step", "\ntest: 10 words, WER"})
+  for (const char* line : {"278 words with 300 pronunciations kept", "dev 24 words, test 10 words",
+                           "bidirectional encoder", "lr 0.0015 cosine, 20 steps",
+                           "kept the parameters of step", "\ntest: 10 words, WER"})
     EXPECT_NE(saved.err.find(line), std::string::npos) << line << " in " << saved.err;
   for (const char* key : {"\ntest_wer ", "\ntest_per ", "\ndev_wer ", "\nbest_step "})
     EXPECT_NE(saved.out.find(key), std::string::npos) << key << " in " << saved.out;

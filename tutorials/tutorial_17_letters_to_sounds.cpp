@@ -314,18 +314,20 @@ int main(int argc, char** argv) {
               shown[4].output == "K Y UW");
   t.check("knife: no phoneme puts a quarter of its weight on the silent k", k_weight < 0.25,
           tut::num(k_weight, "%.2f"));
-  t.check("box: the x is two sounds, K and S both look at it",
-          column_weight(box, 2, 1, box_k) > 0.5 && column_weight(box, 2, 1, box_s) > 0.25);
+  t.check("box: the x is two sounds, K and S each put over a third of their weight on it",
+          column_weight(box, 2, 1, box_k) > 1.0 / 3 && column_weight(box, 2, 1, box_s) > 1.0 / 3);
   bool all_training = true;
   for (const std::string& word : tricky)
     all_training = all_training && tr::cmudict_split(word) == tr::Split::Train;
   t.check("all five are training words (the test words come next)", all_training);
   t.say(
       "A silent letter is read (its annotation is part of its neighbours', through the "
-      "bidirectional GRU) but not attended: knife's k, queue's q. One letter can be two "
-      "sounds: box's x gives K, then S, which shares its weight with <eos>. A sound can be "
-      "read off several letters: thought's TH spreads over the whole word, and its T looks "
-      "at u, g and h rather than at the final t.");
+      "bidirectional GRU) but not attended: no row of knife looks at the k. One letter can be "
+      "two sounds: box's x gives K (which also reads the o before it), then S, which shares "
+      "its weight with <eos>. And a sound can be read off letters that are not its own: "
+      "thought's T looks at the g and h more than at the final t, and queue's K at the first "
+      "e. Each annotation has read the whole word, so the decoder may take a sound from any "
+      "position that knows it.");
 
   t.step("Word and phoneme error rates, step by step",
          "The test split's words, decoded greedily. For each word i with output o_i and "
