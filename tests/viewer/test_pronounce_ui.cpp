@@ -101,6 +101,19 @@ TEST_F(PronounceUi, TypingAnswersAtOnceAndTheBeamFollowsWhenItPauses) {
   }
 }
 
+TEST_F(PronounceUi, AWordTypedInTrainModeHasItsBeamInTheFirstAskFrame) {
+  frame();
+  set("mode", "train");
+  scene.type_word("box");
+  frame();
+  set("mode", "ask");
+  frame();  // no keystroke in this frame: the candidates are searched
+  EXPECT_FALSE(scene.beam_pending());
+  ASSERT_NE(scene.answer(), nullptr);
+  EXPECT_EQ(scene.answer()->beam.size(),
+            tr::translate(scene.shipped(), {"box"}, 1, 5)[0].beam.size());
+}
+
 TEST_F(PronounceUi, BadWordsAreMessagesAndTheFieldKeepsThem) {
   set("word", "Knife");  // capitals read as letters
   frame();

@@ -249,11 +249,11 @@ void PronounceScene::draw() {
   load();
   if (mode_ == Mode::Train) {
     draw_train();
-    return;
+  } else {
+    draw_panes(
+        300, [&] { draw_controls(); }, load_error_, [&] { draw_answer(); });
   }
-  draw_panes(
-      300, [&] { draw_controls(); }, load_error_, [&] { draw_answer(); });
-  typed_this_frame_ = false;
+  typed_this_frame_ = false;  // both modes' fields type; the next frame starts clean
 }
 
 // Both modes' control panes start with the choice between them.
