@@ -2,9 +2,11 @@
 # Builds attograd and runs every test (GoogleTest suites via ctest), the
 # viewer's included: its widgets under Dear ImGui's null backend, and its
 # screenshots under xvfb-run, checked cell by cell against the library, and
-# the browser build's (test_web_viewer: WebAssembly in headless Chromium,
-# built into build/web; Release pass only); every fuzz target over a fixed
-# set of mutated inputs (fuzz/driver.cpp; label `fuzz`).
+# the browser build's (web_screen_*: WebAssembly in headless Chromium, one
+# ctest test per scene; Release pass only); every fuzz target over a fixed
+# set of mutated inputs (fuzz/driver.cpp; label `fuzz`). The Release pass
+# builds the page into build/web (scripts/web.sh) as its own phase, before
+# ctest, so that no timed test compiles it.
 #   scripts/test.sh              Release build in build/
 #   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/
 #   scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/: only the
@@ -39,7 +41,7 @@ case "$mode" in
   --sanitize)
     pass=sanitize
     build="build-sanitize"
-    # test_web_viewer is not built here (viz/viewer/CMakeLists.txt): this pass
+    # The browser tests are not built here (viz/viewer/CMakeLists.txt): this pass
     # checks host code under ASan, and the WebAssembly is the same either way.
     # Benchmarks and demos are not tests: skip them in the slow sanitizer build.
     flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "$line_tables" -DATTOGRAD_SANITIZE=ON
@@ -80,9 +82,9 @@ trap report_phases EXIT
 
 install_deps() {
   scripts/install_deps.sh viewer || return
-  # Without Emscripten or Chromium, test_web_viewer reports itself skipped.
+  # Without Emscripten or Chromium, the browser tests report themselves skipped.
   [[ $pass != release ]] || scripts/install_deps.sh web ||
-    echo "attograd: web packages not installed; test_web_viewer will be skipped"
+    echo "attograd: web packages not installed; the browser tests will be skipped"
 }
 phase deps install_deps
 
@@ -124,6 +126,11 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-second_deadlock_stack=1 allocator_may_retur
 jobs=$(nproc)
 phase configure cmake -S . -B "$build" -G Ninja "${flags[@]}"
 phase build "${run[@]}" cmake --build "$build" -j "$jobs" "${targets[@]}"
+# The page the browser tests load (the ctest fixture web_site would build it
+# too, inside its timeout).
+if [[ $pass == release ]] && command -v em++ > /dev/null; then
+  phase web scripts/web.sh --build-only --build-dir "$build/web"
+fi
 ((build_only == 0)) || exit 0
 
 # The TSan pass must not quietly check less: the label `threads` selects the

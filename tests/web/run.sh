@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# ctest's test_web_viewer: builds the browser viewer into SITE
-# (scripts/web.sh --build-only) and runs the viewer's screen tests against it
-# in headless Chromium (TESTS is test_web_viewer: tests/viewer/test_screen_*.cpp
-# built with the browser runner, see screen_check.cpp).
-#   tests/web/run.sh SITE TESTS
+# ctest's browser tests (label `web`, viz/viewer/CMakeLists.txt):
+#   tests/web/run.sh --build SITE   the test web_site: builds the browser viewer
+#                                   into SITE (scripts/web.sh --build-only), the
+#                                   fixture the page tests require
+#   tests/web/run.sh SITE TESTS     a test web_screen_NAME: runs TESTS (one
+#                                   scene's tests/viewer/test_screen_NAME.cpp
+#                                   built with the browser runner, see
+#                                   screen_check.cpp) against SITE in headless
+#                                   Chromium
 # Exits 77, which ctest reports as skipped, only when Emscripten, Chromium or
 # Node.js is missing and cannot be installed.
 set -uo pipefail
-site="$1"
-tests="$2"
 cd "$(dirname "$0")/../.."
 
 have_tools() { command -v em++ && command -v chromium && command -v node; } >/dev/null
@@ -20,7 +22,15 @@ if ! have_tools; then
     exit 77
   fi
 fi
-scripts/web.sh --build-only --build-dir "$site" || exit 1
+if [[ "$1" == --build ]]; then
+  exec scripts/web.sh --build-only --build-dir "$2"
+fi
+site="$1"
+tests="$2"
+if [[ ! -f "$site/attograd-viewer.wasm" ]]; then
+  echo "tests/web/run.sh: $site has no page; the test web_site builds it" >&2
+  exit 1
+fi
 # The page has no resident-set figure (/proc), so the memory-growth tests stay
 # desktop-only; --list-scenes runs the native binary.
 exec "$tests" --gtest_filter='-*NoMemoryGrowth*:*ListScenes*'
