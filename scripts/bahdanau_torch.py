@@ -1,15 +1,17 @@
-"""The PyTorch twin of attograd's bidirectional seq2seq (nn/seq2seq.h with
+"""The PyTorch twin of attograd's seq2seq with any of its scoring functions
+(nn/scoring.h) and of its bidirectional encoder (nn/seq2seq.h with
 bidirectional = true): Bahdanau et al.'s encoder, a bidirectional GRU whose
 annotations cat(forward h_t, backward h_t) are the attention's keys and
 values, and the decoder's initial state from the backward direction,
 s0 = tanh(W_s h_backward) for every layer (the paper's appendix A.2.2).
 Everything else is d2l's code (scripts/d2l_torch.py), so that a model trained
-by attograd-translate --encoder bidirectional loads here with strict=True
-under the same state-dict names:
+by attograd-translate loads here with strict=True under the same state-dict
+names:
 
     encoder.embedding.weight, encoder.rnn.{weight,bias}_{ih,hh}_l{k}[_reverse],
-    decoder.attention.{W_k,W_q,w_v}.weight, decoder.embedding.weight,
-    decoder.rnn.*, decoder.dense.{weight,bias}, decoder.W_s.weight
+    decoder.attention.* (additive: {W_k,W_q,w_v}.weight; general: W_a.weight;
+    multihead: {W_q,W_k,W_v,W_o}.weight; dot: none), decoder.embedding.weight,
+    decoder.rnn.*, decoder.dense.{weight,bias}, decoder.W_s.weight (bidirectional)
 
 Imported by make_seq2seq_fixtures.py and check_translate_torch.py.
 """
@@ -39,24 +41,81 @@ class BiSeq2SeqEncoder(d2l.Encoder):
         return output, state  # [T, B, 2H]
 
 
-class BiSeq2SeqAttentionDecoder(d2l.Seq2SeqAttentionDecoder):
-    """d2l's decoder with keys and values of 2H features and the paper's
-    initial state."""
+class GeneralAttention(nn.Module):
+    """Luong et al.'s general score, q^T W_a k (attograd's scoring_general.cpp),
+    in d2l's attention shape: W_a = nn.Linear(key_size, query_size), unscaled."""
 
-    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, **kwargs):
+    def __init__(self, key_size, query_size, dropout, **kwargs):
+        super().__init__(**kwargs)
+        self.W_a = nn.Linear(key_size, query_size, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens):
+        scores = torch.bmm(queries, self.W_a(keys).transpose(1, 2))  # [B, Tq, Tk]
+        self.attention_weights = d2l.masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+class MultiHeadAttention(d2l.MultiHeadAttention):
+    """d2l's MultiHeadAttention (bias=False); attention_weights is the mean of
+    the heads' weights [B, Tq, Tk], the alignment attograd draws."""
+
+    def forward(self, queries, keys, values, valid_lens):
+        output = super().forward(queries, keys, values, valid_lens)
+        weights = self.attention.attention_weights  # [B * heads, Tq, Tk]
+        self.attention_weights = weights.reshape(-1, self.num_heads, *weights.shape[1:]).mean(1)
+        return output
+
+
+def make_attention(name, key_size, query_size, num_hiddens, num_heads, dropout):
+    """attograd's scoring function `name` (nn/src/scoring_table.cpp) and the
+    width of the context it returns."""
+    if name == "additive":
+        return d2l.AdditiveAttention(key_size, query_size, num_hiddens, dropout), key_size
+    if name == "dot":
+        assert key_size == query_size, "dot needs queries and keys of one width"
+        return d2l.DotProductAttention(dropout), key_size
+    if name == "general":
+        return GeneralAttention(key_size, query_size, dropout), key_size
+    if name == "multihead":
+        return MultiHeadAttention(key_size, query_size, key_size, num_hiddens, num_heads,
+                                  dropout), num_hiddens
+    raise ValueError(f"unknown scoring function {name!r}")
+
+
+class ScoredSeq2SeqDecoder(d2l.Seq2SeqAttentionDecoder):
+    """d2l's decoder with any scoring function; bidirectional: keys and values
+    of 2H features and the paper's initial state."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0,
+                 attention="additive", bidirectional=False, num_heads=1, **kwargs):
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout,
                          attention="additive", **kwargs)
-        self.attention = d2l.AdditiveAttention(2 * num_hiddens, num_hiddens, num_hiddens, dropout)
-        self.rnn = nn.GRU(embed_size + 2 * num_hiddens, num_hiddens, num_layers, dropout=dropout)
-        self.W_s = nn.Linear(num_hiddens, num_hiddens, bias=False)
+        key_size = 2 * num_hiddens if bidirectional else num_hiddens
+        self.attention, context = make_attention(attention, key_size, num_hiddens, num_hiddens,
+                                                 num_heads, dropout)
+        self.rnn = nn.GRU(embed_size + context, num_hiddens, num_layers, dropout=dropout)
+        self.bidirectional = bidirectional
+        if bidirectional:
+            self.W_s = nn.Linear(num_hiddens, num_hiddens, bias=False)
 
     def init_state(self, enc_outputs, enc_valid_lens, *args):
+        if not self.bidirectional:
+            return super().init_state(enc_outputs, enc_valid_lens)
         outputs, state = enc_outputs  # [T, B, 2H], [2L, B, H]
         hidden_state = torch.tanh(self.W_s(state[1::2]))  # each layer's backward: [L, B, H]
         return (outputs.permute(1, 0, 2), hidden_state, enc_valid_lens)
 
 
-def make_bidirectional(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, dropout=0):
+def make_model(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, dropout=0,
+               attention="additive", bidirectional=False, num_heads=1):
+    encoder = (BiSeq2SeqEncoder if bidirectional else d2l.Seq2SeqEncoder)(
+        src_vocab, embed_size, num_hiddens, num_layers, dropout)
     return d2l.EncoderDecoder(
-        BiSeq2SeqEncoder(src_vocab, embed_size, num_hiddens, num_layers, dropout),
-        BiSeq2SeqAttentionDecoder(tgt_vocab, embed_size, num_hiddens, num_layers, dropout))
+        encoder, ScoredSeq2SeqDecoder(tgt_vocab, embed_size, num_hiddens, num_layers, dropout,
+                                      attention, bidirectional, num_heads))
+
+
+def make_bidirectional(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, dropout=0):
+    return make_model(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, dropout,
+                      "additive", bidirectional=True)

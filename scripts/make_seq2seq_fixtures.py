@@ -11,7 +11,10 @@ Run with /usr/bin/python3 (the python with torch + numpy):
 Writes tests/fixtures/seq2seq_additive.npz (the book's AdditiveAttention),
 tests/fixtures/seq2seq_dot.npz (DotProductAttention, Luong-style) and
 tests/fixtures/seq2seq_bidirectional.npz (Bahdanau et al.'s bidirectional
-encoder and initial state, scripts/bahdanau_torch.py). Entries:
+encoder and initial state, scripts/bahdanau_torch.py), and for the other
+scoring functions with that encoder tests/fixtures/seq2seq_general.npz
+(Luong's q^T W_a k) and seq2seq_multihead.npz (d2l's MultiHeadAttention, 2
+heads). Entries:
     param.NN.<name>       the state dict, float64, NN its position in
                           state_dict() (so the test can check the order)
     src [B, T], src_valid_len [B], dec_input [B, Tout] (bos + labels[:, :-1]),
@@ -50,10 +53,18 @@ LABELS = [[4, 5, 6, 7, 3], [8, 9, 3, 1, 1], [10, 11, 4, 3, 1]]
 TGT_VALID = [5, 3, 4]
 
 
+HEADS = 2
+SEEDS = {"additive": 7, "dot": 8, "bidirectional": 9, "general": 10, "multihead": 11}
+
+
 def make_model(attention, dtype):
     if attention == "bidirectional":
         return bahdanau_torch.make_bidirectional(SRC_VOCAB, TGT_VOCAB, EMBED, HIDDENS,
                                                  LAYERS).to(dtype)
+    if attention in ("general", "multihead"):
+        return bahdanau_torch.make_model(SRC_VOCAB, TGT_VOCAB, EMBED, HIDDENS, LAYERS, 0,
+                                         attention, bidirectional=True,
+                                         num_heads=HEADS).to(dtype)
     encoder = d2l.Seq2SeqEncoder(SRC_VOCAB, EMBED, HIDDENS, LAYERS)
     decoder = d2l.Seq2SeqAttentionDecoder(TGT_VOCAB, EMBED, HIDDENS, LAYERS, attention=attention)
     return d2l.EncoderDecoder(encoder, decoder).to(dtype)
@@ -66,7 +77,7 @@ def run(net, src, src_valid, dec_input, labels, tgt_valid):
 
 
 def write(attention):
-    torch.manual_seed({"additive": 7, "dot": 8, "bidirectional": 9}[attention])
+    torch.manual_seed(SEEDS[attention])
     net = make_model(attention, torch.float64)
     net.apply(d2l.init_seq2seq)
     state = {name: p.detach().clone() for name, p in net.state_dict().items()}
@@ -117,5 +128,5 @@ def write(attention):
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    for kind in ("additive", "dot", "bidirectional"):
+    for kind in SEEDS:
         write(kind)

@@ -28,7 +28,7 @@ constexpr int64_t kSteps = 6;
 std::unique_ptr<nn::EncoderDecoder> fixture_model(const std::string& name) {
   std::unique_ptr<nn::EncoderDecoder> model;
   if (name == "bidirectional")
-    model = nn::make_bahdanau_seq2seq(11, 12, 8, 8, 2, 0.0, nn::AttentionKind::Additive,
+    model = nn::make_bahdanau_seq2seq(11, 12, 8, 8, 2, 0.0, "additive",
                                       /*bidirectional=*/true);
   else
     model = nn::make_transformer(11, 12, 8, 16, 2, 2, 0.0);
@@ -109,7 +109,7 @@ TEST(BeamSearchTest, BeamOfOneIsGreedy) {
 TEST(BeamSearchTest, LargeBeamEqualsExhaustiveSearch) {
   manual_seed(4);
   const int64_t V = 5, steps = 3;  // tokens 0..4; <eos> = 2 (<pad> and <bos> are scorable too)
-  auto model = nn::make_bahdanau_seq2seq(6, V, 4, 4, 1, 0.0, nn::AttentionKind::Additive, true);
+  auto model = nn::make_bahdanau_seq2seq(6, V, 4, 4, 1, 0.0, "additive", true);
   model->to(kFloat64);
   model->eval();
   const Tensor src = tensor({3, 4, 2}, {1, 3}, kInt64), valid = testing::lens({3});

@@ -26,14 +26,24 @@ using testing::throws_error;
 constexpr int64_t kSrcVocab = 11, kTgtVocab = 12, kEmbed = 8, kHiddens = 8, kLayers = 2;
 
 struct Kind {
-  nn::AttentionKind kind;
+  std::string scoring;  // a name of the scoring-function table (nn/scoring.h)
   std::string file, name;
   bool bidirectional = false;  // Bahdanau et al.'s encoder (scripts/bahdanau_torch.py)
+  int64_t heads = 1;           // multihead's
 };
-const Kind kKinds[] = {
-    {nn::AttentionKind::Additive, "seq2seq_additive.npz", "additive"},
-    {nn::AttentionKind::Dot, "seq2seq_dot.npz", "dot"},
-    {nn::AttentionKind::Additive, "seq2seq_bidirectional.npz", "bidirectional", true}};
+// Every scoring function of the library: additive and dot with d2l's encoder
+// (d2l's own code), and additive, general and multihead (2 heads) with the
+// bidirectional one (scripts/bahdanau_torch.py).
+const Kind kKinds[] = {{"additive", "seq2seq_additive.npz", "additive"},
+                       {"dot", "seq2seq_dot.npz", "dot"},
+                       {"additive", "seq2seq_bidirectional.npz", "bidirectional", true},
+                       {"general", "seq2seq_general.npz", "general", true},
+                       {"multihead", "seq2seq_multihead.npz", "multihead", true, 2}};
+
+std::unique_ptr<nn::EncoderDecoder> make_kind(const Kind& kind, double dropout = 0.0) {
+  return nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, dropout,
+                                   kind.scoring, kind.bidirectional, kind.heads);
+}
 
 struct Tolerance {
   DType dtype;
@@ -52,8 +62,7 @@ std::vector<std::pair<std::string, Tensor>> fixture_state(const std::string& fil
 }
 
 std::unique_ptr<nn::EncoderDecoder> fixture_model(const Kind& kind, DType dtype) {
-  auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
-                                       kind.kind, kind.bidirectional);
+  auto net = make_kind(kind);
   net->to(dtype);
   std::map<std::string, Tensor> state;
   for (const auto& [name, value] : fixture_state(kind.file)) state[name] = value;
@@ -100,8 +109,7 @@ nn::Seq2SeqEncoder& encoder_of(nn::EncoderDecoder& net) {
 TEST_F(Seq2SeqParityTest, StateDictNamesAndOrder) {
   for (const Kind& kind : kKinds) {
     const auto expected = fixture_state(kind.file);
-    auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
-                                         kind.kind, kind.bidirectional);
+    auto net = make_kind(kind);
     const nn::StateDict state = net->state_dict();
     ASSERT_EQ(state.size(), expected.size()) << kind.file;
     size_t i = 0;
@@ -234,8 +242,7 @@ TEST(Seq2SeqTest, SelectStateKeepsRows) {
 // dropout-free logits from the same state dict.
 TEST(Seq2SeqTest, DropoutOnlyInTraining) {
   for (const Kind& kind : kKinds) {
-    auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.3,
-                                         kind.kind, kind.bidirectional);
+    auto net = make_kind(kind, 0.3);
     net->to(kFloat64);
     std::map<std::string, Tensor> state;
     for (const auto& [name, value] : fixture_state(kind.file)) state[name] = value;
@@ -254,8 +261,7 @@ TEST(Seq2SeqTest, DropoutOnlyInTraining) {
 // Padded source steps get no attention, whatever the model's numbers.
 TEST(Seq2SeqTest, AlignmentIgnoresPaddingAndSumsToOne) {
   for (const Kind& kind : kKinds) {
-    auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
-                                         kind.kind, kind.bidirectional);
+    auto net = make_kind(kind);
     EXPECT_FALSE(net->decoder().alignment().defined());
     const Tensor src_valid = testing::lens({6, 4, 2});
     (*net)(entry(kind, "src"), entry(kind, "dec_input"), src_valid);
@@ -284,19 +290,18 @@ TEST(Seq2SeqTest, AlignmentIgnoresPaddingAndSumsToOne) {
 TEST(Seq2SeqTest, Gradcheck) {
   for (const Kind& kind : kKinds) {
     manual_seed(21);
-    auto net = nn::make_bahdanau_seq2seq(5, 6, 3, 3, 2, 0.0, kind.kind, kind.bidirectional);
+    // Hidden 4: multihead's 2 heads split it evenly.
+    auto net =
+        nn::make_bahdanau_seq2seq(5, 6, 3, 4, 2, 0.0, kind.scoring, kind.bidirectional, kind.heads);
     net->to(kFloat64);
     nn::Seq2SeqEncoder& enc = encoder_of(*net);
     nn::Seq2SeqAttentionDecoder& dec = decoder_of(*net);
     std::vector<Tensor*> slots{&enc.embedding.weight, &enc.rnn.weight_ih[0], &enc.rnn.weight_hh[1],
                                &dec.embedding.weight, &dec.rnn.weight_ih[0], &dec.rnn.bias_hh[1],
                                &dec.dense.weight};
-    if (kind.kind == nn::AttentionKind::Additive) {
-      auto& attention = static_cast<nn::AdditiveAttention&>(*dec.attention);
-      slots.push_back(&attention.W_k.weight);
-      slots.push_back(&attention.W_q.weight);
-      slots.push_back(&attention.w_v.weight);
-    }
+    // Every parameter of the scoring function (dot has none).
+    for (const auto& [name, parameter] : dec.attention->named_parameters())
+      slots.push_back(&dec.attention->parameter(name));
     if (kind.bidirectional) {
       slots.push_back(&enc.rnn.weight_ih[1]);  // layer 0, backward direction
       slots.push_back(&enc.rnn.bias_hh[3]);    // layer 1, backward direction
@@ -427,14 +432,22 @@ TEST(Seq2SeqTest, BadInputThrows) {
   EXPECT_TRUE(throws_error([&] { net64->decoder().forward(tgt, state32); }, {"float32"}));
   // a one-way encoder's state for a decoder that expects a bidirectional one
   auto bi = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, 0.0,
-                                      nn::AttentionKind::Additive, /*bidirectional=*/true);
+                                      "additive", /*bidirectional=*/true);
   EXPECT_TRUE(throws_error(
       [&] { bi->decoder().init_state(net->encoder().forward(src, src_valid), src_valid); },
       {"init_state", "[T, B, 16]", "[4, B, 8]", "bidirectional", "got [3, 2, 8]"}));
-  // dot-product scores need keys of the queries' size
-  EXPECT_TRUE(throws_error(
-      [&] { nn::make_bahdanau_seq2seq(5, 5, 4, 4, 1, 0.0, nn::AttentionKind::Dot, true); },
-      {"Seq2SeqAttentionDecoder", "dot", "4", "8", "additive"}));
+  // dot-product scores need keys of the queries' width: refused, naming both
+  // and suggesting general
+  EXPECT_TRUE(throws_error([&] { nn::make_bahdanau_seq2seq(5, 5, 4, 4, 1, 0.0, "dot", true); },
+                           {"DotScoring", "4 features", "keys 8", "general"}));
+  // an unknown scoring function names the table's
+  EXPECT_TRUE(
+      throws_error([&] { nn::make_bahdanau_seq2seq(5, 5, 4, 4, 1, 0.0, "cosine"); },
+                   {"unknown scoring function 'cosine'", "additive, dot, general, multihead"}));
+  // multihead's heads must split the hidden units
+  EXPECT_TRUE(
+      throws_error([&] { nn::make_bahdanau_seq2seq(5, 5, 4, 6, 1, 0.0, "multihead", true, 4); },
+                   {"MultiHeadScoring", "num_hiddens 6", "num_heads 4"}));
   // bad sizes
   EXPECT_THROW(nn::make_bahdanau_seq2seq(0, 5, 4, 4, 1), Error);
   EXPECT_THROW(nn::make_bahdanau_seq2seq(5, 5, 4, 4, 0), Error);

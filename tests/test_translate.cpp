@@ -184,7 +184,7 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
                            {"load_translator", path, "unexpected entry 'decoder.attention."}));
   file["meta.attention"] = ag::tensor({120}, {1}, kInt64);  // "x"
   save_npz(path, file);
-  EXPECT_TRUE(throws_error([&] { load_translator(path); }, {"load_translator", "attention 'x'"}));
+  EXPECT_TRUE(throws_error([&] { load_translator(path); }, {"load_translator", "scoring function 'x'"}));
   file["meta.model"] = ag::tensor({120}, {1}, kInt64);
   save_npz(path, file);
   EXPECT_TRUE(throws_error([&] { load_translator(path); }, {"load_translator", "model 'x'"}));

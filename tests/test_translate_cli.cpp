@@ -63,7 +63,13 @@ TEST(TranslateCli, BadFlags) {
   EXPECT_TRUE(
       fails_with("--task french", "--task expects dates, reverse, sort or g2p, got 'french'"));
   EXPECT_TRUE(fails_with("--model gpt", "unknown model 'gpt'"));
-  EXPECT_TRUE(fails_with("--attention cosine", "--attention expects additive or dot"));
+  EXPECT_TRUE(
+      fails_with("--attention cosine",
+                 "--attention expects one of additive, dot, general, multihead, got 'cosine'"));
+  EXPECT_TRUE(fails_with("--encoder bidirectional --attention dot",
+                         "twice the decoder's (2 x 32 against 32); --attention general"));
+  EXPECT_TRUE(fails_with("--attention multihead --hidden 30 --heads 4",
+                         "--hidden 30 must be divisible by --heads 4"));
   EXPECT_TRUE(fails_with("--predict", "--predict needs at least one text"));
   EXPECT_TRUE(fails_with("--predict --json", "--predict needs at least one text"));
   EXPECT_TRUE(fails_with("--load x.npz --task sort", "--load takes the task"));
@@ -86,7 +92,7 @@ TEST(TranslateCli, TransformerFlags) {
   EXPECT_TRUE(fails_with("--model transformer --embed 8", "--embed: bahdanau's options"));
   EXPECT_TRUE(fails_with("--model transformer --layers 1 --attention dot",
                          "--layers --attention: bahdanau's options"));
-  EXPECT_TRUE(fails_with("--heads 2", "--heads: the Transformer's options"));
+  EXPECT_TRUE(fails_with("--heads 2", "--heads: the Transformer's and --attention multihead's"));
   EXPECT_TRUE(fails_with("--no-causal-mask", "--no-causal-mask: the Transformer's options"));
   EXPECT_TRUE(fails_with("--model transformer --hidden 30 --heads 4", "divisible by --heads 4"));
   EXPECT_TRUE(fails_with("--model transformer --hidden 33 --heads 1", "--hidden 33 must be even"));

@@ -137,7 +137,7 @@ TEST(TranslateTransformer, VersionOneFilesStillLoad) {
   file["meta.format"] = ag::tensor({kFormatVersion + 1}, {1}, kInt64);
   save_npz(path, file);
   EXPECT_TRUE(throws_error([&] { load_translator(path); },
-                           {"load_translator", "format version 4", "reads 1 to 3"}));
+                           {"load_translator", "format version 5", "reads 1 to 4"}));
   std::filesystem::remove(path);
 }
 

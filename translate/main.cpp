@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -55,12 +56,15 @@ task and model:
   --hidden N --dropout P      both models' (d2l's defaults: 32, 0.1); the
                               Transformer's d (its embedding size too)
 bahdanau:
-  --attention additive|dot    the decoder's attention (default additive)
+  --attention NAME            the decoder's scoring function (default additive;
+                              the names are listed below)
   --encoder unidirectional|bidirectional  d2l's one-way GRU encoder (default), or
                               Bahdanau et al.'s: a bidirectional GRU whose outputs
                               have read the whole source, the decoder started from
-                              its backward direction (additive attention only)
+                              its backward direction (its keys are twice the
+                              decoder's width: not with dot, use general)
   --embed N --layers N        embedding size, GRU layers (default 32, 2)
+  --heads N                   multihead's heads (default 4; divides --hidden)
 transformer:
   --heads N --ffn N --blocks N  heads, FFN hidden size, encoder and decoder
                               blocks (d2l's defaults: 4, 64, 2)
@@ -180,7 +184,7 @@ TaskDefaults task_defaults(Task task, const std::string& model) {
 
 struct Options {
   std::string task = "dates";
-  bool task_given = false, model_given = false, sizes_given = false;
+  bool task_given = false, model_given = false, sizes_given = false, heads_given = false;
   std::vector<std::string> bahdanau_flags, transformer_flags;  // given, for the model check
   TaskDefaults defaults;                                       // of --task and --model
   ModelConfig config;
@@ -255,7 +259,9 @@ Options parse_args(int argc, char** argv) {
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsage << "\nscoring functions (--attention NAME; nn/src/scoring_table.cpp):\n";
+      for (const ag::nn::ScoringEntry& entry : ag::nn::scoring_functions())
+        std::printf("  %-12s %s\n", entry.name.c_str(), entry.summary.c_str());
       std::exit(0);
     } else if (a == "--task") {
       o.task = value(a);
@@ -272,8 +278,12 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "--attention") {
       o.config.attention = value(a);
       o.bahdanau_flags.push_back(a);
-      if (o.config.attention != "additive" && o.config.attention != "dot")
-        throw UsageError{"--attention expects additive or dot, got '" + o.config.attention + "'"};
+      const auto& table = ag::nn::scoring_functions();
+      if (std::none_of(table.begin(), table.end(), [&](const ag::nn::ScoringEntry& entry) {
+            return entry.name == o.config.attention;
+          }))
+        throw UsageError{"--attention expects one of " + ag::nn::scoring_function_names() +
+                         ", got '" + o.config.attention + "'"};
     } else if (a == "--embed") {
       o.config.embed_size = parse_int(a, value(a), 1, 4096);
       o.bahdanau_flags.push_back(a);
@@ -285,7 +295,7 @@ Options parse_args(int argc, char** argv) {
       o.bahdanau_flags.push_back(a);
     } else if (a == "--heads") {
       o.config.num_heads = parse_int(a, value(a), 1, 256);
-      o.transformer_flags.push_back(a);
+      o.heads_given = true;
     } else if (a == "--ffn") {
       o.config.ffn_num_hiddens = parse_int(a, value(a), 1, 16384);
       o.transformer_flags.push_back(a);
@@ -373,8 +383,8 @@ Options parse_args(int argc, char** argv) {
     return joined;
   };
   if (!o.load.empty()) {
-    if (o.task_given || o.model_given || o.sizes_given || !o.bahdanau_flags.empty() ||
-        !o.transformer_flags.empty())
+    if (o.task_given || o.model_given || o.sizes_given || o.heads_given ||
+        !o.bahdanau_flags.empty() || !o.transformer_flags.empty())
       throw UsageError{
           "--load takes the task, model and sizes from the file; drop "
           "--task/--model/--attention/--encoder/--embed/--hidden/--layers/--dropout/--heads/"
@@ -390,8 +400,16 @@ Options parse_args(int argc, char** argv) {
                      "num_hiddens) and has --blocks, --heads, --ffn"};
   if (o.config.encoder == "bidirectional" && o.config.attention == "dot")
     throw UsageError{
-        "--encoder bidirectional needs --attention additive: dot-product scores need keys of "
-        "the queries' size, and the bidirectional encoder's are twice the decoder's"};
+        "--encoder bidirectional with --attention dot: dot-product scores need keys of the "
+        "queries' width, and the bidirectional encoder's are twice the decoder's (2 x " +
+        std::to_string(o.config.num_hiddens) + " against " + std::to_string(o.config.num_hiddens) +
+        "); --attention general learns the map between them"};
+  if (o.heads_given && o.config.model != "transformer" && o.config.attention != "multihead")
+    throw UsageError{"--heads: the Transformer's and --attention multihead's"};
+  if (o.config.model == "bahdanau" && o.config.attention == "multihead" &&
+      o.config.num_hiddens % o.config.num_heads != 0)
+    throw UsageError{"--hidden " + std::to_string(o.config.num_hiddens) +
+                     " must be divisible by --heads " + std::to_string(o.config.num_heads)};
   if (o.config.model != "transformer" && !o.transformer_flags.empty())
     throw UsageError{join(o.transformer_flags) +
                      ": the Transformer's options (add --model transformer)"};

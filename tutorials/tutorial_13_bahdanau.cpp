@@ -174,13 +174,14 @@ int main(int argc, char** argv) {
            "tanh(W_q q + W_k k_j), the keys being the encoder outputs. A masked softmax over "
            "the valid source steps gives the weights; the context is their weighted sum of "
            "the encoder outputs (keys = values). Written out from the module's parameters:");
-    auto& additive = dynamic_cast<ag::nn::AdditiveAttention&>(*decoder.attention);
-    const ag::Tensor features =
-        ag::tanh(ag::unsqueeze(affine(query, additive.W_q.weight), 2) +
-                 ag::unsqueeze(affine(enc_outputs, additive.W_k.weight), 1));  // [B, 1, T, H]
-    const ag::Tensor scores = ag::squeeze(affine(features, additive.w_v.weight), -1);  // [B, 1, T]
-    const ag::Tensor weights = ag::masked_softmax(scores, src_valid_len);              // [B, 1, T]
-    const ag::Tensor context = ag::matmul(weights, enc_outputs);                       // [B, 1, H]
+    ag::nn::ScoringFunction& additive = *decoder.attention;  // the table's "additive"
+    const ag::Tensor features = ag::tanh(
+        ag::unsqueeze(affine(query, additive.parameter("W_q.weight")), 2) +
+        ag::unsqueeze(affine(enc_outputs, additive.parameter("W_k.weight")), 1));  // [B, 1, T, H]
+    const ag::Tensor scores =
+        ag::squeeze(affine(features, additive.parameter("w_v.weight")), -1);  // [B, 1, T]
+    const ag::Tensor weights = ag::masked_softmax(scores, src_valid_len);     // [B, 1, T]
+    const ag::Tensor context = ag::matmul(weights, enc_outputs);              // [B, 1, H]
     t.show("weights over the source (untrained: nearly uniform)", weights);
     t.show("context (first 6 units)", ag::narrow(context, 2, 0, 6));
 

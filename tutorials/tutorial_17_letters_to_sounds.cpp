@@ -252,12 +252,13 @@ int main(int argc, char** argv) {
         ag::tanh(affine(ag::cat(backward_finals, 0), decoder.W_s->weight));        // [L, B, H]
     const ag::Tensor keys = ag::permute(x, {1, 0, 2});                             // [B, T, 2H]
     const ag::Tensor query = ag::permute(ag::narrow(s0, 0, L - 1, 1), {1, 0, 2});  // [B, 1, H]
-    auto& additive = dynamic_cast<ag::nn::AdditiveAttention&>(*decoder.attention);
-    const ag::Tensor features = ag::tanh(ag::unsqueeze(affine(query, additive.W_q.weight), 2) +
-                                         ag::unsqueeze(affine(keys, additive.W_k.weight), 1));
+    ag::nn::ScoringFunction& additive = *decoder.attention;  // the table's "additive"
+    const ag::Tensor features =
+        ag::tanh(ag::unsqueeze(affine(query, additive.parameter("W_q.weight")), 2) +
+                 ag::unsqueeze(affine(keys, additive.parameter("W_k.weight")), 1));
     const ag::Tensor weights = ag::masked_softmax(
-        ag::squeeze(affine(features, additive.w_v.weight), -1), src_len);  // [B, 1, T]
-    const ag::Tensor context = ag::matmul(weights, keys);                  // [B, 1, 2H]
+        ag::squeeze(affine(features, additive.parameter("w_v.weight")), -1), src_len);  // [B, 1, T]
+    const ag::Tensor context = ag::matmul(weights, keys);  // [B, 1, 2H]
     const ag::Tensor bos = ag::tensor({double(tr::Vocab::kBos)}, {1, 1}, ag::kInt64);
     ag::Tensor h = ag::cat({ag::squeeze(context, 1),
                             ag::index_select(decoder.embedding.weight, 0, ag::reshape(bos, {1}))},

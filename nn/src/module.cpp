@@ -43,6 +43,16 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   return named;
 }
 
+Tensor& Module::parameter(const std::string& name) {
+  std::string known;
+  for (const auto& [slot_name, slot] : all_parameter_slots()) {
+    if (slot_name == name) return *slot;
+    known += (known.empty() ? "" : ", ") + slot_name;
+  }
+  throw Error(type_name_ + ": no parameter '" + name + "' (it has " +
+              (known.empty() ? std::string("none") : known) + ")");
+}
+
 std::vector<Tensor> Module::parameters() const {
   std::vector<Tensor> params;
   for (auto& [name, p] : named_parameters()) params.push_back(std::move(p));

@@ -25,18 +25,6 @@ void check_tokens(const Tensor& tokens, const char* what, const std::string& op)
                (tokens.defined() ? std::string(" ") + dtype_name(tokens.dtype()) : ""));
 }
 
-std::unique_ptr<Module> make_attention(AttentionKind kind, int64_t key_size, int64_t num_hiddens,
-                                       double dropout) {
-  if (kind == AttentionKind::Additive)
-    return std::make_unique<AdditiveAttention>(key_size, num_hiddens, num_hiddens, dropout);
-  AG_CHECK(key_size == num_hiddens, "Seq2SeqAttentionDecoder",
-           "dot attention scores q.k need queries and keys of one size, but the decoder's "
-           "queries have " +
-               std::to_string(num_hiddens) + " features and the bidirectional encoder's keys " +
-               std::to_string(key_size) + ": use additive attention with it");
-  return std::make_unique<DotProductAttention>(dropout);
-}
-
 }  // namespace
 
 // ---- Seq2SeqEncoder -------------------------------------------------------------------
@@ -69,15 +57,19 @@ std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& src
 
 Seq2SeqAttentionDecoder::Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t embed_size,
                                                  int64_t num_hiddens, int64_t num_layers,
-                                                 double dropout, AttentionKind kind,
-                                                 bool bidirectional_encoder)
+                                                 double dropout, const std::string& scoring,
+                                                 bool bidirectional_encoder, int64_t num_heads)
     : Decoder("Seq2SeqAttentionDecoder"),
-      kind(kind),
+      scoring(scoring),
       bidirectional_encoder(bidirectional_encoder),
       key_size(bidirectional_encoder ? 2 * num_hiddens : num_hiddens),
-      attention(make_attention(kind, key_size, num_hiddens, dropout)),
+      attention(make_scoring_function(scoring, {.query_size = num_hiddens,
+                                                .key_size = key_size,
+                                                .num_hiddens = num_hiddens,
+                                                .num_heads = num_heads,
+                                                .dropout = dropout})),
       embedding(vocab_size, embed_size),
-      rnn(embed_size + key_size, num_hiddens, num_layers, dropout),
+      rnn(embed_size + attention->context_size(), num_hiddens, num_layers, dropout),
       dense(num_hiddens, vocab_size) {
   register_module("attention", attention.get());
   register_module("embedding", &embedding);
@@ -155,16 +147,12 @@ Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) 
   // (the transposed ids embedded, as in the encoder)
   const Tensor X = embedding(transpose(tgt, 0, 1));
 
-  // AdditiveAttention projects its keys with W_k on every call; d2l calls it
-  // once per step with the same keys (enc_outputs), so here they are
-  // projected once per forward ([B, T, H] -> [B, T, H], k W_k^T) and every
-  // step starts from W_q(query). The numbers are the same; the backward sums
-  // the steps' dL/dk' before going through W_k once, instead of Tout times.
-  auto* additive =
-      kind == AttentionKind::Additive ? static_cast<AdditiveAttention*>(attention.get()) : nullptr;
-  auto* dot =
-      kind == AttentionKind::Dot ? static_cast<DotProductAttention*>(attention.get()) : nullptr;
-  const Tensor projected_keys = additive ? additive->project_keys(enc_outputs) : Tensor();
+  // d2l calls its attention once per step with the same keys and values
+  // (enc_outputs); what of them does not depend on the query (additive's
+  // k W_k^T, say) is computed here once per forward. The numbers are the
+  // same; the backward sums the steps' gradients before going through the
+  // keys' projection once, instead of Tout times.
+  const AttentionMemory memory = attention->remember(enc_outputs, enc_outputs);
 
   std::vector<Tensor> outputs;
   outputs.reserve(static_cast<size_t>(Tout));
@@ -174,14 +162,11 @@ Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) 
   for (int64_t t = 0; t < Tout; ++t) {
     // query = the last layer's hidden state: [1, B, H] -> [B, 1, H]
     const Tensor query = permute(last, {1, 0, 2});
-    // context = attention(query, enc_outputs, enc_outputs, enc_valid_lens): [B, 1, K]
-    Tensor context =
-        additive ? additive->forward_projected(query, projected_keys, enc_outputs, enc_valid_lens)
-                 : dot->forward(query, enc_outputs, enc_outputs, enc_valid_lens);
-    step_weights_.push_back(
-        (additive ? additive->attention_weights() : dot->attention_weights()).detach());
+    // context = attention(query, enc_outputs, enc_outputs, enc_valid_lens): [B, 1, C]
+    const Tensor context = attention->attend(query, memory, enc_valid_lens);
+    step_weights_.push_back(attention->attention_weights());
     // x = cat(context, embedded step) on the features, time-major:
-    // [B, 1, K] -> [1, B, K]; with [1, B, E] -> [1, B, K + E]
+    // [B, 1, C] -> [1, B, C]; with [1, B, E] -> [1, B, C + E]
     // (d2l concatenates [B, 1, H] and [B, 1, E], then permutes: the same tensor)
     const Tensor x = cat({permute(context, {1, 0, 2}), narrow(X, 0, t, 1)}, 2);
     // One GRU step: out [1, B, H] (the new last layer), hidden [L, B, H]
@@ -208,13 +193,13 @@ Tensor Seq2SeqAttentionDecoder::alignment() const {
 std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(int64_t src_vocab_size,
                                                       int64_t tgt_vocab_size, int64_t embed_size,
                                                       int64_t num_hiddens, int64_t num_layers,
-                                                      double dropout, AttentionKind kind,
-                                                      bool bidirectional) {
+                                                      double dropout, const std::string& scoring,
+                                                      bool bidirectional, int64_t num_heads) {
   return std::make_unique<EncoderDecoder>(
       std::make_unique<Seq2SeqEncoder>(src_vocab_size, embed_size, num_hiddens, num_layers, dropout,
                                        bidirectional),
       std::make_unique<Seq2SeqAttentionDecoder>(tgt_vocab_size, embed_size, num_hiddens, num_layers,
-                                                dropout, kind, bidirectional));
+                                                dropout, scoring, bidirectional, num_heads));
 }
 
 // ---- init ---------------------------------------------------------------------------

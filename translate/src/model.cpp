@@ -27,20 +27,12 @@ std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_
           std::to_string(src_vocab_size) + " and " + std::to_string(tgt_vocab_size));
   std::unique_ptr<nn::EncoderDecoder> model;
   if (config.model == "bahdanau") {
-    nn::AttentionKind kind;
-    if (config.attention == "additive") {
-      kind = nn::AttentionKind::Additive;
-    } else if (config.attention == "dot") {
-      kind = nn::AttentionKind::Dot;
-    } else {
-      throw Error("make_model: unknown attention '" + config.attention +
-                  "' (expected additive or dot)");
-    }
     AG_CHECK(config.encoder == "unidirectional" || config.encoder == "bidirectional", "make_model",
              "unknown encoder '" + config.encoder + "' (expected unidirectional or bidirectional)");
-    model = nn::make_bahdanau_seq2seq(src_vocab_size, tgt_vocab_size, config.embed_size,
-                                      config.num_hiddens, config.num_layers, config.dropout, kind,
-                                      config.encoder == "bidirectional");
+    // config.attention names a scoring function of nn's table.
+    model = nn::make_bahdanau_seq2seq(
+        src_vocab_size, tgt_vocab_size, config.embed_size, config.num_hiddens, config.num_layers,
+        config.dropout, config.attention, config.encoder == "bidirectional", config.num_heads);
   } else if (config.model == "transformer") {
     // d2l's sizes: d even (sin/cos pairs of the positional encoding) and
     // split evenly over the heads.
@@ -166,6 +158,8 @@ void save_translator(const std::string& path, const Translator& translator) {
                 static_cast<double>(c.num_blks), c.causal ? 1.0 : 0.0},
                {4}, kInt64);
   file["meta.encoder"] = text_tensor(c.encoder);
+  if (c.model == "bahdanau")
+    file["meta.heads"] = tensor({static_cast<double>(c.num_heads)}, {1}, kInt64);
   file["meta.src_vocab"] = vocab_tensor(translator.src_vocab, path);
   file["meta.tgt_vocab"] = vocab_tensor(translator.tgt_vocab, path);
   save_npz(path, file);
@@ -181,6 +175,14 @@ Translator load_translator(const std::string& path) {
   t.config.model = meta_text(file, "meta.model", path);
   t.config.attention = meta_text(file, "meta.attention", path);
   if (version >= 3) t.config.encoder = meta_text(file, "meta.encoder", path);
+  if (version >= 4 && t.config.model == "bahdanau") {
+    const double heads = meta_entry(file, "meta.heads", kInt64, path).to_vector().at(0);
+    AG_CHECK(heads >= 1 && heads <= 1 << 12, "load_translator",
+             path + ": implausible meta.heads " + std::to_string(heads));
+    t.config.num_heads = static_cast<int64_t>(heads);
+  } else if (t.config.model == "bahdanau") {
+    t.config.num_heads = 1;  // files before format 4: additive or dot, no heads
+  }
   try {
     t.task = task_from_name(meta_text(file, "meta.task", path));
   } catch (const Error& e) {

@@ -14,6 +14,7 @@
 #include "attograd/nn/norm.h"
 #include "attograd/nn/optim.h"
 #include "attograd/nn/rnn.h"
+#include "attograd/nn/scoring.h"
 #include "attograd/nn/seq2seq.h"
 #include "attograd/nn/training.h"
 #include "attograd/nn/transformer.h"

@@ -73,6 +73,11 @@ class Module {
   // PyTorch; state_dict() keeps both names.
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
+  // The parameter registered as `name` ("W_q.weight"), as torch's
+  // get_parameter: the member itself, so that assigning to it replaces the
+  // module's tensor (gradcheck does). An unknown name is an ag::Error listing
+  // the module's names.
+  Tensor& parameter(const std::string& name);
 
   // name -> detached parameter (shares storage), as torch's state_dict(): in
   // registration order (the order of named_parameters()).

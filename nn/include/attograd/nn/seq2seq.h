@@ -16,7 +16,9 @@
 //
 // State-dict names (torch's order): encoder.embedding.weight,
 // encoder.rnn.{weight_ih,weight_hh,bias_ih,bias_hh}_l{0..L-1}[_reverse],
-// decoder.attention.{W_k,W_q,w_v}.weight (additive only),
+// decoder.attention.* (the scoring function's parameters: additive's
+// {W_k,W_q,w_v}.weight as d2l's; general's W_a.weight; multihead's
+// {W_q,W_k,W_v,W_o}.weight; dot has none),
 // decoder.embedding.weight, decoder.rnn.*, decoder.dense.{weight,bias},
 // decoder.W_s.weight (bidirectional only). The bidirectional model's PyTorch
 // twin is scripts/bahdanau_torch.py.
@@ -24,17 +26,12 @@
 
 #include <memory>
 
-#include "attograd/nn/attention.h"
 #include "attograd/nn/encoder_decoder.h"
 #include "attograd/nn/layers.h"
 #include "attograd/nn/rnn.h"
+#include "attograd/nn/scoring.h"
 
 namespace ag::nn {
-
-// Additive: the book's AdditiveAttention(H, H, H, dropout) (Bahdanau).
-// Dot: DotProductAttention(dropout), scores q.k / sqrt(H) (Luong-style), no
-// attention parameters.
-enum class AttentionKind { Additive, Dot };
 
 // d2l's Seq2SeqEncoder: embedding, then a multi-layer GRU over time.
 //   forward(src [B, T] int64, valid_lens) -> {outputs [T, B, D*H], state [D*L, B, H]}
@@ -74,8 +71,8 @@ class Seq2SeqAttentionDecoder : public Decoder {
  public:
   Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t embed_size, int64_t num_hiddens,
                           int64_t num_layers, double dropout = 0.0,
-                          AttentionKind kind = AttentionKind::Additive,
-                          bool bidirectional_encoder = false);
+                          const std::string& scoring = "additive",
+                          bool bidirectional_encoder = false, int64_t num_heads = 1);
   DecoderState init_state(const std::vector<Tensor>& enc_outputs,
                           const Tensor& src_valid_lens) override;
   Tensor forward(const Tensor& tgt, DecoderState& state) override;
@@ -84,15 +81,17 @@ class Seq2SeqAttentionDecoder : public Decoder {
   // enc_outputs, hidden and enc_valid_lens keep the rows `rows` [B'] (beam search).
   void select_state(DecoderState& state, const Tensor& rows) const override;
 
-  const AttentionKind kind;
+  const std::string scoring;  // its name in the table (scoring.h)
   const bool bidirectional_encoder;
   const int64_t key_size;  // K: H, or 2H after a bidirectional encoder
-  // AdditiveAttention(K, H, H) or DotProductAttention, by kind (registered as
-  // "attention", first, as in d2l). Dot needs K = H: it is refused with a
-  // bidirectional encoder.
-  std::unique_ptr<Module> attention;
+  // The scoring function `scoring` from the table, built for queries of H
+  // and keys of K features (additive: d2l's AdditiveAttention(K, H, H));
+  // registered as "attention", first, as in d2l. Its context is C wide: K,
+  // or H for multihead. dot needs K = H: with a bidirectional encoder it is
+  // refused, naming both widths.
+  std::unique_ptr<ScoringFunction> attention;
   Embedding embedding;  // weight [vocab_size, E]
-  GRU rnn;              // GRU(E + K, H, L, dropout): input cat(context, embedded token)
+  GRU rnn;              // GRU(E + C, H, L, dropout): input cat(context, embedded token)
   Linear dense;         // H -> vocab_size
   // W_s [H, H] (bidirectional_encoder only, registered last as "W_s";
   // null otherwise, so d2l's state dict is unchanged).
@@ -104,13 +103,12 @@ class Seq2SeqAttentionDecoder : public Decoder {
 };
 
 // d2l's Seq2SeqEncoder + Seq2SeqAttentionDecoder as an EncoderDecoder;
-// bidirectional = true: Bahdanau et al.'s encoder and initial state (above).
-std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(int64_t src_vocab_size,
-                                                      int64_t tgt_vocab_size, int64_t embed_size,
-                                                      int64_t num_hiddens, int64_t num_layers,
-                                                      double dropout = 0.0,
-                                                      AttentionKind kind = AttentionKind::Additive,
-                                                      bool bidirectional = false);
+// bidirectional = true: Bahdanau et al.'s encoder and initial state (above);
+// scoring: a name of the table (scoring.h); num_heads: multihead's heads.
+std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(
+    int64_t src_vocab_size, int64_t tgt_vocab_size, int64_t embed_size, int64_t num_hiddens,
+    int64_t num_layers, double dropout = 0.0, const std::string& scoring = "additive",
+    bool bidirectional = false, int64_t num_heads = 1);
 
 // Xavier (Glorot) uniform, in place: U(-a, a), a = gain * sqrt(6 / (fan_in +
 // fan_out)) for a 2-D weight [fan_out, fan_in], as torch.nn.init.xavier_uniform_.

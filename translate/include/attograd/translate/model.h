@@ -8,8 +8,12 @@
 //                     encoder.blks.block0.attention.W_q.weight, ...)
 //   meta.model        the model's name ("bahdanau" or "transformer"), as int64
 //                     byte values
-//   meta.attention    "additive" or "dot", likewise (bahdanau's; the
+//   meta.attention    the scoring function's name in nn's table
+//                     (nn::scoring_functions(): "additive", "dot", "general",
+//                     "multihead", ...), likewise (bahdanau's; the
 //                     Transformer's files hold "additive", unused)
+//   meta.heads        int64 [1]: multihead's heads (bahdanau files; since
+//                     format 4: older files have 1)
 //   meta.task         "dates", "reverse" or "sort", likewise
 //   meta.sizes        int64 [embed_size, num_hiddens, num_layers, src_steps, tgt_steps]
 //   meta.dropout      float64 [1]
@@ -37,18 +41,20 @@ namespace ag::translate {
 // Sizes as d2l names them. Defaults: d2l's (seq2seq: embedding 32, hidden 32,
 // 2 GRU layers; Transformer: d 32, FFN 64, 4 heads, 2 blocks; dropout 0.1).
 struct ModelConfig {
-  std::string model = "bahdanau";      // the kinds make_model knows (model_names())
-  std::string attention = "additive";  // bahdanau: "additive" or "dot"
+  std::string model = "bahdanau";  // the kinds make_model knows (model_names())
+  // bahdanau: a scoring function's name in nn's table (nn/scoring.h)
+  std::string attention = "additive";
   // bahdanau: "unidirectional" (d2l's encoder) or "bidirectional" (Bahdanau
   // et al.'s: a bidirectional GRU, the decoder started from its backward
-  // direction; additive attention only).
+  // direction; its keys are 2H wide, so dot is refused: general is the
+  // dot-product score that maps them).
   std::string encoder = "unidirectional";
   int64_t embed_size = 32;   // bahdanau (the Transformer embeds in num_hiddens)
   int64_t num_hiddens = 32;  // the GRU's hidden size; the Transformer's d
   int64_t num_layers = 2;    // bahdanau: GRU layers
   double dropout = 0.1;
+  int64_t num_heads = 4;  // the Transformer's, and bahdanau's with multihead; divides num_hiddens
   // The Transformer's (unused by bahdanau):
-  int64_t num_heads = 4;         // divides num_hiddens
   int64_t ffn_num_hiddens = 64;  // PositionWiseFFN's hidden size
   int64_t num_blks = 2;          // encoder and decoder blocks
   bool causal = true;            // the decoder's look-ahead mask (false: the ablation)
@@ -63,7 +69,7 @@ const std::vector<std::string>& model_names();
 // place that maps a name to a model class: "bahdanau" is
 // nn::make_bahdanau_seq2seq, "transformer" nn::make_transformer (an
 // nn::Transformer, with config.causal set on its decoder).
-// Throws ag::Error for an unknown model or attention, or bad sizes.
+// Throws ag::Error for an unknown model or scoring function, or bad sizes.
 std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_t src_vocab_size,
                                                int64_t tgt_vocab_size);
 
@@ -88,7 +94,8 @@ Translator make_translator(const ModelConfig& config, const Dataset& data);
 
 // 2: meta.transformer added (the layout is otherwise version 1's).
 // 3: meta.encoder added.
-inline constexpr int64_t kFormatVersion = 3;
+// 4: meta.heads added (bahdanau), for any scoring function of the table.
+inline constexpr int64_t kFormatVersion = 4;
 void save_translator(const std::string& path, const Translator& translator);
 // Throws ag::Error naming the path when the file is not one save_translator
 // wrote (no meta.* entries, an unknown model, a state dict that does not fit

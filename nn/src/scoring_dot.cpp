@@ -1,0 +1,42 @@
+// Scaled dot-product attention (d2l's DotProductAttention; Vaswani et al.):
+//   a(q, k) = q^T k / sqrt(d)
+// No parameters; queries and keys must have one width d. After a
+// bidirectional encoder the keys are twice the decoder's width: `general`
+// learns the map between the two.
+// Legend: B batch, Tq queries, Tk keys, d width.
+#include <cmath>
+
+#include "scoring_functions.h"
+
+namespace ag::nn {
+
+namespace {
+
+class DotScoring : public ScoringFunction {
+ public:
+  explicit DotScoring(const ScoringSizes& sizes) : ScoringFunction("DotScoring", sizes) {
+    AG_CHECK(sizes.query_size == sizes.key_size, "DotScoring",
+             "dot-product scores q.k need queries and keys of one width, but the queries have " +
+                 std::to_string(sizes.query_size) + " features and the keys " +
+                 std::to_string(sizes.key_size) +
+                 " (a bidirectional encoder's keys are twice the hidden size): use 'general', "
+                 "whose W_a maps one width to the other");
+  }
+
+ protected:
+  // scores = (Q / sqrt(d)) K^T: [B, Tq, d] @ [B, d, Tk] -> [B, Tq, Tk]
+  // (dividing the Tq x d queries, not the Tq x Tk scores: the same numbers)
+  // (backward: dL/dQ = dL/dscores K / sqrt(d), dL/dK = dL/dscores^T Q / sqrt(d))
+  Tensor score(const Tensor& queries, const Tensor& keys) override {
+    const double d = static_cast<double>(queries.size(2));
+    return bmm(queries / std::sqrt(d), transpose(keys, 1, 2));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ScoringFunction> make_dot_scoring(const ScoringSizes& sizes) {
+  return std::make_unique<DotScoring>(sizes);
+}
+
+}  // namespace ag::nn

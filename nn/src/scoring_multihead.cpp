@@ -1,0 +1,77 @@
+// Multi-head attention (d2l's MultiHeadAttention, bias = false): n heads of
+// scaled dot-product attention over projected queries, keys and values,
+// joined and projected once more:
+//   head_i = attention(q W_q,i, K W_k,i, V W_v,i)       (h / n wide each)
+//   context = cat(head_1, ..., head_n) W_o
+// Parameters, in d2l's names: W_q.weight [h, q], W_k.weight [h, k],
+// W_v.weight [h, v], W_o.weight [h, h]. The context is h wide.
+// Legend: B batch, Tq queries, Tk keys, q query width, k key width (= v, the
+// values' width), h hidden units, n heads.
+#include <cmath>
+
+#include "attograd/nn/attention.h"
+#include "scoring_functions.h"
+
+namespace ag::nn {
+
+namespace {
+
+class MultiHeadScoring : public ScoringFunction {
+ public:
+  explicit MultiHeadScoring(const ScoringSizes& sizes)
+      : ScoringFunction("MultiHeadScoring", sizes),
+        W_q(sizes.query_size, sizes.hidden_units(), /*bias=*/false),
+        W_k(sizes.key_size, sizes.hidden_units(), /*bias=*/false),
+        W_v(sizes.key_size, sizes.hidden_units(), /*bias=*/false),
+        W_o(sizes.hidden_units(), sizes.hidden_units(), /*bias=*/false) {
+    AG_CHECK(sizes.hidden_units() % sizes.num_heads == 0, "MultiHeadScoring",
+             "num_hiddens " + std::to_string(sizes.hidden_units()) +
+                 " is not a multiple of num_heads " + std::to_string(sizes.num_heads));
+    register_module("W_q", &W_q);
+    register_module("W_k", &W_k);
+    register_module("W_v", &W_v);
+    register_module("W_o", &W_o);
+  }
+
+  int64_t context_size() const override { return sizes.hidden_units(); }
+
+ protected:
+  int64_t heads() const override { return sizes.num_heads; }
+
+  // Once per source: K W_k^T, [B, Tk, k] -> [B, Tk, h] -> [B * n, Tk, h / n]
+  Tensor remember_keys(const Tensor& keys) const override {
+    Tensor per_head = transpose_qkv(W_k(keys), sizes.num_heads);
+    per_head.set_name("keys_per_head");
+    return per_head;
+  }
+  // Once per source: V W_v^T, [B, Tk, v] -> [B, Tk, h] -> [B * n, Tk, h / n]
+  Tensor remember_values(const Tensor& values) const override {
+    Tensor per_head = transpose_qkv(W_v(values), sizes.num_heads);
+    per_head.set_name("values_per_head");
+    return per_head;
+  }
+
+  // Every head's scaled dot product: q W_q^T, [B, Tq, q] -> [B * n, Tq, h / n];
+  // scores = (Q / sqrt(h / n)) K^T -> [B * n, Tq, Tk]
+  Tensor score(const Tensor& queries, const Tensor& keys) override {
+    const Tensor q = transpose_qkv(W_q(queries), sizes.num_heads);
+    const double d = static_cast<double>(q.size(2));
+    return bmm(q / std::sqrt(d), transpose(keys, 1, 2));
+  }
+
+  // [B * n, Tq, h / n] -> [B, Tq, h] -> W_o -> [B, Tq, h]
+  Tensor merge_heads(const Tensor& pooled) const override {
+    return W_o(transpose_output(pooled, sizes.num_heads));
+  }
+
+ public:
+  Linear W_q, W_k, W_v, W_o;
+};
+
+}  // namespace
+
+std::unique_ptr<ScoringFunction> make_multihead_scoring(const ScoringSizes& sizes) {
+  return std::make_unique<MultiHeadScoring>(sizes);
+}
+
+}  // namespace ag::nn
