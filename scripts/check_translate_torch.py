@@ -2,15 +2,16 @@
 """A model trained and saved by attograd-translate, loaded into d2l's PyTorch
 model (scripts/d2l_torch.py) with load_state_dict(strict=True), gives the same
 greedy outputs on held-out inputs as attograd-translate did: the seq2seq with
-attention (with Bahdanau et al.'s bidirectional encoder when the file says so:
-its twin is scripts/bahdanau_torch.py), or the Transformer (--model
+attention (any scoring function of attograd's table, and Bahdanau et al.'s
+bidirectional encoder when the file says so: their twin is
+scripts/bahdanau_torch.py), or the Transformer (--model
 transformer; its look-ahead flag is read from the file too). g2p models
 (letters to sounds) are checked on their test words, outputs compared as
 phonemes joined by spaces.
 
   scripts/check_translate_torch.py BUILD_DIR [--model bahdanau] [--task dates]
-                                   [--attention additive] [--steps 1500]
-                                   [--count 200] [--keep DIR]
+                                   [--attention additive] [--encoder unidirectional]
+                                   [--heads N] [--steps 1500] [--count 200] [--keep DIR]
   scripts/check_translate_torch.py BUILD_DIR --load MODEL.npz [--seed S] [--count 200]
 
 Runs BUILD_DIR/attograd-translate --model M --task T [--attention A] --steps N --save M.npz
@@ -54,15 +55,21 @@ def load_translate_model(path):
             d2l_torch.TransformerEncoder(len(src_vocab), hidden, ffn, heads, blocks, dropout),
             d2l_torch.TransformerDecoder(len(tgt_vocab), hidden, ffn, heads, blocks, dropout,
                                          causal=bool(causal)))
-    elif "meta.encoder" in npz.files and meta_text(npz, "meta.encoder") == "bidirectional":
-        net = bahdanau_torch.make_bidirectional(len(src_vocab), len(tgt_vocab), embed, hidden,
-                                                layers, dropout)
     else:
         assert model == "bahdanau", model
-        net = d2l_torch.EncoderDecoder(
-            d2l_torch.Seq2SeqEncoder(len(src_vocab), embed, hidden, layers, dropout),
-            d2l_torch.Seq2SeqAttentionDecoder(len(tgt_vocab), embed, hidden, layers, dropout,
-                                              attention=meta_text(npz, "meta.attention")))
+        attention = meta_text(npz, "meta.attention")
+        bidirectional = ("meta.encoder" in npz.files and
+                         meta_text(npz, "meta.encoder") == "bidirectional")
+        heads = int(npz["meta.heads"][0]) if "meta.heads" in npz.files else 1
+        if not bidirectional and attention in ("additive", "dot"):
+            # d2l's own code, unchanged
+            net = d2l_torch.EncoderDecoder(
+                d2l_torch.Seq2SeqEncoder(len(src_vocab), embed, hidden, layers, dropout),
+                d2l_torch.Seq2SeqAttentionDecoder(len(tgt_vocab), embed, hidden, layers, dropout,
+                                                  attention=attention))
+        else:
+            net = bahdanau_torch.make_model(len(src_vocab), len(tgt_vocab), embed, hidden, layers,
+                                            dropout, attention, bidirectional, heads)
     state = {k: torch.from_numpy(npz[k]) for k in npz.files if not k.startswith("meta.")}
     net.load_state_dict(state, strict=True)
     net.eval()
@@ -97,7 +104,11 @@ def main():
     parser.add_argument("build_dir")
     parser.add_argument("--model", default="bahdanau", choices=["bahdanau", "transformer"])
     parser.add_argument("--task", default="dates")
-    parser.add_argument("--attention", default="additive")
+    parser.add_argument("--attention", default="additive",
+                        help="a scoring function of attograd's table (bahdanau)")
+    parser.add_argument("--encoder", default="unidirectional",
+                        choices=["unidirectional", "bidirectional"])
+    parser.add_argument("--heads", type=int, help="multihead's heads")
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--keep", help="directory to keep the model and the dump in")
@@ -113,10 +124,14 @@ def main():
         subprocess.run([program, "--load", model, "--seed", str(args.seed), "--dump-heldout",
                         str(args.count), dump], check=True)
     else:
-        name = args.model if args.model == "transformer" else args.attention
+        name = args.model if args.model == "transformer" else f"{args.attention}_{args.encoder}"
         model = os.path.join(work, f"{args.task}_{name}.npz")
         dump = os.path.join(work, f"{args.task}_{name}_heldout.tsv")
-        options = ["--attention", args.attention] if args.model == "bahdanau" else []
+        options = []
+        if args.model == "bahdanau":
+            options = ["--attention", args.attention, "--encoder", args.encoder]
+            if args.heads:
+                options += ["--heads", str(args.heads)]
         subprocess.run([program, "--model", args.model, "--task", args.task, *options, "--steps",
                         str(args.steps), "--save", model, "--dump-heldout", str(args.count), dump],
                        check=True)

@@ -353,26 +353,6 @@ TEST(Seq2SeqTest, InitSeq2SeqIsXavierUniform) {
   EXPECT_TRUE(throws_error([&] { nn::xavier_uniform_(not_2d); }, {"xavier_uniform_", "[3]"}));
 }
 
-// The AdditiveAttention halves the decoder uses give forward's numbers.
-TEST(Seq2SeqTest, AdditiveAttentionProjectedKeysMatchForward) {
-  manual_seed(5);
-  nn::AdditiveAttention attention(4, 3, 6);
-  attention.to(kFloat64);
-  const Tensor q = testing::leaf64({2, 1, 3}), k = testing::leaf64({2, 5, 4}),
-               v = testing::leaf64({2, 5, 2});
-  const Tensor lens = testing::lens({5, 2});
-  const Tensor expected = attention(q, k, v, lens);
-  const Tensor actual = attention.forward_projected(q, attention.project_keys(k), v, lens);
-  EXPECT_TRUE(all_close(actual, expected, 1e-15, 0));
-  EXPECT_TRUE(grad_ok(
-      [&](const std::vector<Tensor>& in) {
-        return attention.forward_projected(in[0], attention.project_keys(in[1]), in[2], lens);
-      },
-      {q, k, v}));
-  EXPECT_TRUE(throws_error([&] { attention.forward_projected(q, k, v, lens); },
-                           {"AdditiveAttention", "projected keys", "num_hiddens is 6"}));
-}
-
 TEST(Seq2SeqTest, BadInputThrows) {
   auto net = nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers);
   const Tensor src = tensor({5, 6, 7, 3, 1, 1}, {2, 3}, kInt64);

@@ -10,6 +10,7 @@
 //     t.show("w", w);                                    // name, shape, values
 //     t.check("rows sum to one", tut::row_sum_error(w) < 1e-6);  // "check: ... ok"
 //     t.heatmap("weights", ag::reshape(w, {1, 1, 2, 4}));  // DIR/02_weights.png and .svg
+//     t.alignment("date", translation, "additive", "Source", "Output");  // a translation's
 //     return t.finish();                                 // 1 if any check failed
 //   }
 //
@@ -19,6 +20,7 @@
 #pragma once
 
 #include <attograd/attograd.h>
+#include <attograd/translate/predict.h>
 #include <attograd/viz.h>
 
 #include <algorithm>
@@ -135,6 +137,23 @@ class Tutorial {
     ag::viz::show_heatmaps(matrices.detach(), base + ".png", options);
     ag::viz::show_heatmaps(matrices.detach(), base + ".svg", options);
     std::cout << "heatmap: " << base << ".png (and .svg)\n";
+  }
+
+  // A translation's alignment ([output tokens, source tokens]) as heatmap
+  // `stem`, the tokens as tick labels, weights on a 0-to-1 scale.
+  void alignment(const std::string& stem, const ag::translate::Translation& translation,
+                 const std::string& title, const std::string& xlabel,
+                 const std::string& ylabel) const {
+    ag::viz::HeatmapOptions options;
+    options.xlabel = xlabel;
+    options.ylabel = ylabel;
+    options.titles = {title};
+    options.xticklabels = translation.source_tokens;
+    options.yticklabels = translation.output_tokens;
+    options.vmin = 0.0;
+    options.vmax = 1.0;
+    const int64_t rows = translation.alignment.size(0), cols = translation.alignment.size(1);
+    heatmap(stem, ag::reshape(translation.alignment, {1, 1, rows, cols}), options);
   }
 
   // Prints "check: <what> ... ok" or "... FAILED", with `detail` (the

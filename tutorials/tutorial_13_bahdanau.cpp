@@ -95,21 +95,6 @@ double uniform_alignment(const std::vector<tr::Example>& examples) {
   return total / double(examples.size());
 }
 
-// The alignment of one translation as a heatmap, its characters as tick labels.
-void alignment_heatmap(const tut::Tutorial& t, const std::string& stem,
-                       const tr::Translation& translation, const std::string& title) {
-  ag::viz::HeatmapOptions options;
-  options.xlabel = "Source characters";
-  options.ylabel = "Output characters";
-  options.titles = {title};
-  options.xticklabels = translation.source_tokens;
-  options.yticklabels = translation.output_tokens;
-  options.vmin = 0.0;
-  options.vmax = 1.0;
-  const int64_t rows = translation.alignment.size(0), cols = translation.alignment.size(1);
-  t.heatmap(stem, ag::reshape(translation.alignment, {1, 1, rows, cols}), options);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -248,7 +233,8 @@ int main(int argc, char** argv) {
   }
   std::cout << "\nThe alignment of \"" << additive_out[0].input << "\":\n"
             << tr::alignment_table(additive_out[0]);
-  alignment_heatmap(t, "additive_alignment", additive_out[0], "additive attention");
+  t.alignment("additive_alignment", additive_out[0], "additive attention", "Source characters",
+              "Output characters");
   t.say(
       "The year's digits look at the year, the month's at the month, the day's at the "
       "day. The weight often sits on the character just after a field (the \"/\" after "
@@ -287,7 +273,8 @@ int main(int argc, char** argv) {
   std::cout << "\nThe alignment of \"" << dot_out[0].input << "\" -> \"" << dot_out[0].output
             << "\":\n"
             << tr::alignment_table(dot_out[0]);
-  alignment_heatmap(t, "dot_alignment", dot_out[0], "dot-product attention");
+  t.alignment("dot_alignment", dot_out[0], "dot-product attention", "Source characters",
+              "Output characters");
   if (kTrainedChecks) {
     t.check(
         "dot-product attention learns the task too: over 20% exact, BLEU over 0.7",

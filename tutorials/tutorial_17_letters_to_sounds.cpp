@@ -90,21 +90,6 @@ int64_t levenshtein(const std::vector<std::string>& a, const std::vector<std::st
   return d[a.size()][b.size()];
 }
 
-// The alignment of one translation as a heatmap, letters and phonemes as tick labels.
-void alignment_heatmap(const tut::Tutorial& t, const tr::Translation& translation) {
-  ag::viz::HeatmapOptions options;
-  options.xlabel = "Letters";
-  options.ylabel = "Phonemes";
-  options.titles = {translation.input + " -> " + translation.output};
-  options.xticklabels = translation.source_tokens;
-  options.yticklabels = translation.output_tokens;
-  options.vmin = 0.0;
-  options.vmax = 1.0;
-  const int64_t rows = translation.alignment.size(0), cols = translation.alignment.size(1);
-  t.heatmap("g2p_" + translation.input, ag::reshape(translation.alignment, {1, 1, rows, cols}),
-            options);
-}
-
 // The share of a word's alignment that falls on the letters [first, first + count).
 double column_weight(const tr::Translation& translation, int64_t first, int64_t count,
                      int64_t row) {
@@ -288,7 +273,7 @@ int main(int argc, char** argv) {
   const std::vector<tr::Translation> shown = tr::translate(g2p, tricky);
   for (const tr::Translation& tt : shown) {
     std::cout << "\n" << tt.input << " -> " << tt.output << "\n" << tr::alignment_table(tt);
-    alignment_heatmap(t, tt);
+    t.alignment("g2p_" + tt.input, tt, tt.input + " -> " + tt.output, "Letters", "Phonemes");
   }
   // knife: the k's column; box: the K row on the x; thought: the g and h.
   const tr::Translation &knife = shown[0], &box = shown[1], &thought = shown[2];

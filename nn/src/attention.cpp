@@ -164,29 +164,12 @@ AdditiveAttention::AdditiveAttention(int64_t key_size, int64_t query_size, int64
 Tensor AdditiveAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
                                   const Tensor& valid_lens, const Tensor& attn_mask) {
   check_qkv(type_name(), queries, keys, values, W_q.weight);
-  check_features(type_name(), keys, "keys", W_k.in_features, "key_size");
-  return forward_projected(queries, project_keys(keys), values, valid_lens, attn_mask);
-}
-
-// k' = k W_k^T: [B, Tk, key_size] -> [B, Tk, h]
-Tensor AdditiveAttention::project_keys(const Tensor& keys) const {
-  AG_CHECK(keys.defined() && keys.dim() == 3, type_name().c_str(),
-           "expected 3-D keys [B, Tk, key_size], got " +
-               (keys.defined() ? shape_str(keys.shape()) : std::string("none")));
-  check_features(type_name(), keys, "keys", W_k.in_features, "key_size");
-  Tensor k = W_k(keys);
-  k.set_name("projected_keys");
-  return k;
-}
-
-Tensor AdditiveAttention::forward_projected(const Tensor& queries, const Tensor& projected_keys,
-                                            const Tensor& values, const Tensor& valid_lens,
-                                            const Tensor& attn_mask) {
-  check_qkv(type_name(), queries, projected_keys, values, W_q.weight);
   check_features(type_name(), queries, "queries", W_q.in_features, "query_size");
-  check_features(type_name(), projected_keys, "projected keys", W_k.out_features, "num_hiddens");
-  // Projection of the queries to h hidden units: [B, Tq, query_size] -> [B, Tq, h]
-  // (q' = q W_q^T; the keys' k' = k W_k^T came from project_keys)
+  check_features(type_name(), keys, "keys", W_k.in_features, "key_size");
+  // Projections to h hidden units: [B, Tk, key_size] -> [B, Tk, h] (k' = k W_k^T)
+  Tensor projected_keys = W_k(keys);
+  projected_keys.set_name("projected_keys");
+  // and [B, Tq, query_size] -> [B, Tq, h] (q' = q W_q^T)
   Tensor q = W_q(queries);
   q.set_name("projected_queries");
   // scores = w_v tanh(q'_i + k'_j), summed over h: [B, Tq, Tk]. d2l broadcasts

@@ -70,15 +70,6 @@ class AdditiveAttention : public Module {
                     const Tensor& valid_lens = Tensor(), const Tensor& attn_mask = Tensor()) {
     return forward(queries, keys, values, valid_lens, attn_mask);
   }
-  // forward in two halves, for a caller that attends to the same keys many
-  // times (the seq2seq decoder, once per target step): project_keys(keys)
-  // ([B, Tk, key_size] -> [B, Tk, h], k W_k^T) once, then
-  // forward_projected(queries, projected_keys, ...) per call gives the same
-  // numbers as forward(queries, keys, ...) without re-projecting the keys.
-  Tensor project_keys(const Tensor& keys) const;
-  Tensor forward_projected(const Tensor& queries, const Tensor& projected_keys,
-                           const Tensor& values, const Tensor& valid_lens = Tensor(),
-                           const Tensor& attn_mask = Tensor());
   // [B, Tq, Tk] of the last forward; undefined before the first.
   const Tensor& attention_weights() const { return attention_weights_; }
 
