@@ -54,7 +54,7 @@ std::string rgb_str(viz::Rgb c) {
 }
 
 // The command that runs the viewer on `scene` and leaves screen.png,
-// layout.txt and inputs.npz in `dir`. test_web_viewer (ATTOGRAD_WEB_SITE
+// layout.txt and inputs.npz in `dir`. test_web_screen_NAME (ATTOGRAD_WEB_SITE
 // defined) runs the browser build instead: the same options as URL parameters
 // (options.h), in headless Chromium, through tests/web/drive.js.
 std::string viewer_command(const std::string& scene, int frames, std::vector<std::string> extra,

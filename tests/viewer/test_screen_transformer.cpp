@@ -5,7 +5,7 @@
 // cells hatched, and the cross-attention) has the colour of the weight
 //   attograd-translate --load SAVED.npz --predict TEXT --json
 // prints for the shown held-out input (±2 per channel). The first run's
-// --stats shows the loss falling (in the browser too: test_web_viewer).
+// --stats shows the loss falling (in the browser too: web_screen_transformer).
 #include <gtest/gtest.h>
 
 #include "dumped_source.h"

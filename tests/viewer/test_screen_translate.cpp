@@ -4,7 +4,7 @@
 // alignment heatmap must have the colour of the weight that
 //   attograd-translate --load SAVED.npz --predict TEXT --json
 // prints for the same model state and input: for a held-out input and for
-// typed text. The page (test_web_viewer) runs the same checks on the .npz
+// typed text. The page (web_screen_translate) runs the same checks on the .npz
 // files it wrote into its own file system.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Runs the browser viewer once in headless Chromium and collects what it drew,
 // for the screen tests (tests/viewer/screen_check.cpp, built as
-// test_web_viewer) and for measuring the page by hand:
+// test_web_screen_NAME) and for measuring the page by hand:
 //
 //   node tests/web/drive.js --site build-web --out DIR --query 'scene=compare&frames=4'
 //        [--size 1600x1000] [--upload FILE] [--fetch MEMFS_PATH=HOST_PATH]... [--timeout S]
