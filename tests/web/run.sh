@@ -11,7 +11,7 @@
 # Exits 77, which ctest reports as skipped, only when Emscripten, Chromium or
 # Node.js is missing and cannot be installed.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 have_tools() { command -v em++ && command -v chromium && command -v node; } >/dev/null
 if ! have_tools; then
