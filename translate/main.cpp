@@ -16,7 +16,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -278,10 +277,7 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "--attention") {
       o.config.attention = value(a);
       o.bahdanau_flags.push_back(a);
-      const auto& table = ag::nn::scoring_functions();
-      if (std::none_of(table.begin(), table.end(), [&](const ag::nn::ScoringEntry& entry) {
-            return entry.name == o.config.attention;
-          }))
+      if (ag::nn::find_scoring_function(o.config.attention) == nullptr)
         throw UsageError{"--attention expects one of " + ag::nn::scoring_function_names() +
                          ", got '" + o.config.attention + "'"};
     } else if (a == "--embed") {

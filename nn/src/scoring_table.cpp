@@ -44,16 +44,20 @@ void register_scoring_function(ScoringEntry entry) {
            "a name is a lower-case word of a-z, 0-9, _ and -, got '" + entry.name + "'");
   AG_CHECK(entry.make != nullptr, "register_scoring_function",
            "'" + entry.name + "' has no factory");
-  for (const ScoringEntry& known : table())
-    AG_CHECK(known.name != entry.name, "register_scoring_function",
-             "'" + entry.name + "' is taken (the table holds " + scoring_function_names() + ")");
+  AG_CHECK(find_scoring_function(entry.name) == nullptr, "register_scoring_function",
+           "'" + entry.name + "' is taken (the table holds " + scoring_function_names() + ")");
   table().push_back(std::move(entry));
+}
+
+const ScoringEntry* find_scoring_function(const std::string& name) {
+  for (const ScoringEntry& entry : table())
+    if (entry.name == name) return &entry;
+  return nullptr;
 }
 
 std::unique_ptr<ScoringFunction> make_scoring_function(const std::string& name,
                                                        const ScoringSizes& sizes) {
-  for (const ScoringEntry& entry : table())
-    if (entry.name == name) return entry.make(sizes);
+  if (const ScoringEntry* entry = find_scoring_function(name)) return entry->make(sizes);
   throw Error("make_scoring_function: unknown scoring function '" + name + "' (expected one of " +
               scoring_function_names() + ")");
 }

@@ -122,6 +122,9 @@ const std::vector<ScoringEntry>& scoring_functions();
 // start-up, before other threads read the table.
 void register_scoring_function(ScoringEntry entry);
 
+// The table's entry `name`, or null when there is none.
+const ScoringEntry* find_scoring_function(const std::string& name);
+
 // The scoring function `name`, built for `sizes`; an unknown name is an
 // ag::Error listing the table's names.
 std::unique_ptr<ScoringFunction> make_scoring_function(const std::string& name,
