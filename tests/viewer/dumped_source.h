@@ -32,13 +32,15 @@ inline std::string dumped_source(const SceneRun& run, const std::string& saved_m
   return translate::detokenize_chars(tokens);
 }
 
-// attograd-translate --load MODEL --predict TEXT --json: its one line.
-inline std::string program_json(const std::string& model, const std::string& text) {
-  const std::string out = model + ".json";
+// attograd-translate --load MODEL --predict TEXT --json: its one line,
+// written to `out` (default: MODEL.json, beside a scratch model).
+inline std::string program_json(const std::string& model, const std::string& text,
+                                const std::string& out = "") {
+  const std::string path = out.empty() ? model + ".json" : out;
   const std::string command = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " --load '" + model +
-                              "' --predict '" + text + "' --json >'" + out + "' 2>&1";
+                              "' --predict '" + text + "' --json >'" + path + "' 2>&1";
   const int status = std::system(command.c_str());
-  const std::string json = ag::testing::read_file(out);
+  const std::string json = ag::testing::read_file(path);
   AG_CHECK(status == 0, "program_json", command + " failed: " + json);
   return json;
 }

@@ -1,5 +1,5 @@
 // The pronounce scene under Dear ImGui's null backend (no display): ask mode
-// answers as the library's translate() does for the shipped model, its beam
+// answers as the library's translate() does for each shipped model, its beam
 // candidates and their alignments are the library's, bad words and missing
 // files are messages, never crashes; train mode trains both models in the
 // frames and answers the typed word as the library does for them.
@@ -38,43 +38,79 @@ class PronounceUi : public NullBackend {
   PronounceScene scene{Stepping::InFrame};
 };
 
-TEST_F(PronounceUi, AskAnswersAsTheLibraryWithItsAlignmentAndBeam) {
+TEST_F(PronounceUi, AskShowsEveryShippedModelAnsweringAsTheLibrary) {
   set("word", "knife");
   set("beam", "3");
   frame();
   ASSERT_EQ(scene.load_error(), "");
   ASSERT_EQ(scene.dict_error(), "");
-  ASSERT_NE(scene.answer(), nullptr);
-  const tr::Translation greedy = tr::translate(scene.shipped(), {"knife"})[0];
-  EXPECT_EQ(scene.answer()->output, greedy.output);
-  EXPECT_EQ(scene.answer()->output, "N AY F");
-  EXPECT_NE(stats().find("pronounce_output N AY F\n"), std::string::npos) << stats();
-  // The map: a row per phoneme and <eos>, a column per letter and <eos>,
-  // the greedy answer's weights.
-  const DrawnHeatmap* map = drawn("pronounce/alignment");
-  ASSERT_NE(map, nullptr);
-  EXPECT_EQ(map->rows, greedy.alignment.size(0));
-  EXPECT_EQ(map->cols, 6);
-  const std::vector<double> shown = scene.inputs().at("alignment").to_vector();
-  const std::vector<double> expected = greedy.alignment.to_vector();
-  ASSERT_EQ(shown.size(), expected.size());
-  for (size_t i = 0; i < shown.size(); ++i) EXPECT_NEAR(shown[i], expected[i], 1e-12);
-  // The beam's best 3, best first, as the library's beam search gives them;
-  // a clicked candidate's alignment is drawn in place of the greedy one.
-  const tr::Translation beam = tr::translate(scene.shipped(), {"knife"}, 1, 3)[0];
-  ASSERT_EQ(scene.answer()->beam.size(), beam.beam.size());
-  for (size_t i = 0; i < beam.beam.size(); ++i) {
-    EXPECT_EQ(scene.answer()->beam[i].output, beam.beam[i].output);
-    EXPECT_NEAR(scene.answer()->beam[i].score, beam.beam[i].score, 1e-12);
+  ASSERT_EQ(scene.models().size(), std::size(tr::kShippedG2pModels));
+  std::string names;
+  for (size_t m = 0; m < scene.models().size(); ++m) {
+    const AskedModel& model = scene.models()[m];
+    SCOPED_TRACE(model.name);
+    ASSERT_EQ(model.load_error, "");
+    ASSERT_NE(scene.answer(m), nullptr);
+    names += (names.empty() ? "" : ",") + model.name;
+    const tr::Translation greedy = tr::translate(scene.translator(m), {"knife"})[0];
+    EXPECT_EQ(scene.answer(m)->output, greedy.output);
+    EXPECT_NE(stats().find("pronounce_output_" + model.name + " " + greedy.output + "\n"),
+              std::string::npos)
+        << stats();
+    // The map: a row per phoneme and <eos>, a column per letter and <eos>,
+    // the greedy answer's weights.
+    const std::string id = "pronounce/" + model.name + "/alignment";
+    const DrawnHeatmap* map = drawn(id);
+    ASSERT_NE(map, nullptr);
+    EXPECT_EQ(map->rows, greedy.alignment.size(0));
+    EXPECT_EQ(map->cols, 6);
+    const std::vector<double> shown = scene.inputs().at(model.name + ".alignment").to_vector();
+    const std::vector<double> expected = greedy.alignment.to_vector();
+    ASSERT_EQ(shown.size(), expected.size());
+    for (size_t i = 0; i < shown.size(); ++i) EXPECT_NEAR(shown[i], expected[i], 1e-12);
+    // The beam's best 3, best first, as the library's beam search gives them;
+    // a clicked candidate's alignment is drawn in place of the greedy one.
+    const tr::Translation beam = tr::translate(scene.translator(m), {"knife"}, 1, 3)[0];
+    ASSERT_EQ(scene.answer(m)->beam.size(), beam.beam.size());
+    for (size_t i = 0; i < beam.beam.size(); ++i) {
+      EXPECT_EQ(scene.answer(m)->beam[i].output, beam.beam[i].output);
+      EXPECT_NEAR(scene.answer(m)->beam[i].score, beam.beam[i].score, 1e-12);
+    }
+    const size_t last = beam.beam.size() - 1;
+    scene.set_shown_candidate(m, static_cast<int>(last));
+    frame();
+    EXPECT_EQ(drawn(id)->rows, beam.beam[last].alignment.size(0));
   }
-  const size_t last = beam.beam.size() - 1;
-  scene.set_shown_candidate(static_cast<int>(last));
-  frame();
-  EXPECT_EQ(drawn("pronounce/alignment")->rows, beam.beam[last].alignment.size(0));
+  EXPECT_EQ(scene.answer(0)->output, "N AY F");  // the default model
+  EXPECT_NE(stats().find("pronounce_models " + names + "\n"), std::string::npos) << stats();
+  EXPECT_NE(stats().find("pronounce_output N AY F\n"), std::string::npos) << stats();
   set("beam", "1");
   frame();
-  EXPECT_TRUE(scene.answer()->beam.empty());
-  EXPECT_EQ(drawn("pronounce/alignment")->rows, greedy.alignment.size(0));
+  for (size_t m = 0; m < scene.models().size(); ++m) {
+    EXPECT_TRUE(scene.answer(m)->beam.empty());
+    EXPECT_EQ(drawn("pronounce/" + scene.models()[m].name + "/alignment")->rows,
+              scene.answer(m)->alignment.size(0));
+  }
+}
+
+TEST_F(PronounceUi, AModelThatDoesNotLoadIsItsColumnsMessage) {
+  set("models", ag::testing::source_path(tr::kShippedG2pModels[0]) + ",/nonexistent/g2p.npz");
+  set("word", "box");
+  frame();
+  ASSERT_EQ(scene.models().size(), 2u);
+  EXPECT_EQ(scene.load_error(), "");  // one model answers
+  EXPECT_NE(scene.answer(0), nullptr);
+  EXPECT_EQ(scene.answer(1), nullptr);
+  EXPECT_NE(scene.models()[1].load_error.find("/nonexistent/g2p.npz"), std::string::npos);
+  EXPECT_NE(stats().find("pronounce_output_g2p (none)\n"), std::string::npos) << stats();
+  // Two files of one scoring function are told apart.
+  const std::string shipped = ag::testing::source_path(tr::kShippedG2pModels[0]);
+  set("models", shipped + "," + shipped);
+  frame();
+  ASSERT_EQ(scene.models().size(), 2u);
+  EXPECT_NE(scene.models()[0].name, scene.models()[1].name);
+  EXPECT_EQ(scene.answer(0)->output, scene.answer(1)->output);
+  EXPECT_NE(stats().find("pronounce_models additive,additive_2\n"), std::string::npos) << stats();
 }
 
 TEST_F(PronounceUi, TypingAnswersAtOnceAndTheBeamFollowsWhenItPauses) {
@@ -86,18 +122,22 @@ TEST_F(PronounceUi, TypingAnswersAtOnceAndTheBeamFollowsWhenItPauses) {
     SCOPED_TRACE(typed);
     scene.type_word(typed);
     frame();
-    EXPECT_EQ(scene.answer()->output, tr::translate(scene.shipped(), {typed})[0].output);
+    for (size_t m = 0; m < scene.models().size(); ++m) {
+      EXPECT_EQ(scene.answer(m)->output, tr::translate(scene.translator(m), {typed})[0].output);
+      EXPECT_TRUE(scene.answer(m)->beam.empty());
+    }
     EXPECT_TRUE(scene.beam_pending());
-    EXPECT_TRUE(scene.answer()->beam.empty());
   }
   // The first frame without one searches: the library's beam for "box".
   frame();
   EXPECT_FALSE(scene.beam_pending());
-  const tr::Translation beam = tr::translate(scene.shipped(), {"box"}, 1, 5)[0];
-  ASSERT_EQ(scene.answer()->beam.size(), beam.beam.size());
-  for (size_t i = 0; i < beam.beam.size(); ++i) {
-    EXPECT_EQ(scene.answer()->beam[i].output, beam.beam[i].output);
-    EXPECT_NEAR(scene.answer()->beam[i].score, beam.beam[i].score, 1e-12);
+  for (size_t m = 0; m < scene.models().size(); ++m) {
+    const tr::Translation beam = tr::translate(scene.translator(m), {"box"}, 1, 5)[0];
+    ASSERT_EQ(scene.answer(m)->beam.size(), beam.beam.size());
+    for (size_t i = 0; i < beam.beam.size(); ++i) {
+      EXPECT_EQ(scene.answer(m)->beam[i].output, beam.beam[i].output);
+      EXPECT_NEAR(scene.answer(m)->beam[i].score, beam.beam[i].score, 1e-12);
+    }
   }
 }
 
@@ -111,7 +151,7 @@ TEST_F(PronounceUi, AWordTypedInTrainModeHasItsBeamInTheFirstAskFrame) {
   EXPECT_FALSE(scene.beam_pending());
   ASSERT_NE(scene.answer(), nullptr);
   EXPECT_EQ(scene.answer()->beam.size(),
-            tr::translate(scene.shipped(), {"box"}, 1, 5)[0].beam.size());
+            tr::translate(scene.translator(), {"box"}, 1, 5)[0].beam.size());
 }
 
 TEST_F(PronounceUi, BadWordsAreMessagesAndTheFieldKeepsThem) {
@@ -127,7 +167,7 @@ TEST_F(PronounceUi, BadWordsAreMessagesAndTheFieldKeepsThem) {
     EXPECT_NE(scene.word_error(), "");
     EXPECT_EQ(std::string(scene.field()), bad);
     EXPECT_EQ(scene.word(), "knife");  // the maps keep the last good word
-    ASSERT_NE(drawn("pronounce/alignment"), nullptr);
+    ASSERT_NE(drawn("pronounce/additive/alignment"), nullptr);
   }
   scene.set_word("don't");  // an apostrophe is part of a word
   frame();
@@ -142,7 +182,7 @@ TEST_F(PronounceUi, MissingFilesAreMessages) {
   EXPECT_NE(scene.dict_error().find("/nonexistent/cmudict.dict"), std::string::npos)
       << scene.dict_error();
   EXPECT_EQ(scene.answer()->output, "N AY F");  // the model answers without it
-  set("model", "/nonexistent/g2p.npz");
+  set("models", "/nonexistent/g2p.npz");
   frame();
   EXPECT_NE(scene.load_error().find("/nonexistent/g2p.npz"), std::string::npos)
       << scene.load_error();
@@ -160,8 +200,10 @@ TEST_F(PronounceUi, RandomTestWordsAreTestWordsAndCounted) {
     EXPECT_EQ(tr::cmudict_split(scene.word()), tr::Split::Test) << scene.word();
   }
   EXPECT_EQ(scene.random_asked(), 3);
-  EXPECT_GE(scene.random_right(), 0);
-  EXPECT_LE(scene.random_right(), 3);
+  for (size_t m = 0; m < scene.models().size(); ++m) {
+    EXPECT_GE(scene.random_right(m), 0);
+    EXPECT_LE(scene.random_right(m), 3);
+  }
 }
 
 TEST(PronounceWords, IpaAndDiffs) {
@@ -193,7 +235,7 @@ TEST_F(PronounceUi, TrainModeTrainsInTheFramesAndAnswersAsTheLibrary) {
   frame();
   const auto inputs = scene.inputs();
   for (size_t m = 0; m < 2; ++m) {
-    const std::string name = PronounceTrainer::kModels[m];
+    const std::string name = scene.trainer()->model(m);
     const tr::Translation t = tr::translate(scene.trainer()->translator(m), {"box"})[0];
     EXPECT_EQ(inputs.at("shown." + name + ".typed.rows").item(),
               static_cast<double>(t.alignment.size(0)));

@@ -1,12 +1,15 @@
-// The pronounce scene on screen, checked against the library: every cell of
-// the alignment the viewer draws for `knife` has the colour of the weight
-// translate() gives for the shipped model (translate/models/g2p-cmudict.npz,
-// loaded here from the source tree; the page serves the same file), and the
-// answer it reports is the library's. In train mode the frames train (as
-// the page always does), and --stats shows the loss falling.
+// The pronounce scene on screen, checked against the library and the
+// program: ask mode shows every shipped model (kShippedG2pModels, loaded here
+// from the source tree; the page preloads the same files) side by side, each
+// one's answer is what attograd-translate --load of its file says for the
+// same word, and every cell of each alignment drawn has the colour of the
+// weight translate() gives. In train mode the frames train (as the page
+// always does), and --stats shows the loss falling.
 #include <gtest/gtest.h>
 
+#include "attograd/translate/model.h"
 #include "attograd/translate/predict.h"
+#include "dumped_source.h"
 #include "screen_check.h"
 #include "test_util.h"
 
@@ -15,25 +18,48 @@ namespace {
 
 namespace tr = ag::translate;
 
-TEST(ScreenPronounce, AlignmentCellsAndAnswerAreTheShippedModels) {
-  const SceneRun run = run_scene(
-      "pronounce", 6, {"--set", "pronounce.word=knife", "--set", "pronounce.beam=3", "--stats"});
-  ASSERT_EQ(run.exit_code, 0);
-  tr::Translator model =
-      tr::load_translator(ag::testing::source_path("translate/models/g2p-cmudict.npz"));
-  const tr::Translation expected = tr::translate(model, {"knife"})[0];
-  // The answer, as --stats reports the shown word's.
-  EXPECT_NE(run.output.find("pronounce_output " + expected.output + "\n"), std::string::npos)
-      << run.output;
-  EXPECT_EQ(expected.output, "N AY F");
-  // The map: phonemes and <eos> down, k n i f e <eos> across.
-  const LayoutEntry& map = find_map(run, "pronounce/alignment");
-  EXPECT_EQ(map.rows, 4);
-  EXPECT_EQ(map.cols, 6);
-  EXPECT_TRUE(cells_match(run, "pronounce/alignment", expected.alignment));
-  // The tensors the viewer fed the model: the word's letters and <eos>.
-  ASSERT_EQ(run.inputs.count("src_valid_len"), 1u);
-  EXPECT_EQ(run.inputs.at("src_valid_len").item(), 6);
+// The "output" field of attograd-translate's --json line.
+std::string json_output(const std::string& json) {
+  const std::string key = "\"output\":\"";
+  const size_t begin = json.find(key);
+  AG_CHECK(begin != std::string::npos, "json_output", "no output in " + json);
+  return json.substr(begin + key.size(), json.find('"', begin + key.size()) - begin - key.size());
+}
+
+TEST(ScreenPronounce, EveryShippedModelAnswersAsTheProgramWithItsAlignment) {
+  ag::testing::ScratchDir dir("screen_pronounce");  // the program's answers
+  for (const std::string word : {"knife", "xylophone"}) {
+    SCOPED_TRACE(word);
+    const SceneRun run =
+        run_scene("pronounce", 6,
+                  {"--set", "pronounce.word=" + word, "--set", "pronounce.beam=3", "--stats"});
+    ASSERT_EQ(run.exit_code, 0);
+    std::string names;
+    for (const char* file : tr::kShippedG2pModels) {
+      const std::string path = ag::testing::source_path(file);
+      tr::Translator model = tr::load_translator(path);
+      const std::string name =
+          model.config.model == "transformer" ? "transformer" : model.config.attention;
+      names += (names.empty() ? "" : ",") + name;
+      const tr::Translation expected = tr::translate(model, {word})[0];
+      // The answer, as --stats reports it, is the program's for the file.
+      EXPECT_EQ(expected.output,
+                json_output(program_json(path, word, dir / (name + "-" + word + ".json"))));
+      EXPECT_NE(run.output.find("pronounce_output_" + name + " " + expected.output + "\n"),
+                std::string::npos)
+          << run.output;
+      // The map: phonemes and <eos> down, the letters and <eos> across.
+      const LayoutEntry& map = find_map(run, "pronounce/" + name + "/alignment");
+      EXPECT_EQ(map.rows, expected.alignment.size(0));
+      EXPECT_EQ(map.cols, static_cast<int64_t>(word.size()) + 1);
+      EXPECT_TRUE(cells_match(run, "pronounce/" + name + "/alignment", expected.alignment));
+      // The tensors the viewer fed the model: the word's letters and <eos>.
+      ASSERT_EQ(run.inputs.count(name + ".src_valid_len"), 1u);
+      EXPECT_EQ(run.inputs.at(name + ".src_valid_len").item(),
+                static_cast<double>(word.size()) + 1);
+    }
+    EXPECT_NE(run.output.find("pronounce_models " + names + "\n"), std::string::npos) << run.output;
+  }
 }
 
 TEST(ScreenPronounce, TrainModeLossFallsAndStatsReportTheDevWer) {
@@ -60,7 +86,7 @@ TEST(ScreenPronounce, BadWordAndMissingModelAreMessagesNotCrashes) {
   SceneRun run = run_scene("pronounce", 4, {"--set", "pronounce.word=kn1fe!", "--stats"});
   EXPECT_EQ(run.exit_code, 0);
   run = run_scene("pronounce", 4,
-                  {"--set", "pronounce.model=/nonexistent/g2p.npz", "--set",
+                  {"--set", "pronounce.models=/nonexistent/g2p.npz", "--set",
                    "pronounce.dict=/nonexistent/cmudict.dict", "--stats"});
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_NE(run.output.find("pronounce_output (none)"), std::string::npos) << run.output;

@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "null_backend.h"
 #include "scene_translate.h"
@@ -45,7 +46,7 @@ TEST_F(TranslateUi, KnobsApplyAndTheRecordIsTheLibrarysPrediction) {
   const tr::Dataset& data = scene.trainer().data_set();
   const int64_t tgt = data.tgt_steps(), src = data.src_steps();
   for (size_t m = 0; m < 2; ++m) {
-    const std::string name = TranslateTrainer::kModels[m];
+    const std::string name = scene.trainer().model(m);
     const auto predictions = tr::predict_seq2seq(*scene.trainer().translator(m).model,
                                                  inputs.at("src"), inputs.at("src_valid_len"), tgt);
     const std::vector<double> output = inputs.at("shown." + name + ".output").to_vector();
@@ -85,7 +86,7 @@ TEST_F(TranslateUi, TypedTextIsTranslatedAndBadTextIsAMessage) {
   EXPECT_EQ(inputs.at("shown.example").item(), -1);
   EXPECT_EQ(inputs.at("shown.typed.length").item(), 10);  // 9 characters and <eos>
   for (size_t m = 0; m < 2; ++m) {
-    const std::string name = TranslateTrainer::kModels[m];
+    const std::string name = scene.trainer().model(m);
     const tr::Translation t = tr::translate(scene.trainer().translator(m), {"14.7.1989"})[0];
     ASSERT_EQ(inputs.at("shown." + name + ".typed.rows").item(),
               static_cast<double>(t.output_tokens.size()));
@@ -122,6 +123,37 @@ TEST_F(TranslateUi, BadKnobValuesAreErrorsNamingWhatIsAccepted) {
                            {"french", "dates | reverse | sort"}));
   EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "translate.example=99"); }, {"99"}));
   EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "translate.lr=-1"); }, {"-1"}));
+  // The scoring functions: two of the table's, not one twice.
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "translate.scoring=additive,cosine"); },
+                           {"cosine", "additive, dot, general, multihead"}));
+  EXPECT_TRUE(
+      throws_error([&] { apply_setting(scenes, "translate.scoring=dot,dot"); }, {"both 'dot'"}));
+  EXPECT_TRUE(throws_error([&] { apply_setting(scenes, "translate.scoring=dot"); },
+                           {"two scoring functions", "'dot'"}));
+  EXPECT_TRUE(
+      throws_error([&] { apply_setting(scenes, "pronounce.scoring=dot,cosine"); }, {"cosine"}));
+}
+
+TEST_F(TranslateUi, AnyTwoScoringFunctionsOfTheTableTrainSideBySide) {
+  // The combos' choice, as the knob makes it: new models, named after their
+  // scoring functions in the records, the plot and the saved files.
+  set("scoring", "general,multihead");
+  set("steps_per_frame", "2");
+  EXPECT_EQ(scene.trainer().model(0), "general");
+  EXPECT_EQ(scene.trainer().model(1), "multihead");
+  frame();
+  frame();
+  EXPECT_EQ(scene.session().steps(), 4);
+  const auto inputs = scene.inputs();
+  for (size_t m = 0; m < 2; ++m) {
+    const std::string name = scene.trainer().model(m);
+    EXPECT_EQ(scene.trainer().translator(m).config.attention, name);
+    ASSERT_EQ(inputs.count("shown." + name + ".loss"), 1u) << name;
+    EXPECT_TRUE(std::isfinite(inputs.at("shown." + name + ".loss").item()));
+  }
+  std::ostringstream out;
+  scene.print_stats(out);
+  EXPECT_NE(out.str().find("accuracy "), std::string::npos) << out.str();
 }
 
 TEST_F(TranslateUi, StatsPrintTheAdditiveModelsHeldOutAccuracy) {

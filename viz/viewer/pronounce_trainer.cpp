@@ -27,11 +27,16 @@ PronounceTrainer::PronounceTrainer(const std::string& dict_path) {
   AG_CHECK(!dev_sample_.empty(), "pronounce", dict_path + " has no dev words");
 }
 
+void PronounceTrainer::set_models(const ScoringPair& models) {
+  check_scoring_pair(models, "PronounceTrainer::set_models");
+  models_ = models;
+  for (auto& trainer : trainers_) trainer.reset();
+}
+
 std::vector<RecordField> PronounceTrainer::fields() const {
   const int64_t tgt = data_->tgt_steps(), src = data_->src_steps();
   std::vector<RecordField> out = {{"typed.letters", {src}}, {"typed.length", {1}}};
-  for (const char* model : kModels) {
-    const std::string m = model;
+  for (const std::string& m : models_) {
     out.push_back({m + ".loss", {1}});
     out.push_back({m + ".wer", {1}});
     out.push_back({m + ".typed.output", {tgt}});
@@ -42,10 +47,16 @@ std::vector<RecordField> PronounceTrainer::fields() const {
 }
 
 std::vector<Trainer::Series> PronounceTrainer::series() const {
-  return {{"additive.loss", "additive loss", kTranslateModelColors[0], Axis::Loss},
-          {"dot.loss", "dot-product loss", kTranslateModelColors[1], Axis::Loss},
-          {"additive.wer", "additive dev WER", kTranslateHeldOutColors[0], Axis::Fraction},
-          {"dot.wer", "dot-product dev WER", kTranslateHeldOutColors[1], Axis::Fraction}};
+  std::vector<Series> out;
+  for (size_t m = 0; m < 2; ++m) {
+    out.push_back(
+        {models_[m] + ".loss", models_[m] + " loss", kTranslateModelColors[m], Axis::Loss});
+  }
+  for (size_t m = 0; m < 2; ++m) {
+    out.push_back(
+        {models_[m] + ".wer", models_[m] + " dev WER", kTranslateHeldOutColors[m], Axis::Fraction});
+  }
+  return out;
 }
 
 std::map<std::string, Tensor> PronounceTrainer::start(double lr) {
@@ -61,8 +72,8 @@ std::map<std::string, Tensor> PronounceTrainer::start(double lr) {
   options.batch_size = kBatchSize;
   for (size_t m = 0; m < 2; ++m) {
     tr::ModelConfig config;
-    config.attention = kModels[m];
-    config.encoder = "unidirectional";  // the bidirectional one takes additive attention only
+    config.attention = models_[m];
+    config.encoder = "unidirectional";  // d2l's: the keys have the queries' width (dot needs it)
     config.embed_size = 32;
     config.num_hiddens = 32;
     config.num_layers = 1;
@@ -109,7 +120,7 @@ std::map<std::string, Tensor> PronounceTrainer::record() {
   out["typed.length"] =
       tensor({typed_.empty() ? 0.0 : static_cast<double>(typed_.size() + 1)}, {1});
   for (size_t m = 0; m < 2; ++m) {
-    const std::string name = kModels[m];
+    const std::string& name = models_[m];
     PredictedFields answer = predict_typed(translators_[m], typed_, tgt, src);
     out[name + ".loss"] = tensor({loss_[m]}, {1});
     out[name + ".wer"] = tensor({wer_[m]}, {1});

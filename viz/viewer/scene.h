@@ -31,6 +31,8 @@ struct Knob {
 // A knob whose value is one of `choices`; `set` gets the chosen index.
 Knob choice_knob(std::string name, std::string help, std::vector<std::string> choices,
                  std::function<void(int)> set);
+// A list knob's value, "a,b" -> {"a", "b"} (empty parts dropped).
+std::vector<std::string> split_commas(const std::string& text);
 // A knob whose value is a number in [low, high] (a whole number when `whole`).
 Knob number_knob(std::string name, std::string help, double low, double high, bool whole,
                  std::function<void(double)> set);

@@ -1,5 +1,6 @@
 // Scene "pronounce" (see scene_pronounce.h): the knobs, the controls both
-// modes share, and ask mode, where the shipped model answers the typed word.
+// modes share, and ask mode, where the shipped models answer the typed word
+// side by side.
 #include "scene_pronounce.h"
 
 #include <imgui.h>
@@ -7,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <limits>
 
 #include "heatmap_widget.h"
 
@@ -23,20 +26,19 @@ const char* const kGallery[] = {"knife",     "box",        "thought", "queue",
 
 const ImVec4 kRight(0.3f, 0.8f, 0.3f, 1), kWrong(1.0f, 0.4f, 0.4f, 1);
 
-// Phonemes as text items on one line, those marked drawn in red.
-void phoneme_line(const std::vector<std::string>& phonemes, const std::vector<bool>& marked) {
+// Phonemes as text items on one line (starting a new one), those marked
+// drawn in `colour`.
+void phoneme_line(const std::vector<std::string>& phonemes, const std::vector<bool>& marked,
+                  const ImVec4& colour) {
   for (size_t i = 0; i < phonemes.size(); ++i) {
-    ImGui::SameLine(0, i == 0 ? -1.0f : ImGui::CalcTextSize(" ").x);
+    if (i > 0) ImGui::SameLine(0, ImGui::CalcTextSize(" ").x);
     if (marked[i]) {
-      ImGui::TextColored(kWrong, "%s", phonemes[i].c_str());
+      ImGui::TextColored(colour, "%s", phonemes[i].c_str());
     } else {
       ImGui::TextUnformatted(phonemes[i].c_str());
     }
   }
-  if (phonemes.empty()) {
-    ImGui::SameLine();
-    ImGui::TextUnformatted("(nothing)");
-  }
+  if (phonemes.empty()) ImGui::TextUnformatted("(nothing)");
 }
 
 std::vector<std::string> without_eos(std::vector<std::string> tokens) {
@@ -68,10 +70,40 @@ void draw_pronounce_alignment(const std::string& id, const std::string& title,
 }
 
 // ---- state and knobs ----------------------------------------------------------------------
+namespace {
+
+// A model's name in ask mode: its scoring function, or "transformer".
+std::string model_name(const tr::Translator& t) {
+  return t.config.model == "transformer" ? "transformer" : t.config.attention;
+}
+
+// "bidirectional GRU encoder, additive attention, 3.1M parameters".
+std::string model_summary(const tr::Translator& t) {
+  int64_t parameters = 0;
+  for (const Tensor& p : t.model->parameters()) parameters += p.numel();
+  char count[32];
+  std::snprintf(count, sizeof count, "%.1fM parameters", parameters / 1e6);
+  if (t.config.model == "transformer") {
+    return "d2l's Transformer, " + std::to_string(t.config.num_blks) + " blocks of " +
+           std::to_string(t.config.num_hiddens) + ", " + count;
+  }
+  return t.config.encoder + " GRU encoder, " + t.config.attention + " attention, " + count;
+}
+
+std::vector<std::string> shipped_paths() {
+  std::vector<std::string> paths;
+  for (const char* relative : tr::kShippedG2pModels) paths.push_back(find_source_file(relative));
+  return paths;
+}
+
+bool says_one_of(const std::vector<std::string>& answers, const std::string& output) {
+  return std::find(answers.begin(), answers.end(), output) != answers.end();
+}
+
+}  // namespace
+
 PronounceScene::PronounceScene(Stepping stepping)
-    : stepping_(stepping),
-      model_path_(find_source_file(kShippedG2pModel)),
-      dict_path_(tr::kDefaultCmudictPath) {}
+    : stepping_(stepping), model_paths_(shipped_paths()), dict_path_(tr::kDefaultCmudictPath) {}
 
 PronounceScene::~PronounceScene() = default;
 
@@ -80,16 +112,37 @@ void PronounceScene::load() {
   loaded_ = true;
   load_error_.clear();
   dict_error_.clear();
-  try {
-    shipped_ = tr::load_translator(model_path_);
-    if (shipped_.task != tr::Task::G2p) {
-      throw Error("pronounce: " + model_path_ + " is a model of the " +
-                  tr::task_name(shipped_.task) + " task, not g2p");
+  models_.clear();
+  for (const std::string& path : model_paths_) {
+    AskedModel& m = models_.emplace_back();
+    m.path = path;
+    m.name = std::filesystem::path(path).stem().string();  // until it loads
+    try {
+      m.translator = tr::load_translator(path);
+      if (m.translator.task != tr::Task::G2p) {
+        throw Error("pronounce: " + path + " is a model of the " +
+                    tr::task_name(m.translator.task) + " task, not g2p");
+      }
+      m.name = model_name(m.translator);
+    } catch (const Error& e) {
+      m.translator = tr::Translator();
+      m.load_error = e.what();
+      load_error_ += (load_error_.empty() ? "" : "\n") + m.load_error;
     }
-  } catch (const Error& e) {
-    shipped_ = tr::Translator();
-    load_error_ = e.what();
   }
+  // Two models of one scoring function are told apart by their place.
+  for (size_t i = 0; i < models_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (models_[j].name == models_[i].name) models_[i].name += "_" + std::to_string(i + 1);
+    }
+  }
+  const bool any_loaded = std::any_of(models_.begin(), models_.end(),
+                                      [](const AskedModel& m) { return m.load_error.empty(); });
+  if (any_loaded) load_error_.clear();  // each column says its own
+  if (models_.empty()) load_error_ = "pronounce: no model files given (the models knob)";
+  random_right_.assign(models_.size(), 0);
+  last_random_right_.assign(models_.size(), false);
+  random_asked_ = 0;
   try {
     dict_ = load_pronouncing_dictionary(dict_path_);
   } catch (const Error& e) {
@@ -99,15 +152,20 @@ void PronounceScene::load() {
   answer_word();
 }
 
-void PronounceScene::set_model_path(const std::string& path) {
-  model_path_ = path;
+void PronounceScene::set_model_paths(const std::vector<std::string>& paths) {
+  model_paths_ = paths;
   loaded_ = false;
-  has_answer_ = false;
+  models_.clear();
 }
 
 void PronounceScene::set_dict_path(const std::string& path) {
   dict_path_ = path;
   loaded_ = false;
+}
+
+const tr::Translation* PronounceScene::answer(size_t model) const {
+  if (model >= models_.size() || !models_[model].has_answer) return nullptr;
+  return &models_[model].answer;
 }
 
 void PronounceScene::set_word(const std::string& text) {
@@ -127,16 +185,23 @@ void PronounceScene::set_beam(int beam) {
 }
 
 void PronounceScene::answer_word() {
-  // The field keeps what was typed; the answer is the last word that could
-  // be read, and word_error_ says why this one cannot.
+  // The field keeps what was typed; the answers are the last word's that
+  // could be read by every model, and word_error_ says why this one cannot.
   word_error_.clear();
   if (!load_error_.empty()) return;
+  int64_t max_letters = std::numeric_limits<int64_t>::max();
+  for (const AskedModel& m : models_) {
+    if (m.load_error.empty()) max_letters = std::min(max_letters, m.translator.src_steps - 1);
+  }
   try {
-    word_ = checked_word(field_, shipped_.src_steps - 1);
-    answer_ = tr::translate(shipped_, {word_}, 1, 1)[0];
+    word_ = checked_word(field_, max_letters);
+    for (AskedModel& m : models_) {
+      if (!m.load_error.empty()) continue;
+      m.answer = tr::translate(m.translator, {word_}, 1, 1)[0];
+      m.has_answer = true;
+      m.shown_candidate = -1;
+    }
     beam_pending_ = beam_ > 1;  // K = 1 is the greedy answer itself
-    has_answer_ = true;
-    shown_candidate_ = -1;
   } catch (const Error& e) {
     word_error_ = e.what();
   }
@@ -144,10 +209,13 @@ void PronounceScene::answer_word() {
 
 void PronounceScene::search_beam() {
   beam_pending_ = false;
-  try {
-    answer_.beam = tr::translate(shipped_, {word_}, 1, beam_)[0].beam;
-  } catch (const Error& e) {
-    word_error_ = e.what();
+  for (AskedModel& m : models_) {
+    if (!m.has_answer) continue;
+    try {
+      m.answer.beam = tr::translate(m.translator, {word_}, 1, beam_)[0].beam;
+    } catch (const Error& e) {
+      word_error_ = e.what();
+    }
   }
 }
 
@@ -157,12 +225,13 @@ void PronounceScene::ask_random_test_word() {
   std::uniform_int_distribution<size_t> pick(0, dict_.test_words.size() - 1);
   const std::string word = dict_.test_words[pick(random_)];
   set_word(word);
-  if (!has_answer_ || word_ != word) return;
+  if (word_ != word) return;
   const std::vector<std::string>& answers = dict_.words.at(word);
-  last_random_right_ = std::find(answers.begin(), answers.end(), answer_.output) != answers.end();
-  last_random_ = word;
   ++random_asked_;
-  random_right_ += last_random_right_ ? 1 : 0;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    last_random_right_[i] = models_[i].has_answer && says_one_of(answers, models_[i].answer.output);
+    random_right_[i] += last_random_right_[i] ? 1 : 0;
+  }
 }
 
 std::map<std::string, Tensor> PronounceScene::inputs() const {
@@ -173,31 +242,38 @@ std::map<std::string, Tensor> PronounceScene::inputs() const {
     }
     return out;
   }
-  if (!has_answer_) return out;
-  const auto [src, valid_len] = tr::encode_sources({word_}, shipped_.src_vocab, shipped_.src_steps);
-  out["src"] = src;
-  out["src_valid_len"] = valid_len;
-  std::vector<double> output;
-  for (const std::string& token : without_eos(answer_.output_tokens)) {
-    output.push_back(static_cast<double>(shipped_.tgt_vocab.index(token)));
+  for (const AskedModel& m : models_) {
+    if (!m.has_answer) continue;
+    const tr::Translator& t = m.translator;
+    const auto [src, valid_len] = tr::encode_sources({word_}, t.src_vocab, t.src_steps);
+    out[m.name + ".src"] = src;
+    out[m.name + ".src_valid_len"] = valid_len;
+    std::vector<double> output;
+    for (const std::string& token : without_eos(m.answer.output_tokens)) {
+      output.push_back(static_cast<double>(t.tgt_vocab.index(token)));
+    }
+    out[m.name + ".output"] = tensor(output, {static_cast<int64_t>(output.size())}, kInt64);
+    out[m.name + ".alignment"] = m.answer.alignment;
   }
-  out["output"] = tensor(output, {static_cast<int64_t>(output.size())}, kInt64);
-  out["alignment"] = answer_.alignment;
   return out;
 }
 
 std::vector<Knob> PronounceScene::knobs() {
   std::vector<Knob> knobs = {
       choice_knob("mode",
-                  "ask: the shipped model answers the typed word; train: two small models "
-                  "learn the dictionary live",
+                  "ask: the shipped models answer the typed word side by side; train: two "
+                  "small models learn the dictionary live",
                   {"ask", "train"}, [this](int mode) { set_mode(static_cast<Mode>(mode)); }),
       Knob{"word", "the word in the text field (bad words show a message, as in the field)",
            "any text", [this](const std::string& word) { set_word(word); }},
       number_knob("beam", "ask mode: the beam's candidates (K; 1 is greedy search)", 1, 10, true,
                   [this](double beam) { set_beam(static_cast<int>(beam)); }),
-      Knob{"model", "ask mode: the g2p model file (attograd-translate --save)", "a path",
-           [this](const std::string& path) { set_model_path(path); }},
+      Knob{"models",
+           "ask mode: the g2p model files shown side by side (attograd-translate --save; "
+           "default: the shipped ones)",
+           "paths, comma-separated",
+           [this](const std::string& paths) { set_model_paths(split_commas(paths)); }},
+      scoring_pair_knob([this](const ScoringPair& models) { set_train_models(models); }),
       Knob{"dict", "the CMUdict file (Debian's pocketsphinx-en-us)", "a path",
            [this](const std::string& path) { set_dict_path(path); }},
       stepping_knob([this](Stepping stepping) {
@@ -219,23 +295,34 @@ std::vector<Knob> PronounceScene::knobs() {
 }
 
 void PronounceScene::print_stats(std::ostream& out) const {
+  const auto said = [](const std::string& output) { return output.empty() ? "(none)" : output; };
   std::string output = "(none)";
-  if (mode_ == Mode::Ask && has_answer_) output = answer_.output;
+  if (mode_ == Mode::Ask) {
+    std::string names;
+    for (const AskedModel& m : models_) {
+      names += (names.empty() ? "" : ",") + m.name;
+      out << "pronounce_output_" << m.name << " "
+          << (m.has_answer ? said(m.answer.output) : "(none)") << "\n";
+    }
+    out << "pronounce_models " << (names.empty() ? "(none)" : names) << "\n";
+    if (!models_.empty() && models_[0].has_answer) output = said(models_[0].answer.output);
+  }
   if (mode_ == Mode::Train && trainer_ && session_) {
     const std::map<std::string, Tensor> record = session_->shown_record();
     std::vector<std::string> phonemes;
-    for (const double index : record.at("additive.typed.output").to_vector()) {
+    const std::string& first = trainer_->model(0);
+    for (const double index : record.at(first + ".typed.output").to_vector()) {
       if (index < 0) break;
       phonemes.push_back(trainer_->data_set().tgt_vocab().token(static_cast<int64_t>(index)));
     }
-    output = tr::detokenize(phonemes, tr::Tokenization::Phonemes);
+    output = said(tr::detokenize(phonemes, tr::Tokenization::Phonemes));
     out << "dev_wer_first " << trainer_->first_wer() << "\n";
-    out << "dev_wer_last " << record.at("additive.wer").item() << "\n";
+    out << "dev_wer_last " << record.at(first + ".wer").item() << "\n";
     out << "loss_first " << session_->first_loss() << "\n";
     out << "loss_last " << session_->last_loss() << "\n";
     out << "steps " << session_->steps() << "\n";
   }
-  out << "pronounce_output " << (output.empty() ? "(none)" : output) << "\n";
+  out << "pronounce_output " << output << "\n";
 }
 
 void PronounceScene::before_last_frame() {
@@ -251,7 +338,7 @@ void PronounceScene::draw() {
     draw_train();
   } else {
     draw_panes(
-        300, [&] { draw_controls(); }, load_error_, [&] { draw_answer(); });
+        300, [&] { draw_controls(); }, load_error_, [&] { draw_answers(); });
   }
   typed_this_frame_ = false;  // both modes' fields type; the next frame starts clean
 }
@@ -260,7 +347,7 @@ void PronounceScene::draw() {
 void PronounceScene::draw_mode_choice() {
   ImGui::TextUnformatted("Mode");
   int mode = static_cast<int>(mode_);
-  bool changed = ImGui::RadioButton("ask the trained model", &mode, 0);
+  bool changed = ImGui::RadioButton("ask the trained models", &mode, 0);
   changed |= ImGui::RadioButton("train two models live", &mode, 1);
   if (changed) set_mode(static_cast<Mode>(mode));
   ImGui::Separator();
@@ -275,11 +362,21 @@ void PronounceScene::draw_controls() {
     if (ImGui::SliderInt("beam K", &beam, 1, 10)) set_beam(beam);
     ImGui::Separator();
     draw_gallery();
-    ImGui::Spacing();
+    ImGui::Separator();
+    // 3. What each model is: d2l's seq2seq trained on CMUdict's training
+    //    words (docs/g2p.md), one scoring function each.
+    ImGui::TextUnformatted("The models");
+    for (size_t i = 0; i < models_.size(); ++i) {
+      const AskedModel& m = models_[i];
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
+                         m.name.c_str());
+      ImGui::SameLine();
+      ImGui::TextDisabled("%s", std::filesystem::path(m.path).filename().string().c_str());
+      show_note(m.load_error.empty() ? model_summary(m.translator).c_str() : "(not loaded)");
+    }
     show_note(
-        "The model: d2l's seq2seq with Bahdanau's additive attention, trained on CMUdict's "
-        "training words (translate/models/g2p-cmudict.npz). It reads the letters and says "
-        "ARPAbet phonemes; the map shows which letters each phoneme looked at.");
+        "Each read the letters and says ARPAbet phonemes; its map shows which letters each "
+        "phoneme looked at.");
   }
 }
 
@@ -291,7 +388,7 @@ void PronounceScene::draw_word_field() {
   }
   if (!word_error_.empty()) {
     show_error(word_error_);
-    if (has_answer_) show_note(("Shown: \"" + word_ + "\".").c_str());
+    if (!word_.empty()) show_note(("Shown: \"" + word_ + "\".").c_str());
   }
 }
 
@@ -308,135 +405,203 @@ void PronounceScene::draw_gallery() {
     }
     if (ImGui::Button(kGallery[i])) set_word(kGallery[i]);
   }
-  // 2. Words of the test split, which the model never saw, and how many it
-  //    got right so far.
+  // 2. Words of the test split, which no model saw, and how many each got
+  //    right so far.
   ImGui::BeginDisabled(dict_.test_words.empty() || !load_error_.empty());
   if (ImGui::Button("random test word")) ask_random_test_word();
   ImGui::EndDisabled();
-  if (random_asked_ > 0) {
+  if (random_asked_ == 0) return;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
+                       models_[i].name.c_str());
     ImGui::SameLine();
-    ImGui::TextColored(last_random_right_ ? kRight : kWrong, "%s",
-                       last_random_right_ ? "right" : "wrong");
-    ImGui::Text("right: %d of %d (%.0f%%)", random_right_, random_asked_,
-                100.0 * random_right_ / random_asked_);
+    ImGui::TextColored(last_random_right_[i] ? kRight : kWrong, "%s",
+                       last_random_right_[i] ? "right" : "wrong");
+    ImGui::SameLine();
+    ImGui::Text("%d of %d (%.0f%%)", random_right_[i], random_asked_,
+                100.0 * random_right_[i] / random_asked_);
   }
 }
 
-void PronounceScene::draw_answer() {
-  if (!has_answer_) {
+void PronounceScene::draw_answers() {
+  const bool any_answer =
+      std::any_of(models_.begin(), models_.end(), [](const AskedModel& m) { return m.has_answer; });
+  if (!any_answer) {
     show_note(word_error_.empty()
                   ? "Type a word in the field on the left."
-                  : "No answer yet: the field's text is not a word the model can read (the "
+                  : "No answer yet: the field's text is not a word the models can read (the "
                     "message on the left says why).");
     if (!dict_error_.empty()) show_error(dict_error_);
     return;
   }
-  // The beam follows the greedy answer on the first frame without a
+  // The beams follow the greedy answers on the first frame without a
   // keystroke (this frame, unless the field was edited in it).
   if (beam_pending_ && !typed_this_frame_) search_beam();
-  // 1. The greedy answer, in ARPAbet and IPA.
-  const std::vector<std::string> phonemes = without_eos(answer_.output_tokens);
-  ImGui::Text("%s", word_.c_str());
-  ImGui::SameLine();
-  ImGui::TextDisabled("says");
-  ImGui::SameLine();
-  ImGui::Text("%s    /%s/", answer_.output.c_str(), arpabet_to_ipa(phonemes).c_str());
-  draw_dictionary(phonemes);
+  // 1. The word, each model's answer against the dictionary and the others.
+  draw_dictionary();
   ImGui::Separator();
-  // 2. The shown candidate's alignment (the greedy answer's until one is
-  //    clicked) on the left, the beam's candidates on the right.
-  const bool greedy =
-      shown_candidate_ < 0 || shown_candidate_ >= static_cast<int>(answer_.beam.size());
-  const std::vector<std::string>& rows =
-      greedy ? answer_.output_tokens
-             : answer_.beam[static_cast<size_t>(shown_candidate_)].output_tokens;
-  const Tensor& alignment =
-      greedy ? answer_.alignment : answer_.beam[static_cast<size_t>(shown_candidate_)].alignment;
-  const float list_width = std::min(330.0f, ImGui::GetContentRegionAvail().x * 0.42f);
+  // 2. A column per model: its alignment and its beam.
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float map_width = avail.x - list_width - ImGui::GetStyle().ItemSpacing.x;
-  ImGui::BeginChild("pronounce/map", ImVec2(map_width, avail.y));
-  const char* title = greedy ? "greedy answer's alignment" : "candidate's alignment";
+  const float n = static_cast<float>(models_.size());
+  const ImVec2 column((avail.x - spacing * (n - 1)) / n, avail.y);
+  for (size_t i = 0; i < models_.size(); ++i) {
+    if (i > 0) ImGui::SameLine();
+    draw_model(models_[i], i, column);
+  }
+}
+
+void PronounceScene::draw_dictionary() {
+  // The dictionary's pronunciations; under them each model's answer, its
+  // phonemes red where the nearest pronunciation differs, and, when the
+  // models disagree, yellow where it differs from the first model's.
+  const ImVec4 kOther(1.0f, 0.85f, 0.2f, 1);
+  ImGui::Text("%s", word_.c_str());
+  const auto found = dict_.words.find(word_);
+  const std::vector<std::string>* answers = found == dict_.words.end() ? nullptr : &found->second;
+  ImGui::SameLine();
+  if (!dict_error_.empty()) {
+    show_error(dict_error_);
+  } else if (answers == nullptr) {
+    ImGui::TextDisabled("is not in CMUdict: nothing to check the answers against");
+  } else {
+    ImGui::TextDisabled("in CMUdict (a %s word):", split_name(tr::cmudict_split(word_)));
+    for (size_t i = 0; i < answers->size() && i < 4; ++i) {
+      const std::vector<std::string> phonemes =
+          tr::tokenize((*answers)[i], tr::Tokenization::Phonemes);
+      ImGui::SameLine();
+      ImGui::Text("%s%s /%s/", i == 0 ? "" : " or ", (*answers)[i].c_str(),
+                  arpabet_to_ipa(phonemes).c_str());
+    }
+    if (answers->size() > 4) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("(and %zu more)", answers->size() - 4);
+    }
+  }
+  // A row per model: its answer (red where the nearest pronunciation
+  // differs), its IPA, right or wrong, and, for the models after the first
+  // when they disagree, its answer again, yellow where the first's differs.
+  const AskedModel* first = nullptr;
+  bool all_agree = true;
+  for (const AskedModel& m : models_) {
+    if (!m.has_answer) continue;
+    if (first == nullptr) first = &m;
+    all_agree = all_agree && m.answer.output == first->answer.output;
+  }
+  if (first == nullptr) return;
+  if (ImGui::BeginTable("pronounce/answers", 5, ImGuiTableFlags_SizingFixedFit)) {
+    for (size_t i = 0; i < models_.size(); ++i) {
+      const AskedModel& m = models_[i];
+      if (!m.has_answer) continue;
+      const std::vector<std::string> phonemes = without_eos(m.answer.output_tokens);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
+                         m.name.c_str());
+      ImGui::TableNextColumn();
+      std::vector<bool> marked(phonemes.size(), false);
+      if (answers != nullptr) {
+        // Against the nearest pronunciation (fewest phoneme edits).
+        std::vector<std::string> nearest;
+        int64_t nearest_distance = -1;
+        for (const std::string& answer : *answers) {
+          const std::vector<std::string> reference =
+              tr::tokenize(answer, tr::Tokenization::Phonemes);
+          const int64_t distance = tr::edit_distance(phonemes, reference);
+          if (nearest_distance < 0 || distance < nearest_distance) {
+            nearest = reference;
+            nearest_distance = distance;
+          }
+        }
+        marked = diff_phonemes(phonemes, nearest).a_differs;
+      }
+      phoneme_line(phonemes, marked, kWrong);
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("/%s/", arpabet_to_ipa(phonemes).c_str());
+      ImGui::TableNextColumn();
+      if (answers != nullptr) {
+        const bool right = says_one_of(*answers, m.answer.output);
+        ImGui::TextColored(right ? kRight : kWrong, "%s", right ? "right" : "wrong");
+      }
+      ImGui::TableNextColumn();
+      if (!all_agree && &m != first) {
+        ImGui::TextDisabled("against %s:", first->name.c_str());
+        ImGui::SameLine();
+        const std::vector<bool> other =
+            diff_phonemes(phonemes, without_eos(first->answer.output_tokens)).a_differs;
+        phoneme_line(phonemes, other, kOther);
+      }
+    }
+    ImGui::EndTable();
+  }
+  if (models_.size() > 1) {
+    show_note(all_agree ? "The models agree."
+                        : "The models disagree: yellow marks where each differs from the "
+                          "first.");
+  }
+}
+
+void PronounceScene::draw_model(AskedModel& m, size_t index, ImVec2 size) {
+  // The shown candidate's alignment (the greedy answer's until one is
+  // clicked) above, the beam's candidates below.
+  ImGui::BeginChild(("pronounce/" + m.name).c_str(), size);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[index % 4]), "%s",
+                     m.name.c_str());
+  if (!m.load_error.empty()) {
+    show_error(m.load_error);
+    ImGui::EndChild();
+    return;
+  }
+  ImGui::SameLine();
+  ImGui::Text("says %s", m.answer.output.empty() ? "(nothing)" : m.answer.output.c_str());
+  const bool greedy =
+      m.shown_candidate < 0 || m.shown_candidate >= static_cast<int>(m.answer.beam.size());
+  const tr::Translation::Candidate* candidate =
+      greedy ? nullptr : &m.answer.beam[static_cast<size_t>(m.shown_candidate)];
+  const std::vector<std::string>& rows = greedy ? m.answer.output_tokens : candidate->output_tokens;
+  const Tensor& alignment = greedy ? m.answer.alignment : candidate->alignment;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float list_height = std::min(line * (static_cast<float>(beam_) + 3.5f), size.y * 0.4f);
+  const float list_top = size.y - list_height;  // the same in every column
+  const float map_height = list_top - ImGui::GetCursorPosY() - line;
   if (rows.empty()) {
     show_note("The model said nothing: no rows to draw.");
   } else {
-    draw_pronounce_alignment(
-        "pronounce/alignment", title, answer_.source_tokens, rows, alignment,
-        ImVec2(ImGui::GetContentRegionAvail().x,
-               ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2));
-    show_note("Each row sums to 1. \xe2\x86\xb5 is the end (<eos>). Hover a cell for its weight.");
+    draw_pronounce_alignment("pronounce/" + m.name + "/alignment",
+                             greedy ? "greedy answer's alignment" : "candidate's alignment",
+                             m.answer.source_tokens, rows, alignment,
+                             ImVec2(ImGui::GetContentRegionAvail().x, map_height));
   }
+  ImGui::SetCursorPosY(std::max(list_top, ImGui::GetCursorPosY()));
+  draw_candidates(m, ImVec2(ImGui::GetContentRegionAvail().x, list_height));
   ImGui::EndChild();
-  ImGui::SameLine();
-  draw_candidates(ImVec2(list_width, avail.y));
 }
 
-void PronounceScene::draw_dictionary(const std::vector<std::string>& model_phonemes) {
-  // The dictionary's pronunciations, each with the phonemes it and the
-  // model's answer differ in marked red; the model's answer again below,
-  // marked against the nearest of them.
-  if (!dict_error_.empty()) {
-    show_error(dict_error_);
-    return;
-  }
-  const auto found = dict_.words.find(word_);
-  if (found == dict_.words.end()) {
-    show_note("Not in the dictionary: nothing to check the answer against.");
-    return;
-  }
-  const std::vector<std::string>& answers = found->second;
-  const bool right = std::find(answers.begin(), answers.end(), answer_.output) != answers.end();
-  ImGui::Text("CMUdict (a %s word):", split_name(tr::cmudict_split(word_)));
-  ImGui::SameLine();
-  ImGui::TextColored(right ? kRight : kWrong, "%s",
-                     right ? "the model is right" : "the model is wrong");
-  size_t nearest = 0;
-  int64_t nearest_distance = -1;
-  for (size_t i = 0; i < answers.size() && i < 4; ++i) {
-    const std::vector<std::string> dict_phonemes =
-        tr::tokenize(answers[i], tr::Tokenization::Phonemes);
-    const PhonemeDiff diff = diff_phonemes(model_phonemes, dict_phonemes);
-    const int64_t distance = tr::edit_distance(model_phonemes, dict_phonemes);
-    if (nearest_distance < 0 || distance < nearest_distance) {
-      nearest = i;
-      nearest_distance = distance;
-    }
-    ImGui::TextDisabled("  dictionary");
-    phoneme_line(dict_phonemes, diff.b_differs);
-    ImGui::SameLine();
-    ImGui::TextDisabled("  /%s/", arpabet_to_ipa(dict_phonemes).c_str());
-  }
-  if (answers.size() > 4) ImGui::TextDisabled("  (and %zu more)", answers.size() - 4);
-  const PhonemeDiff diff =
-      diff_phonemes(model_phonemes, tr::tokenize(answers[nearest], tr::Tokenization::Phonemes));
-  ImGui::TextDisabled("  model     ");
-  phoneme_line(model_phonemes, diff.a_differs);
-}
-
-void PronounceScene::draw_candidates(ImVec2 size) {
-  ImGui::BeginChild("pronounce/beam", size, true);
+void PronounceScene::draw_candidates(AskedModel& m, ImVec2 size) {
+  ImGui::BeginChild(("pronounce/" + m.name + "/beam").c_str(), size, true);
   if (beam_pending_) {
     ImGui::Text("The beam's best %d", beam_);
     show_note("Searching when the typing pauses.");
     ImGui::EndChild();
     return;
   }
-  if (answer_.beam.empty()) {
+  if (m.answer.beam.empty()) {
     ImGui::TextUnformatted("Beam K = 1: greedy search");
     show_note("Raise K to see the beam's best K pronunciations and their scores.");
     ImGui::EndChild();
     return;
   }
-  ImGui::Text("The beam's best %zu", answer_.beam.size());
-  show_note("score = log P / L^0.75 (L: phonemes and <eos>). Click one for its alignment.");
-  if (ImGui::Selectable("greedy answer", shown_candidate_ < 0)) shown_candidate_ = -1;
-  for (size_t i = 0; i < answer_.beam.size(); ++i) {
-    const tr::Translation::Candidate& c = answer_.beam[i];
+  ImGui::Text("The beam's best %zu", m.answer.beam.size());
+  ImGui::SameLine();
+  ImGui::TextDisabled("score = log P / L^0.75; click one for its alignment");
+  if (ImGui::Selectable("greedy answer", m.shown_candidate < 0)) m.shown_candidate = -1;
+  for (size_t i = 0; i < m.answer.beam.size(); ++i) {
+    const tr::Translation::Candidate& c = m.answer.beam[i];
     char line[160];
     std::snprintf(line, sizeof line, "%6.3f  %s%s##candidate%zu", c.score, c.output.c_str(),
                   c.finished ? "" : " (unfinished)", i);
-    if (ImGui::Selectable(line, shown_candidate_ == static_cast<int>(i))) {
-      shown_candidate_ = static_cast<int>(i);
+    if (ImGui::Selectable(line, m.shown_candidate == static_cast<int>(i))) {
+      m.shown_candidate = static_cast<int>(i);
     }
   }
   ImGui::EndChild();

@@ -1,13 +1,15 @@
 // Scene "pronounce": letters to sounds on CMUdict (translate/'s g2p task).
 //
-//   ask    the shipped model (translate/models/g2p-cmudict.npz) pronounces
-//          the word the learner types: ARPAbet and IPA, which letters each
-//          sound looked at (the alignment), the beam's best K, and the
-//          dictionary's own pronunciations when the word is in it.
-//   train  two small models, additive and dot-product attention, learn the
-//          dictionary live from the same data, seed and minibatches (as the
-//          translate scene does for dates): loss and dev WER on one plot,
-//          both models' answer and alignment for the typed word.
+//   ask    the shipped models (translate::kShippedG2pModels) pronounce the word the
+//          learner types, side by side: each one's ARPAbet and IPA, which
+//          letters each sound looked at (the alignment) and the beam's best
+//          K; the dictionary's own pronunciations when the word is in it,
+//          and where the answers differ from it and from each other.
+//   train  two small models of two scoring functions (additive and dot
+//          product by default) learn the dictionary live from the same data,
+//          seed and minibatches (as the translate scene does for dates): loss
+//          and dev WER on one plot, both models' answer and alignment for the
+//          typed word.
 //
 // Declared in a header so that the null-backend test can call what the
 // controls call. The scene is scene_pronounce.cpp (ask mode and the knobs),
@@ -33,8 +35,6 @@
 namespace ag::viewer {
 
 // ---- words, the dictionary and IPA (pronounce_words.cpp) ----------------------------------
-// The shipped model, relative to the source tree (or the page's file system).
-inline constexpr const char* kShippedG2pModel = "translate/models/g2p-cmudict.npz";
 // `relative` as found from the working directory, else in the source tree
 // this viewer was built from; `relative` itself when neither has it (the
 // loader's message then names it).
@@ -74,35 +74,37 @@ void draw_pronounce_alignment(const std::string& id, const std::string& title,
                               ImVec2 size);
 
 // ---- train mode's trainer (pronounce_trainer.cpp) -------------------------------------------
-// Two small unidirectional-encoder models (the bidirectional encoder takes
-// additive attention only), additive and dot product, trained on the
-// dictionary's training split (words of up to kMaxLetters). Each record holds per model
-// ("additive", "dot"): loss [1], wer [1] (on kDevSample dev words, every kEvalEvery steps and
-// carried in between), and the typed word's greedy answer (typed.output [tgt_steps], -1 past the
-// end; typed.rows [1]; typed.alignment [tgt_steps, src_steps]); once: the word itself
-// (typed.letters [src_steps], its bytes, 0 past the end) and typed.length
-// [1] (its letters and <eos>, 0 for none).
+// Two small unidirectional-encoder models (d2l's encoder, whose keys have
+// the queries' width, as dot needs), of two scoring functions, trained on the
+// dictionary's training split (words of up to kMaxLetters). Each record holds
+// per model (by its scoring function, e.g. "additive", "dot"): loss [1], wer [1] (on kDevSample dev
+// words, every kEvalEvery steps and carried in between), and the typed word's greedy answer
+// (typed.output [tgt_steps], -1 past the end; typed.rows [1]; typed.alignment [tgt_steps,
+// src_steps]); once: the word itself (typed.letters [src_steps], its bytes, 0 past the end) and
+// typed.length [1] (its letters and <eos>, 0 for none).
 class PronounceTrainer : public Trainer {
  public:
   static constexpr int64_t kDevSample = 300;
   static constexpr int64_t kEvalEvery = 50;
   static constexpr int64_t kBatchSize = 64;
   static constexpr int64_t kMaxLetters = 10;  // longer words are left out
-  static constexpr const char* kModels[2] = {"additive", "dot"};
 
   // Reads the dictionary (ag::Error when it cannot).
   explicit PronounceTrainer(const std::string& dict_path);
   const translate::Dataset& data_set() const { return *data_; }
   translate::Translator& translator(size_t model) { return translators_[model]; }
+  // New scoring functions: new models (the session must be reset after).
+  void set_models(const ScoringPair& models);
+  const std::string& model(size_t m) const { return models_.at(m); }
   // The word every record answers from now on ("" for none); REQUIRES:
   // checked_word accepted it for data_set().src_steps() - 1 letters.
   void set_typed(const std::string& word) { typed_ = word; }
   const std::vector<translate::Example>& dev_sample() const { return dev_sample_; }
-  // The additive model's dev WER at step 0 of the newest start (written by
+  // The first model's dev WER at step 0 of the newest start (written by
   // start(), which may run on the worker; read by the scene's --stats).
   double first_wer() const { return first_wer_.load(); }
 
-  const char* title() const override { return "Pronounce: additive vs dot product"; }
+  const char* title() const override { return "Pronounce: two scoring functions"; }
   std::vector<RecordField> fields() const override;
   std::vector<Series> series() const override;
   const char* fraction_name() const override { return "dev word error rate"; }
@@ -121,6 +123,7 @@ class PronounceTrainer : public Trainer {
 
   std::unique_ptr<translate::Dataset> data_;
   std::vector<translate::Example> dev_sample_;
+  ScoringPair models_ = kDefaultScoringPair;
   translate::Translator translators_[2];
   std::unique_ptr<translate::Seq2SeqTrainer> trainers_[2];
   double loss_[2] = {0, 0}, wer_[2] = {1, 1};
@@ -130,6 +133,19 @@ class PronounceTrainer : public Trainer {
 };
 
 // ---- the scene --------------------------------------------------------------------------------
+// One model of ask mode: its file, its name, and its answer to the shown word.
+struct AskedModel {
+  std::string path;
+  // Its scoring function ("additive", "general", ...) or "transformer":
+  // the column's title and --stats' pronounce_output_NAME.
+  std::string name;
+  translate::Translator translator;
+  std::string load_error;  // why the file did not load ("" when it did)
+  bool has_answer = false;
+  translate::Translation answer;  // greedy; its beam field holds the beam's best K
+  int shown_candidate = -1;       // which beam candidate's alignment is drawn (-1: greedy)
+};
+
 class PronounceScene : public Scene {
  public:
   enum class Mode { Ask, Train };
@@ -138,21 +154,25 @@ class PronounceScene : public Scene {
   const char* name() const override { return "pronounce"; }
   const char* label() const override { return "Pronounce"; }
   void draw() override;
-  // Ask: the word's src [1, src_steps] and src_valid_len [1], the greedy
-  // output [phonemes] (target indices) and alignment [rows, letters + 1].
+  // Ask: per model NAME, the word's NAME.src [1, src_steps] and
+  // NAME.src_valid_len [1], the greedy NAME.output [phonemes] (target
+  // indices) and NAME.alignment [rows, letters + 1].
   // Train: the shown step's record as "shown.*".
   std::map<std::string, Tensor> inputs() const override;
-  // mode, word, beam, model, dict; in train mode also the session's.
+  // mode, word, beam, models (ask mode's files), scoring (train mode's two
+  // scoring functions), dict; in train mode also the session's.
   std::vector<Knob> knobs() override;
-  // pronounce_output; train mode: dev_wer_first, dev_wer_last (additive),
-  // loss_first, loss_last, steps.
+  // pronounce_models (ask mode: the names, comma-separated),
+  // pronounce_output_NAME for each, pronounce_output (the first model's);
+  // train mode: dev_wer_first, dev_wer_last (the first model), loss_first,
+  // loss_last, steps.
   void print_stats(std::ostream& out) const override;
   void before_last_frame() override;
 
   Mode mode() const { return mode_; }
   void set_mode(Mode mode);
-  // The knob's and the gallery's word: the field keeps `text`; the answer is
-  // recomputed at once and the beam's candidates in the next frame, or
+  // The knob's and the gallery's word: the field keeps `text`; the answers
+  // are recomputed at once and the beam's candidates in the next frame, or
   // word_error() says why they cannot be.
   void set_word(const std::string& text);
   // What the text field calls at each keystroke: set_word, but the beam's
@@ -160,25 +180,31 @@ class PronounceScene : public Scene {
   void type_word(const std::string& text);
   bool beam_pending() const { return beam_pending_; }
   void set_beam(int beam);
-  void set_model_path(const std::string& path);
+  // Ask mode's model files (the shipped ones by default).
+  void set_model_paths(const std::vector<std::string>& paths);
+  // Train mode's two scoring functions (new models, training starts over).
+  void set_train_models(const ScoringPair& models);
   void set_dict_path(const std::string& path);
-  // Loads the model and the dictionary if not yet done (the first frame
-  // does): their errors are load_error() and dict_error().
+  // Loads the models and the dictionary if not yet done (the first frame
+  // does): their errors are each model's load_error, load_error() when none
+  // loaded, and dict_error().
   void load();
   const char* field() const { return field_; }       // what the text field holds
   const std::string& word() const { return word_; }  // the word shown (the last good one)
   const std::string& word_error() const { return word_error_; }
   const std::string& load_error() const { return load_error_; }
   const std::string& dict_error() const { return dict_error_; }
-  // Ask mode's answer for the shown word (phonemes joined by spaces).
-  const translate::Translation* answer() const { return has_answer_ ? &answer_ : nullptr; }
-  translate::Translator& shipped() { return shipped_; }
-  // A "random test word" press; the running count of those answered right.
+  const std::vector<AskedModel>& models() const { return models_; }
+  // Ask mode's answer of model `model` for the shown word, or null.
+  const translate::Translation* answer(size_t model = 0) const;
+  translate::Translator& translator(size_t model = 0) { return models_.at(model).translator; }
+  void set_shown_candidate(size_t model, int candidate) {
+    models_.at(model).shown_candidate = candidate;
+  }
+  // A "random test word" press; the running count of those each model got right.
   void ask_random_test_word();
   int random_asked() const { return random_asked_; }
-  int random_right() const { return random_right_; }
-  int shown_candidate() const { return shown_candidate_; }
-  void set_shown_candidate(int candidate) { shown_candidate_ = candidate; }
+  int random_right(size_t model = 0) const { return random_right_.at(model); }
   PronounceTrainer* trainer() { return trainer_.get(); }
   TrainingSession* session() { return session_.get(); }
 
@@ -190,9 +216,10 @@ class PronounceScene : public Scene {
   void draw_controls();
   void draw_word_field();
   void draw_gallery();
-  void draw_answer();
-  void draw_dictionary(const std::vector<std::string>& model_phonemes);
-  void draw_candidates(ImVec2 size);
+  void draw_answers();
+  void draw_dictionary();
+  void draw_model(AskedModel& model, size_t index, ImVec2 size);
+  void draw_candidates(AskedModel& model, ImVec2 size);
   // Train mode (scene_pronounce_train.cpp).
   void start_training();
   void draw_train_controls();
@@ -203,31 +230,30 @@ class PronounceScene : public Scene {
 
   Mode mode_ = Mode::Ask;
   Stepping stepping_;
-  std::string model_path_, dict_path_;
+  std::vector<std::string> model_paths_;
+  std::string dict_path_;
   bool loaded_ = false;
-  translate::Translator shipped_;
+  std::vector<AskedModel> models_;  // those of model_paths_, in order
   PronouncingDictionary dict_;
   std::string load_error_, dict_error_;
-  // The text field and the word it holds (as checked), why it cannot be
-  // answered, and the answer of the last word that could.
+  // The text field and the word it holds (as checked), and why it cannot be
+  // answered; the answers are the last word's that could.
   char field_[256] = "knife";
   std::string word_, word_error_;
   int beam_ = 5;
-  bool has_answer_ = false;
-  translate::Translation answer_;
-  // A change answers greedily at once (3 ms for a word); the beam's search
-  // runs to the longest output, 7 ms more at K = 5, so it waits for the
-  // first frame without a keystroke: typing stays within a frame's budget
-  // and the candidates appear as soon as it pauses.
+  // A change answers greedily at once (3 ms a word and model); the beam's
+  // search runs to the longest output, 7 ms more at K = 5, so it waits for
+  // the first frame without a keystroke: typing stays within a frame's
+  // budget and the candidates appear as soon as it pauses.
   bool beam_pending_ = false;
   bool typed_this_frame_ = false;
-  int shown_candidate_ = 0;  // which beam candidate's alignment is drawn
-  // The random test words asked so far, and how many the model got right.
+  // The random test words asked so far, and how many each model got right.
   std::mt19937 random_{0};
-  int random_asked_ = 0, random_right_ = 0;
-  bool last_random_right_ = false;
-  std::string last_random_;
+  int random_asked_ = 0;
+  std::vector<int> random_right_;
+  std::vector<bool> last_random_right_;
   // Train mode: made when first shown.
+  ScoringPair train_models_ = kDefaultScoringPair;
   std::unique_ptr<PronounceTrainer> trainer_;
   std::unique_ptr<TrainingSession> session_;
   std::string train_error_;

@@ -12,10 +12,6 @@ namespace ag::viewer {
 
 namespace tr = ag::translate;
 
-namespace {
-const char* const kModelLabels[2] = {"additive attention", "dot-product attention"};
-}  // namespace
-
 void PronounceScene::set_mode(Mode mode) {
   // Training waits while the learner asks (its worker would take the CPU the
   // answers need); Play goes on from where it stopped.
@@ -32,6 +28,7 @@ void PronounceScene::start_training() {
   session_.reset();  // its worker stops before anything changes
   try {
     if (!trainer_) trainer_ = std::make_unique<PronounceTrainer>(dict_path_);
+    trainer_->set_models(train_models_);
     post_typed_word();  // no session: set on the trainer directly
     session_ = std::make_unique<TrainingSession>(*trainer_, TrainingSession::kHistory, stepping_);
     // Without a worker (the browser) a frame takes steps for at most ~10 ms
@@ -43,6 +40,13 @@ void PronounceScene::start_training() {
   } catch (const Error& e) {
     train_error_ = e.what();
   }
+}
+
+void PronounceScene::set_train_models(const ScoringPair& models) {
+  check_scoring_pair(models, "attograd-viewer");
+  if (models == train_models_) return;
+  train_models_ = models;
+  if (session_) start_training();  // else the first start uses them
 }
 
 void PronounceScene::post_typed_word() {
@@ -89,6 +93,10 @@ void PronounceScene::draw_train() {
 
 void PronounceScene::draw_train_controls() {
   draw_mode_choice();
+  ImGui::TextUnformatted("Scoring functions");
+  ScoringPair models = train_models_;
+  if (draw_scoring_pair_choice(models)) set_train_models(models);
+  ImGui::Separator();
   if (session_) {
     session_->draw_controls();
     ImGui::Separator();
@@ -106,7 +114,7 @@ void PronounceScene::draw_train_model(size_t model, const std::map<std::string, 
                                       ImVec2 size) const {
   // 1. The word the record answered and this model's answer.
   const tr::Dataset& data = trainer_->data_set();
-  const std::string name = PronounceTrainer::kModels[model];
+  const std::string& name = trainer_->model(model);
   const int64_t length = static_cast<int64_t>(record.at("typed.length").item());
   std::vector<std::string> phonemes;
   for (const double index : record.at(name + ".typed.output").to_vector()) {
@@ -115,8 +123,8 @@ void PronounceScene::draw_train_model(size_t model, const std::map<std::string, 
   }
   const int64_t rows = static_cast<int64_t>(record.at(name + ".typed.rows").item());
   ImGui::BeginChild(("pronounce/" + name).c_str(), size);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[model]), "%s",
-                     kModelLabels[model]);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[model]), "%s attention",
+                     name.c_str());
   ImGui::SameLine();
   ImGui::Text("  dev WER %.1f%%", 100.0 * record.at(name + ".wer").item());
   const std::string answer = tr::detokenize(phonemes, tr::Tokenization::Phonemes);

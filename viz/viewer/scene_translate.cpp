@@ -1,6 +1,7 @@
-// Scene "translate" (see scene_translate.h): the knobs, the controls, and
-// the two models' answers and alignments, all read from the session's
-// records (the trainer, translate_trainer.cpp, may be training on a worker).
+// Scene "translate" (see scene_translate.h): the knobs, the controls (the
+// task, the two scoring functions), and the two models' answers and
+// alignments, all read from the session's records (the trainer,
+// translate_trainer.cpp, may be training on a worker).
 #include "scene_translate.h"
 
 #include <imgui.h>
@@ -16,8 +17,6 @@ namespace ag::viewer {
 namespace tr = ag::translate;
 
 namespace {
-
-const char* const kModelLabels[2] = {"additive attention", "dot-product attention"};
 
 // A character as a one-cell tick label: a space as a middle dot, <eos> as
 // a return arrow (the note under the maps says so).
@@ -57,6 +56,17 @@ void TranslateScene::set_task(tr::Task task) {
   typed_.clear();
   typed_error_.clear();
   if (show_typed_) set_text(text_box_);
+}
+
+void TranslateScene::set_models(const ScoringPair& models) {
+  if (models == ScoringPair{trainer_.model(0), trainer_.model(1)}) return;
+  const bool paused = session_->paused();
+  const int rate = session_->max_steps_per_second();
+  session_.reset();  // its worker stops before the trainer changes
+  trainer_.set_models(models);
+  start_session();
+  session_->set_paused(paused);
+  session_->set_max_steps_per_second(rate);
 }
 
 void TranslateScene::set_stepping(Stepping stepping) {
@@ -103,6 +113,7 @@ std::vector<Knob> TranslateScene::knobs() {
       choice_knob("task", "the task both models learn (new data and models)",
                   {"dates", "reverse", "sort"},
                   [this](int task) { set_task(static_cast<tr::Task>(task)); }),
+      scoring_pair_knob([this](const ScoringPair& models) { set_models(models); }),
       stepping_knob([this](Stepping stepping) { set_stepping(stepping); }),
       number_knob("example", "which held-out input is shown", 0, TranslateTrainer::kShown - 1, true,
                   [this](double example) { set_example(static_cast<int>(example)); }),
@@ -110,8 +121,8 @@ std::vector<Knob> TranslateScene::knobs() {
            "any text (bad text shows a message, as in the box)",
            [this](const std::string& text) { set_text(text); }},
       Knob{"save_prefix",
-           "before the last frame of --frames, save both models to PREFIX-additive.npz and "
-           "PREFIX-dot.npz (attograd-translate --load reads them)",
+           "before the last frame of --frames, save both models to PREFIX-NAME.npz, e.g. "
+           "PREFIX-additive.npz and PREFIX-dot.npz (attograd-translate --load reads them)",
            "a path prefix", [this](const std::string& prefix) { save_prefix_ = prefix; }},
   };
   for (Knob& knob : training_session_knobs(session_)) knobs.push_back(std::move(knob));
@@ -121,7 +132,7 @@ std::vector<Knob> TranslateScene::knobs() {
 void TranslateScene::print_stats(std::ostream& out) const {
   out << "loss_first " << session_->first_loss() << "\n";
   out << "loss_last " << session_->last_loss() << "\n";
-  out << "accuracy " << session_->shown_record().at("additive.accuracy").item() << "\n";
+  out << "accuracy " << session_->shown_record().at(trainer_.model(0) + ".accuracy").item() << "\n";
   out << "steps " << session_->steps() << "\n";
   if (frame_at_95_ >= 0) {
     out << "frames_to_accuracy_95 " << frame_at_95_ << "\n";
@@ -137,7 +148,7 @@ void TranslateScene::before_last_frame() {
 
 void TranslateScene::note_progress(const std::map<std::string, Tensor>& record) {
   ++frames_;
-  if (frame_at_95_ < 0 && record.at("additive.accuracy").item() >= 0.95) {
+  if (frame_at_95_ < 0 && record.at(trainer_.model(0) + ".accuracy").item() >= 0.95) {
     frame_at_95_ = frames_;
     step_at_95_ = session_->shown_step();
   }
@@ -171,6 +182,10 @@ void TranslateScene::draw_controls() {
   changed |= ImGui::RadioButton("reverse: 48213 -> 31284", &task, 1);
   changed |= ImGui::RadioButton("sort: 48213 -> 12348", &task, 2);
   if (changed) set_task(static_cast<tr::Task>(task));
+  ImGui::Separator();
+  ImGui::TextUnformatted("Scoring functions");
+  ScoringPair models = {trainer_.model(0), trainer_.model(1)};
+  if (draw_scoring_pair_choice(models)) set_models(models);
   ImGui::Separator();
   session_->draw_controls();
   ImGui::Separator();
@@ -209,7 +224,7 @@ void TranslateScene::draw_model(size_t model, const std::map<std::string, Tensor
   // 1. What this model was given and what it answered: a held-out example
   //    (with its target), or the typed text the record translated.
   const tr::Dataset& data = trainer_.data_set();
-  const std::string name = TranslateTrainer::kModels[model];
+  const std::string& name = trainer_.model(model);
   const int64_t tgt = data.tgt_steps(), src = data.src_steps();
   std::string source_text, target;
   std::vector<std::string> source;
@@ -247,8 +262,8 @@ void TranslateScene::draw_model(size_t model, const std::map<std::string, Tensor
 
   // 2. The text lines.
   ImGui::BeginChild(("translate/" + name).c_str(), size);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[model]), "%s",
-                     kModelLabels[model]);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[model]), "%s attention",
+                     name.c_str());
   ImGui::SameLine();
   ImGui::Text("  held-out exact match %.1f%%", 100.0 * record.at(name + ".accuracy").item());
   ImGui::Text("source  %s", source_text.empty() ? "(none: type a text)" : source_text.c_str());

@@ -1,7 +1,8 @@
 // Scene "translate": d2l's seq2seq with attention (section "Bahdanau
 // Attention") training live on a generated task of translate/ (dates,
-// reverse, sort): an additive and a dot-product model side by side, from the
-// same data, seed and minibatches. On the desktop a worker thread trains
+// reverse, sort): two models side by side, from the same data, seed and
+// minibatches, differing only in their scoring function (any two of nn's
+// table; additive and dot product by default). On the desktop a worker thread trains
 // them (training_session.h, Stepping::Background) and the frames only draw.
 // On screen: both models' losses and held-out exact match on one plot, and
 // for a chosen held-out input, or for text the learner types, each model's
@@ -13,6 +14,7 @@
 // scene_translate.cpp.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 
@@ -22,8 +24,23 @@
 
 namespace ag::viewer {
 
+// The two scoring functions a training scene compares, by their names in
+// nn's table (nn/scoring.h). The translate and pronounce scenes' controls
+// choose them; a record's fields are named after them.
+using ScoringPair = std::array<std::string, 2>;
+inline const ScoringPair kDefaultScoringPair = {"additive", "dot"};
+// ag::Error naming `who` when a name is not in the table or both are one.
+void check_scoring_pair(const ScoringPair& pair, const std::string& who);
+// Two combos of the table's names, each with its one-line summary as a
+// tooltip; true when the learner chose another pair (a valid one: the other
+// model's name is not offered).
+bool draw_scoring_pair_choice(ScoringPair& pair);
+// The knob "scoring" (--set SCENE.scoring=general,multihead).
+Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set);
+
 // The two models and their training, as a Trainer of the session. Each
-// record holds, per model ("additive", "dot"): loss [1], accuracy [1] (exact
+// record holds, per model (by its scoring function's name, e.g. "additive",
+// "dot"): loss [1], accuracy [1] (exact
 // match on the held-out split, measured every kEvalEvery steps and carried
 // in between), and for the kShown held-out inputs the greedy outputs
 // (output [kShown, tgt_steps], target indices, -1 past the end), how many
@@ -34,13 +51,16 @@ namespace ag::viewer {
 // Once for both: the typed text itself (typed.source [src_steps], source
 // indices with <eos> and <pad>; typed.length [1], its characters and <eos>,
 // 0 for none), so that every record says which text it translated.
-// The models' colours, in the plot and the maps' titles: additive, dot product.
-inline const ImU32 kTranslateModelColors[2] = {IM_COL32(31, 119, 180, 255),
-                                               IM_COL32(255, 127, 14, 255)};
+// The models' colours, in the plot and the maps' titles (tab10's first four:
+// the first model, additive by default, blue; the second orange; ...).
+inline const ImU32 kTranslateModelColors[4] = {
+    IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255),
+    IM_COL32(214, 39, 40, 255)};
 // Their held-out lines in the plot: the same hues, lighter (tab20's pairs), so
 // a model's two lines read as one model's and are not taken for each other.
-inline const ImU32 kTranslateHeldOutColors[2] = {IM_COL32(174, 199, 232, 255),
-                                                 IM_COL32(255, 187, 120, 255)};
+inline const ImU32 kTranslateHeldOutColors[4] = {
+    IM_COL32(174, 199, 232, 255), IM_COL32(255, 187, 120, 255), IM_COL32(152, 223, 138, 255),
+    IM_COL32(255, 152, 150, 255)};
 
 // A model's greedy answer to one typed text as a record holds it
 // (translate_trainer.cpp): output [tgt] target indices (-1 past the end),
@@ -65,6 +85,9 @@ class TranslateTrainer : public Trainer {
   // A new task: new data and models (the session must be reset after).
   void set_task(translate::Task task);
   translate::Task task() const { return task_; }
+  // New scoring functions: new models (the session must be reset after).
+  void set_models(const ScoringPair& models);
+  const std::string& model(size_t m) const { return models_.at(m); }
   const translate::Dataset& data_set() const { return *data_; }
   translate::Translator& translator(size_t model) { return translators_[model]; }
   // The text whose translation every record holds from now on ("" for
@@ -73,10 +96,11 @@ class TranslateTrainer : public Trainer {
   // "" when `text` can be translated, else why not (an unknown character,
   // too long, empty), as encode_sources words it.
   std::string check_text(const std::string& text) const;
-  // Writes PREFIX-additive.npz and PREFIX-dot.npz (translate::save_translator).
+  // Writes PREFIX-NAME.npz per model, e.g. PREFIX-additive.npz and
+  // PREFIX-dot.npz (translate::save_translator).
   void save(const std::string& prefix) const;
 
-  const char* title() const override { return "Translate: additive vs dot product"; }
+  const char* title() const override { return "Translate: two scoring functions"; }
   std::vector<RecordField> fields() const override;
   std::vector<Series> series() const override;
   // Twice d2l's 0.005: on dates it reaches 95% held-out in ~250 steps
@@ -90,12 +114,11 @@ class TranslateTrainer : public Trainer {
   // The newest step's record again, for the text typed since.
   std::map<std::string, Tensor> current_record() override { return record(); }
 
-  static constexpr const char* kModels[2] = {"additive", "dot"};
-
  private:
   std::map<std::string, Tensor> record();
 
   translate::Task task_;
+  ScoringPair models_ = kDefaultScoringPair;
   std::unique_ptr<translate::Dataset> data_;
   translate::Translator translators_[2];
   std::unique_ptr<translate::Seq2SeqTrainer> trainers_[2];
@@ -117,10 +140,10 @@ class TranslateScene : public Scene {
   // "shown.*", its number as "shown.step" and the example shown
   // ("shown.example": 0 .. kShown - 1, or -1 for the typed text).
   std::map<std::string, Tensor> inputs() const override;
-  // task, worker, paused, steps_per_frame (without a worker),
+  // task, scoring, worker, paused, steps_per_frame (without a worker),
   // max_steps_per_second (with one), lr, seed, example, text, save_prefix.
   std::vector<Knob> knobs() override;
-  // loss_first, loss_last (mean of the two models), accuracy (the additive
+  // loss_first, loss_last (mean of the two models), accuracy (the first
   // model's held-out exact match at the newest step) and, once it reached
   // 0.95, frames_to_accuracy_95 and steps_to_accuracy_95.
   void print_stats(std::ostream& out) const override;
@@ -129,6 +152,8 @@ class TranslateScene : public Scene {
   void before_last_frame() override;
 
   void set_task(translate::Task task);
+  // The two scoring functions (new models, the session starts over).
+  void set_models(const ScoringPair& models);
   // Background: a worker trains; InFrame: the frames do (as in the browser).
   // Starts the session over at step 0.
   void set_stepping(Stepping stepping);
@@ -164,7 +189,7 @@ class TranslateScene : public Scene {
   bool show_typed_ = false;
   std::string typed_, typed_error_;
   std::string save_prefix_;  // save_prefix knob: saved before the last frame
-  // When the additive model first reached 95% held-out (--stats).
+  // When the first model first reached 95% held-out (--stats).
   int64_t frames_ = 0, frame_at_95_ = -1, step_at_95_ = -1;
 };
 

@@ -5,8 +5,11 @@
 // held-out inputs and the typed text greedily, whose outputs and alignments
 // go into the record; every kEvalEvery steps the held-out split is measured.
 // With a worker thread all of it runs there; the scene reads only records.
+#include <imgui.h>
+
 #include <utility>
 
+#include "attograd/nn/scoring.h"
 #include "scene_translate.h"
 
 namespace ag::viewer {
@@ -56,6 +59,57 @@ PredictedFields predict_typed(tr::Translator& translator, const std::string& typ
           std::vector<double>(static_cast<size_t>(tgt * src), 0.0)};
 }
 
+void check_scoring_pair(const ScoringPair& pair, const std::string& who) {
+  for (const std::string& name : pair) {
+    AG_CHECK(nn::find_scoring_function(name) != nullptr, who,
+             "no scoring function '" + name + "': the table has " + nn::scoring_function_names());
+  }
+  AG_CHECK(pair[0] != pair[1], who,
+           "the two models' scoring functions are both '" + pair[0] + "': choose two of " +
+               nn::scoring_function_names());
+}
+
+bool draw_scoring_pair_choice(ScoringPair& pair) {
+  bool changed = false;
+  for (size_t m = 0; m < 2; ++m) {
+    ImGui::PushID(static_cast<int>(m));
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[m]), "%s",
+                       m == 0 ? "first" : "second");
+    ImGui::SameLine(60);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##scoring", pair[m].c_str())) {
+      for (const nn::ScoringEntry& entry : nn::scoring_functions()) {
+        // The other model's function is not offered: the two must differ.
+        if (entry.name == pair[1 - m]) continue;
+        if (ImGui::Selectable(entry.name.c_str(), entry.name == pair[m]) && entry.name != pair[m]) {
+          pair[m] = entry.name;
+          changed = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", entry.summary.c_str());
+      }
+      ImGui::EndCombo();
+    }
+    ImGui::PopID();
+  }
+  return changed;
+}
+
+Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set) {
+  return Knob{"scoring",
+              "the two models' scoring functions, from nn's table (new models, training starts "
+              "over)",
+              "two of " + nn::scoring_function_names() + ", comma-separated (default additive,dot)",
+              [set = std::move(set)](const std::string& value) {
+                const std::vector<std::string> names = split_commas(value);
+                AG_CHECK(
+                    names.size() == 2, "attograd-viewer",
+                    "scoring takes two scoring functions, e.g. additive,dot; got '" + value + "'");
+                const ScoringPair pair = {names[0], names[1]};
+                check_scoring_pair(pair, "attograd-viewer");
+                set(pair);
+              }};
+}
+
 TranslateTrainer::TranslateTrainer(tr::Task task) {
   set_task(task);
 }
@@ -65,6 +119,12 @@ void TranslateTrainer::set_task(tr::Task task) {
   data_ = std::make_unique<tr::Dataset>(tr::DatasetOptions{task, kTrain, kHeldout, 0});
   for (auto& trainer : trainers_) trainer.reset();
   typed_.clear();
+}
+
+void TranslateTrainer::set_models(const ScoringPair& models) {
+  check_scoring_pair(models, "TranslateTrainer::set_models");
+  models_ = models;
+  for (auto& trainer : trainers_) trainer.reset();
 }
 
 std::string TranslateTrainer::check_text(const std::string& text) const {
@@ -78,15 +138,14 @@ std::string TranslateTrainer::check_text(const std::string& text) const {
 
 void TranslateTrainer::save(const std::string& prefix) const {
   for (size_t m = 0; m < 2; ++m) {
-    tr::save_translator(prefix + "-" + kModels[m] + ".npz", translators_[m]);
+    tr::save_translator(prefix + "-" + models_[m] + ".npz", translators_[m]);
   }
 }
 
 std::vector<RecordField> TranslateTrainer::fields() const {
   const int64_t shown = kShown, tgt = data_->tgt_steps(), src = data_->src_steps();
   std::vector<RecordField> out;
-  for (const char* model : kModels) {
-    const std::string m = model;
+  for (const std::string& m : models_) {
     out.push_back({m + ".loss", {1}});
     out.push_back({m + ".accuracy", {1}});
     out.push_back({m + ".output", {shown, tgt}});
@@ -104,10 +163,16 @@ std::vector<RecordField> TranslateTrainer::fields() const {
 }
 
 std::vector<Trainer::Series> TranslateTrainer::series() const {
-  return {{"additive.loss", "additive loss", kTranslateModelColors[0], Axis::Loss},
-          {"dot.loss", "dot-product loss", kTranslateModelColors[1], Axis::Loss},
-          {"additive.accuracy", "additive held-out", kTranslateHeldOutColors[0], Axis::Fraction},
-          {"dot.accuracy", "dot-product held-out", kTranslateHeldOutColors[1], Axis::Fraction}};
+  std::vector<Series> out;
+  for (size_t m = 0; m < 2; ++m) {
+    out.push_back(
+        {models_[m] + ".loss", models_[m] + " loss", kTranslateModelColors[m], Axis::Loss});
+  }
+  for (size_t m = 0; m < 2; ++m) {
+    out.push_back({models_[m] + ".accuracy", models_[m] + " held-out", kTranslateHeldOutColors[m],
+                   Axis::Fraction});
+  }
+  return out;
 }
 
 std::map<std::string, Tensor> TranslateTrainer::start(double lr) {
@@ -118,7 +183,7 @@ std::map<std::string, Tensor> TranslateTrainer::start(double lr) {
   options.batch_size = kBatchSize;
   for (size_t m = 0; m < 2; ++m) {
     tr::ModelConfig config;
-    config.attention = kModels[m];
+    config.attention = models_[m];
     translators_[m] = tr::make_translator(config, *data_);
     trainers_[m] = std::make_unique<tr::Seq2SeqTrainer>(translators_[m], *data_, options);
   }
@@ -172,7 +237,7 @@ std::map<std::string, Tensor> TranslateTrainer::record() {
   for (size_t m = 0; m < 2; ++m) {
     PredictedFields shown = predict(translators_[m], sources, tgt, src);
     PredictedFields text = predict_typed(translators_[m], typed_, tgt, src);
-    const std::string name = kModels[m];
+    const std::string& name = models_[m];
     out[name + ".loss"] = tensor({loss_[m]}, {1});
     out[name + ".accuracy"] = tensor({accuracy_[m]}, {1});
     out[name + ".output"] = tensor(std::move(shown.output), {kShown, tgt});

@@ -97,6 +97,11 @@ Translator make_translator(const ModelConfig& config, const Dataset& data);
 // 4: meta.heads added (bahdanau), for any scoring function of the table.
 inline constexpr int64_t kFormatVersion = 4;
 void save_translator(const std::string& path, const Translator& translator);
+
+// The shipped letters-to-sounds models (docs/g2p.md), relative to the source
+// tree: the default first (the best on dev), then the best of another
+// scoring function. The viewer's pronounce scene shows each side by side.
+inline constexpr const char* kShippedG2pModels[] = {"translate/models/g2p-cmudict.npz"};
 // Throws ag::Error naming the path when the file is not one save_translator
 // wrote (no meta.* entries, an unknown model, a state dict that does not fit
 // the model the meta entries describe).
