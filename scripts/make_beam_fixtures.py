@@ -9,7 +9,9 @@ Run with /usr/bin/python3 (Debian's python3-torch and numpy):
 Two seeded float64 models in eval mode: the bidirectional seq2seq
 (scripts/bahdanau_torch.py; src vocab 11, tgt vocab 12, embed 8, hidden 8,
 2 layers) and d2l's Transformer (scripts/d2l_torch.py; d 8, 2 heads, 2
-blocks, FFN 16). attograd's reserved tokens: <pad> 0, <bos> 1, <eos> 2. Each
+blocks, FFN 16). attograd's reserved tokens: <pad> 0, <bos> 1, <eos> 2,
+<unk> 3; a beam wider than one never extends a hypothesis with <pad>, <bos>
+or <unk> (K = 1 is greedy search, over every token). Each
 model's <eos> logit gets a bias (EOS_BIAS) so that some candidates finish
 within the steps and some do not.
 
@@ -41,7 +43,7 @@ import bahdanau_torch  # noqa: E402
 import d2l_torch as d2l  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
-BOS, EOS = 1, 2
+PAD, BOS, EOS, UNK = 0, 1, 2, 3
 STEPS, ALPHA = 6, 0.75
 SRC = [[5, 6, 7, 8, 9, 2], [4, 10, 5, 2, 0, 0], [7, 2, 0, 0, 0, 0]]
 SRC_VALID = [6, 4, 2]
@@ -59,6 +61,8 @@ def beam_search(net, src, valid, k):
         extensions = []
         for i, (tokens, log_p) in enumerate(live):
             for v, lp in enumerate(next_log_probs(net, src, valid, tokens)):
+                if k > 1 and v in (PAD, BOS, UNK):
+                    continue
                 extensions.append((log_p + lp, i, v))
         extensions.sort(key=lambda e: (-e[0], e[1], e[2]))
         next_live = []

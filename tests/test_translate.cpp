@@ -1,11 +1,13 @@
-// translate/: d2l's bleu, JSON escaping and the alignment views; saving and
-// loading a model (identical predictions, clear errors for other files);
-// greedy prediction; a short training run on `reverse` that must learn.
+// translate/: the task table; d2l's bleu, JSON escaping and the alignment
+// views; saving and loading a model (identical predictions, clear errors for
+// other files); greedy prediction; a short training run on `reverse` that
+// must learn.
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 
 #include "attograd/translate/report.h"
+#include "attograd/translate/tasks.h"
 #include "attograd/translate/train.h"
 #include "test_util.h"
 #include "translate_test_util.h"
@@ -20,6 +22,43 @@ using ag::testing::throws_error;
 std::string temp_file(const std::string& name) {
   static const ag::testing::ScratchDir dir("translate");
   return dir / name;
+}
+
+TEST(TranslateTasks, EveryTaskHasOneEntryWithItsDefaults) {
+  // One entry per task, in the enum's order, found by task_spec.
+  const std::vector<Task> tasks = {Task::Dates, Task::Reverse, Task::Sort, Task::G2p};
+  ASSERT_EQ(task_table().size(), tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskSpec& spec = task_spec(tasks[i]);
+    EXPECT_EQ(spec.task, tasks[i]);
+    EXPECT_EQ(&spec, &task_table()[i]);
+    EXPECT_EQ(spec.summary.rfind(std::string(task_name(tasks[i])) + ": ", 0), 0u) << spec.summary;
+    for (const std::string& model : model_names()) {
+      const TaskDefaults d = spec.defaults(model);
+      EXPECT_EQ(d.config.model, model);
+      EXPECT_GT(d.steps, 0);
+      EXPECT_EQ(d.lr_schedule,
+                model == "transformer" || tasks[i] == Task::G2p ? "cosine" : "constant");
+    }
+  }
+  // The documented defaults (docs/seq2seq.md, docs/transformer.md, docs/g2p.md).
+  EXPECT_EQ(task_spec(Task::Dates).defaults("bahdanau").steps, 1500);
+  EXPECT_EQ(task_spec(Task::Dates).defaults("transformer").steps, 3000);
+  EXPECT_EQ(task_spec(Task::Reverse).defaults("bahdanau").steps, 3000);
+  EXPECT_EQ(task_spec(Task::Sort).defaults("bahdanau").train_size, 200000);
+  const TaskDefaults g2p = task_spec(Task::G2p).defaults("bahdanau");
+  EXPECT_EQ(g2p.steps, 5500);
+  EXPECT_EQ(g2p.batch, 128);
+  EXPECT_EQ(g2p.lr, 0.0015);
+  EXPECT_EQ(g2p.eval_every, 1000);
+  EXPECT_EQ(g2p.config.encoder, "bidirectional");
+  EXPECT_EQ(g2p.config.num_hiddens, 256);
+  // Only the generated tasks draw their examples; only dates and g2p have
+  // figures of their own.
+  EXPECT_FALSE(task_spec(Task::Reverse).score);
+  EXPECT_TRUE(task_spec(Task::Dates).score);
+  EXPECT_TRUE(task_spec(Task::G2p).score);
+  EXPECT_TRUE(throws_error([] { digits_task(Task::Dates); }, {"digits_task", "dates"}));
 }
 
 TEST(TranslateBleu, MatchesD2lsFunction) {
@@ -184,7 +223,8 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
                            {"load_translator", path, "unexpected entry 'decoder.attention."}));
   file["meta.attention"] = ag::tensor({120}, {1}, kInt64);  // "x"
   save_npz(path, file);
-  EXPECT_TRUE(throws_error([&] { load_translator(path); }, {"load_translator", "scoring function 'x'"}));
+  EXPECT_TRUE(
+      throws_error([&] { load_translator(path); }, {"load_translator", "scoring function 'x'"}));
   file["meta.model"] = ag::tensor({120}, {1}, kInt64);
   save_npz(path, file);
   EXPECT_TRUE(throws_error([&] { load_translator(path); }, {"load_translator", "model 'x'"}));
@@ -192,6 +232,33 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
   std::filesystem::remove(plain);
   EXPECT_TRUE(throws_error([] { make_model(ModelConfig{"transformerx"}, 10, 10); },
                            {"make_model", "unknown model 'transformerx'", "bahdanau"}));
+}
+
+TEST(TranslateModel, NonFiniteParametersAreRefusedAtLoadAndInPrediction) {
+  const Dataset data({Task::Sort, 500, 10, 1});
+  ModelConfig config;
+  config.embed_size = config.num_hiddens = 8;
+  config.num_layers = 1;
+  Translator translator = make_translator(config, data);
+  // A parameter with a NaN: prediction stops at the first output step,
+  // greedy or beam, instead of ordering NaNs.
+  std::map<std::string, Tensor> state = translator.model->state_dict();
+  const Tensor& bias = state.at("decoder.dense.bias");
+  std::vector<double> broken = bias.to_vector();
+  broken[0] = std::nan("");
+  state["decoder.dense.bias"] = ag::tensor(broken, bias.shape(), bias.dtype());
+  translator.model->load_state_dict(state);
+  for (const int64_t beam : {1, 4}) {
+    EXPECT_TRUE(throws_error([&] { translate(translator, {"123"}, 1000, beam); },
+                             {"logits at output step 1", "NaN"}))
+        << "beam " << beam;
+  }
+  // Saved, the file is refused at load, naming the parameter.
+  const std::string path = temp_file("nan.npz");
+  save_translator(path, translator);
+  EXPECT_TRUE(throws_error([&] { load_translator(path); },
+                           {"load_translator", path, "'decoder.dense.bias'", "NaN or infinity"}));
+  std::filesystem::remove(path);
 }
 
 // Each held-out source translated in one batch and alone: the same output and

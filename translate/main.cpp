@@ -31,6 +31,7 @@
 #include "attograd/translate/data.h"
 #include "attograd/translate/model.h"
 #include "attograd/translate/report.h"
+#include "attograd/translate/tasks.h"
 #include "attograd/translate/train.h"
 
 namespace {
@@ -45,12 +46,8 @@ CMUdict, then translates --predict texts and shows where each output token
 looked.
 
 task and model:
-  --task dates|reverse|sort|g2p  dates: "Thursday, May 3, 1979" -> "1979-05-03"
-                              reverse / sort: digit strings (default dates)
-                              g2p: a word's pronunciation, "knife" -> "N AY F"
-                              (CMUdict; its own defaults, printed at the start:
-                              bahdanau, embed 64, hidden 256, 1 layer, dropout
-                              0.2, lr 0.002 cosine, 30000 steps, eval every 1000)
+  --task NAME                 the task (default dates; the tasks and their defaults
+                              are listed below; a run prints its settings first)
   --model bahdanau|transformer  the model (default bahdanau)
   --hidden N --dropout P      both models' (d2l's defaults: 32, 0.1); the
                               Transformer's d (its embedding size too)
@@ -70,23 +67,19 @@ transformer:
   --no-causal-mask            train without the decoder's look-ahead mask (the
                               ablation: it cheats in training, fails at prediction)
 training:
-  --steps N                   Adam steps (default: bahdanau dates 1500, reverse
-                              3000, sort 4000; transformer dates 3000, reverse
-                              and sort 4000; 0 with --load)
-  --batch B                   batch size (default 64)
-  --lr X                      Adam's learning rate (default 0.005)
+  --steps N                   Adam steps (default: the task's, below; 0 with --load)
+  --batch B                   batch size (default: the task's)
+  --lr X                      Adam's learning rate (default: the task's)
   --lr-schedule constant|cosine  constant (d2l's), or half a cosine from --lr down
-                              to 0 over the steps (default: bahdanau constant,
-                              transformer cosine)
+                              to 0 over the steps (default: the task's)
   --seed S                    data, split, initialisation and batch order (default 0)
   --threads T                 threads (default 1): training splits each batch into T
                               shards trained at once on copies of the model (data
                               parallel, the same update); evaluation's kernels use T
-  --train-size N              training examples (default: dates 50000; reverse
-                              and sort 200000, whose strings seldom repeat; not g2p)
-  --heldout N                 held-out examples (default 1000)
-  --eval-every N              held-out accuracy every N steps (default 500; 0: never;
-                              g2p: the dev WER, default 1000)
+  --train-size N              a generated task's training examples (default: the task's)
+  --heldout N                 a generated task's held-out examples (default 1000)
+  --eval-every N              held-out accuracy (g2p: the dev WER) every N steps
+                              (default: the task's; 0: never)
 files:
   --save FILE.npz             save the trained model (state dict with d2l's names + meta.*)
   --load FILE.npz             load a saved model instead of training one
@@ -127,58 +120,26 @@ prediction:
   --help                      this text
 )";
 
-// Every default that depends on the task or the model, in one place; each is
-// overridden by its flag and printed when training starts. The generated
-// tasks use d2l's sizes (ModelConfig's defaults) with the steps that reach
-// >= 99% held-out exact match (docs/seq2seq.md, docs/transformer.md).
-struct TaskDefaults {
-  ModelConfig config;  // model, sizes, dropout
-  int64_t steps = 0, batch = 64, eval_every = 500;
-  int64_t train_size = 0;  // the generated tasks'
-  double lr = 0.005;
-  std::string lr_schedule;  // "constant" (d2l's) or "cosine"
-};
-
-TaskDefaults task_defaults(Task task, const std::string& model) {
-  TaskDefaults d;
-  d.config.model = model;
-  const bool transformer = model == "transformer";
-  d.lr_schedule = transformer ? "cosine" : "constant";
-  // Reverse and sort draw from ~10^10 strings: a larger training set keeps the
-  // model from learning its examples by heart (sort: 98% held-out after 3000
-  // steps on 50,000 examples, 99% on 200,000). Dates repeat anyway (36,525
-  // dates, 15 formats).
-  d.train_size = task == Task::Dates ? 50000 : 200000;
-  switch (task) {
-    case Task::Dates:
-      d.steps = transformer ? 3000 : 1500;
-      break;
-    case Task::Reverse:
-      d.steps = transformer ? 4000 : 3000;
-      break;
-    case Task::Sort:
-      d.steps = 4000;
-      break;
-    case Task::G2p:
-      // Set for the best test WER a run reaches in 20 minutes on 2 threads
-      // (docs/g2p.md): the shipped model's recipe (Bahdanau et al.'s encoder,
-      // two GRU layers of 256, batches of 128 cut to their longest word, half
-      // a cosine from 1.5e-3, light dropout: attention weights are dropped
-      // too, and a dropped letter is a wrong sound) with the steps that fit
-      // (5.5 steps/s and 11 s per dev evaluation on two cores).
-      d.config.encoder = "bidirectional";
-      d.config.embed_size = 128;
-      d.config.num_hiddens = 256;
-      d.config.num_layers = 2;
-      d.config.dropout = 0.1;
-      d.batch = 128;
-      d.lr = 0.0015;
-      d.lr_schedule = "cosine";
-      d.steps = 5500;
-      d.eval_every = 1000;
-      break;
+// The table's tasks and their defaults, for --help: the task's line, then
+// what each model trains with unless a flag says otherwise.
+void print_tasks() {
+  std::printf("\ntasks (--task NAME; translate/src/tasks.cpp):\n");
+  for (const TaskSpec& spec : task_table()) {
+    std::printf("  %s\n", spec.summary.c_str());
+    for (const std::string& model : model_names()) {
+      const TaskDefaults d = spec.defaults(model);
+      std::printf("      %-11s %lld steps, batch %lld, lr %g %s", model.c_str(),
+                  static_cast<long long>(d.steps), static_cast<long long>(d.batch), d.lr,
+                  d.lr_schedule.c_str());
+      if (model == "bahdanau" && d.config.encoder != "unidirectional")
+        std::printf(", %s encoder", d.config.encoder.c_str());
+      if (d.config.num_hiddens != ModelConfig().num_hiddens)
+        std::printf(", hidden %lld", static_cast<long long>(d.config.num_hiddens));
+      if (d.train_size > 0)
+        std::printf(", %lld training examples", static_cast<long long>(d.train_size));
+      std::printf("\n");
+    }
   }
-  return d;
 }
 
 struct Options {
@@ -239,17 +200,12 @@ TaskDefaults defaults_of(const std::vector<std::string>& args) {
     t = task_from_name(task);
   } catch (const ag::Error&) {
   }
-  return task_defaults(t, model);
+  return task_spec(t).defaults(model);
 }
 
-Options parse_args(int argc, char** argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  o.defaults = defaults_of(args);
-  o.config = o.defaults.config;
-  o.batch = o.defaults.batch;
-  o.eval_every = o.defaults.eval_every;
-  o.lr = o.defaults.lr;
+// Every flag into `o`, whose defaults are already set; a flag's own value
+// is checked here, how the flags fit together in check_options.
+void read_flags(const std::vector<std::string>& args, Options& o) {
   size_t i = 0;
   const auto value = [&](const std::string& flag) -> std::string {
     if (i + 1 >= args.size()) throw UsageError{flag + " needs a value"};
@@ -258,7 +214,9 @@ Options parse_args(int argc, char** argv) {
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage << "\nscoring functions (--attention NAME; nn/src/scoring_table.cpp):\n";
+      std::cout << kUsage;
+      print_tasks();
+      std::printf("\nscoring functions (--attention NAME; nn/src/scoring_table.cpp):\n");
       for (const ag::nn::ScoringEntry& entry : ag::nn::scoring_functions())
         std::printf("  %-12s %s\n", entry.name.c_str(), entry.summary.c_str());
       std::exit(0);
@@ -356,6 +314,11 @@ Options parse_args(int argc, char** argv) {
       throw UsageError{"unknown option '" + a + "' (see --help)"};
     }
   }
+}
+
+// How the flags fit together: each conflict is a UsageError saying which
+// flags and why; then the defaults the flags left open.
+void check_options(Options& o) {
   Task task = Task::Dates;
   try {
     task = task_from_name(o.task);
@@ -421,6 +384,20 @@ Options parse_args(int argc, char** argv) {
     if (o.heldout > train_size) throw UsageError{"--heldout cannot exceed --train-size"};
     if (o.batch > train_size) throw UsageError{"--batch cannot exceed --train-size"};
   }
+}
+
+Options parse_args(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  Options o;
+  // 1. The defaults of the task and model the command line names.
+  o.defaults = defaults_of(args);
+  o.config = o.defaults.config;
+  o.batch = o.defaults.batch;
+  o.eval_every = o.defaults.eval_every;
+  o.lr = o.defaults.lr;
+  // 2. The flags over them, 3. checked together.
+  read_flags(args, o);
+  check_options(o);
   return o;
 }
 
@@ -486,208 +463,252 @@ void print_setup(const Translator& translator, const Dataset& d, const Options& 
                static_cast<long long>(o.eval_every));
 }
 
+// The task's data, read or generated when first needed: a loaded model that
+// only predicts never reads the dictionary.
+class LazyDataset {
+ public:
+  explicit LazyDataset(const Options& o) : o_(o) {}
+  const Dataset& get(Task task) {
+    if (!data_)
+      data_.emplace(DatasetOptions{
+          task, o_.train_size.value_or(task_spec(task).defaults(o_.config.model).train_size),
+          o_.heldout, o_.seed, o_.dict});
+    return *data_;
+  }
+
+ private:
+  const Options& o_;
+  std::optional<Dataset> data_;
+};
+
+// What training measured, for its summary line and --stats.
+struct TrainingFigures {
+  int64_t steps = 0, best_step = -1, rss_first = 0;
+  double seconds = 0, cpu_seconds = 0;  // training's, the evaluations excluded
+  double loss_last = std::nan(""), loss_tail = std::nan("");
+};
+
+// What was scored, for --stats: dev and test after training (or of a loaded
+// model with --stats), and --evaluate's dictionary.
+struct Scores {
+  std::optional<Evaluation> test, dev, dict;
+};
+
+// 1. The model: --load's (checked against what the flags ask of it), or a
+//    fresh one for the task's data.
+Translator load_or_make(const Options& o, LazyDataset& data) {
+  if (o.load.empty()) return make_translator(o.config, data.get(task_from_name(o.task)));
+  Translator translator = load_translator(o.load);
+  if (!o.evaluate.empty() && translator.task != Task::G2p)
+    throw ag::Error("--evaluate: the model in " + o.load + " was trained on '" +
+                    task_name(translator.task) + "', not 'g2p'");
+  return translator;
+}
+
+// 2. Training: train_seq2seq with a progress line and, every --eval-every
+//    steps, the held-out accuracy, or with a dev split (g2p) the dev WER,
+//    keeping the best dev parameters (restored at the end).
+TrainingFigures train_model(Translator& translator, const Dataset& d, const Options& o,
+                            int64_t steps) {
+  TrainingFigures figures;
+  figures.steps = steps;
+  const bool tty = isatty(STDERR_FILENO);
+  print_setup(translator, d, o, steps);
+  const bool by_dev = !d.dev().empty();
+  BestParameters best(*translator.model);
+  double accuracy = std::nan(""), last_draw = -1;
+  // The training loss of one batch is noisy: loss_tail averages the last
+  // tenth of the steps (the ablation compares it between two models).
+  const int64_t tail_steps = std::max<int64_t>(1, steps / 10);
+  figures.loss_tail = 0;
+  const auto on_step = [&](const StepInfo& s) {
+    if (s.step == 1000) figures.rss_first = rss_kib();
+    if (s.step > s.steps - tail_steps)
+      figures.loss_tail += s.loss / static_cast<double>(tail_steps);
+    const bool evaluate_now = o.eval_every > 0 && (s.step % o.eval_every == 0 || s.step == s.steps);
+    if (evaluate_now) {
+      accuracy = evaluate(translator, by_dev ? d.dev() : d.heldout()).accuracy;
+      if (by_dev) best.offer(1 - accuracy, s.step);  // the dev WER
+    }
+    // A TTY redraws one line ten times a second; a pipe or file gets a line
+    // at every evaluation and every tenth of the run.
+    const bool draw = tty ? (s.seconds - last_draw >= 0.1 || evaluate_now || s.step == s.steps)
+                          : (evaluate_now || s.step == s.steps ||
+                             s.step % std::max<int64_t>(1, s.steps / 10) == 0);
+    if (!draw) return;
+    last_draw = s.seconds;
+    char acc[64] = "";
+    if (!std::isnan(accuracy) && by_dev)
+      std::snprintf(acc, sizeof acc, "  dev WER %.1f%% (best %.1f%%)", 100 * (1 - accuracy),
+                    100 * best.score());
+    else if (!std::isnan(accuracy))
+      std::snprintf(acc, sizeof acc, "  held-out %.1f%%", 100 * accuracy);
+    std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  %.1f steps/s  RSS %.1f MiB%s%s",
+                 tty ? "\r\033[K" : "", static_cast<long long>(s.step),
+                 static_cast<long long>(s.steps), s.loss, s.step / std::max(s.seconds, 1e-9),
+                 static_cast<double>(rss_kib()) / 1024, acc, tty ? "" : "\n");
+    std::fflush(stderr);
+  };
+  TrainOptions train_options;
+  train_options.cosine_lr = o.lr_schedule == "cosine";
+  train_options.steps = steps;
+  train_options.batch_size = o.batch;
+  train_options.lr = o.lr;
+  train_options.seed = o.seed;
+  train_options.threads = o.threads;
+  // The evaluations' time is measured apart and left out of the figures.
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_seconds();
+  double eval_seconds = 0, eval_cpu_seconds = 0;
+  figures.loss_last = train_seq2seq(translator, d, train_options, [&](const StepInfo& s) {
+    const auto before = std::chrono::steady_clock::now();
+    const double cpu_before = cpu_seconds();
+    on_step(s);
+    eval_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+    eval_cpu_seconds += cpu_seconds() - cpu_before;
+  });
+  figures.cpu_seconds = cpu_seconds() - cpu_start - eval_cpu_seconds;
+  figures.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+      eval_seconds;
+  if (tty) std::fprintf(stderr, "\n");
+  std::fprintf(stderr,
+               "trained %lld steps in %.1f s (%.1f steps/s; %.1f CPU s, %.1f steps per CPU s; "
+               "evaluation excluded); training loss %.4f (mean of the last %lld steps)\n",
+               static_cast<long long>(steps), figures.seconds, steps / figures.seconds,
+               figures.cpu_seconds, steps / std::max(figures.cpu_seconds, 1e-9), figures.loss_tail,
+               static_cast<long long>(tail_steps));
+  figures.best_step = steps;
+  if (best.step() >= 0) {
+    best.restore();
+    figures.best_step = best.step();
+    std::fprintf(stderr, "kept the parameters of step %lld (best dev WER %.2f%%)\n",
+                 static_cast<long long>(figures.best_step), 100 * best.score());
+  }
+  return figures;
+}
+
+// 3. The held-out figures, measured once: dev (g2p) and test after training,
+//    or of a loaded model for --stats (an untrained model's, with --steps 0,
+//    would say nothing).
+void score_splits(Translator& translator, LazyDataset& data, const Options& o, bool trained,
+                  Scores& scores) {
+  if (!trained && !(o.stats && o.evaluate.empty() && !o.load.empty())) return;
+  const Dataset& d = data.get(translator.task);
+  if (!d.dev().empty()) {
+    scores.dev = evaluate(translator, d.dev(), 1000, o.beam);
+    print_summary("dev", *scores.dev, translator.task);
+  }
+  scores.test = evaluate(translator, d.heldout(), 1000, o.beam);
+  print_summary(translator.task == Task::G2p ? "test" : "held-out", *scores.test, translator.task);
+}
+
+// 4. --dump-heldout: the first N held-out examples with the model's outputs.
+void dump_heldout(Translator& translator, LazyDataset& data, const Options& o) {
+  const auto& heldout = data.get(translator.task).heldout();
+  const size_t n = std::min(heldout.size(), static_cast<size_t>(o.dump_count));
+  const std::vector<Example> examples(heldout.begin(), heldout.begin() + static_cast<long>(n));
+  const Evaluation e = evaluate(translator, examples, 1000, o.beam);
+  std::ofstream out(o.dump_path);
+  if (!out) throw ag::Error("--dump-heldout: cannot write '" + o.dump_path + "'");
+  for (size_t k = 0; k < n; ++k)
+    out << examples[k].source << '\t' << examples[k].target << '\t' << e.outputs[k] << '\n';
+}
+
+// 5. --predict-file: a line per word ("word<TAB>output", or JSON).
+void predict_file(Translator& translator, const Options& o) {
+  const std::vector<std::string> words = read_words(o.predict_file);
+  const std::vector<Translation> translations =
+      translate(translator, model_inputs(translator.task, words), 1000, o.beam);
+  for (size_t k = 0; k < words.size(); ++k)
+    std::cout << (o.json ? translation_json(translations[k])
+                         : words[k] + '\t' + translations[k].output)
+              << '\n';
+}
+
+// 6. --predict: each text's output with its alignment (a table, or JSON), its
+//    beam's candidates, and --heatmap's pictures.
+void predict_texts(Translator& translator, const Options& o) {
+  const std::vector<Translation> translations =
+      translate(translator, model_inputs(translator.task, o.predict), 1000, o.beam);
+  const bool transformer = translator.config.model == "transformer";
+  for (size_t k = 0; k < translations.size(); ++k) {
+    const Translation& t = translations[k];
+    const std::optional<TransformerMaps> maps =
+        transformer && (o.json || !o.heatmap.empty())
+            ? std::optional<TransformerMaps>(transformer_maps(translator, t))
+            : std::nullopt;
+    if (o.json) {
+      std::cout << translation_json(t, maps ? &*maps : nullptr) << '\n';
+    } else {
+      std::cout << t.input << "  ->  " << t.output
+                << (t.output_tokens.empty() || t.output_tokens.back() != "<eos>"
+                        ? "   (no <eos> within the model's length)"
+                        : "")
+                << "\n"
+                << alignment_table(t) << "\n";
+      for (size_t i = 0; i < t.beam.size(); ++i)  // beam search: every candidate
+        std::printf("  beam %zu: %-30s score %.4f  log P %.4f%s\n", i + 1, t.beam[i].output.c_str(),
+                    t.beam[i].score, t.beam[i].log_prob, t.beam[i].finished ? "" : "  (no <eos>)");
+      if (!t.beam.empty()) std::printf("\n");
+    }
+    if (!o.heatmap.empty()) {
+      const std::string path = with_index(o.heatmap, k, translations.size());
+      alignment_heatmap(t, path);
+      if (maps)
+        for (const std::string& written : transformer_heatmaps(t, *maps, path))
+          std::fprintf(stderr, "wrote %s\n", written.c_str());
+    }
+  }
+}
+
+// 7. --stats: "key value" lines.
+void print_stats(const Options& o, const TrainingFigures& f, const Scores& scores, Task task) {
+  std::cout << "steps " << f.steps << "\ntrain_seconds " << f.seconds << "\nsteps_per_sec "
+            << (f.seconds > 0 ? f.steps / f.seconds : 0) << "\ntrain_cpu_seconds " << f.cpu_seconds
+            << "\nsteps_per_cpu_sec " << (f.cpu_seconds > 0 ? f.steps / f.cpu_seconds : 0)
+            << "\nloss_last " << f.loss_last << "\nloss_tail " << f.loss_tail << "\nbatch "
+            << o.batch << "\nlr " << o.lr;
+  if (scores.test) {
+    std::cout << "\naccuracy " << scores.test->accuracy << "\nbleu " << scores.test->bleu;
+    if (task == Task::Dates) std::cout << "\nalignment " << scores.test->alignment;
+    if (task == Task::G2p)
+      std::cout << "\ntest_wer " << scores.test->pronunciation.wer << "\ntest_per "
+                << scores.test->pronunciation.per << "\ntest_words "
+                << scores.test->pronunciation.words;
+  }
+  if (scores.dev)
+    std::cout << "\ndev_wer " << scores.dev->pronunciation.wer << "\ndev_per "
+              << scores.dev->pronunciation.per << "\ndev_words " << scores.dev->pronunciation.words
+              << "\nbest_step " << f.best_step;
+  if (scores.dict)
+    std::cout << "\neval_wer " << scores.dict->pronunciation.wer << "\neval_per "
+              << scores.dict->pronunciation.per << "\neval_words "
+              << scores.dict->pronunciation.words;
+  std::cout << "\nrss_kib_first " << (f.rss_first ? f.rss_first : rss_kib()) << "\nrss_kib_last "
+            << rss_kib() << "\n";
+}
+
 int run(const Options& o) {
   ag::set_num_threads(static_cast<int>(o.threads));
   ag::manual_seed(o.seed);
-  Translator translator;
-  std::optional<Dataset> data;
-  const auto dataset = [&](Task task) -> const Dataset& {
-    if (!data)
-      data.emplace(DatasetOptions{
-          task, o.train_size.value_or(task_defaults(task, o.config.model).train_size), o.heldout,
-          o.seed, o.dict});
-    return *data;
-  };
-  int64_t steps = 0, best_step = -1;
-  double train_seconds = 0, train_cpu_seconds = 0, loss_last = std::nan(""),
-         loss_tail = std::nan("");
-  int64_t rss_first = 0;
-  std::optional<Evaluation> final_eval, dev_eval, dict_eval;
-  if (!o.load.empty()) {
-    translator = load_translator(o.load);
-    if (!o.evaluate.empty() && translator.task != Task::G2p)
-      throw ag::Error("--evaluate: the model in " + o.load + " was trained on '" +
-                      task_name(translator.task) + "', not 'g2p'");
-  } else {
-    const Task task = task_from_name(o.task);
-    translator = make_translator(o.config, dataset(task));
-    steps = o.steps.value_or(o.defaults.steps);
-  }
-  if (steps > 0) {
-    const Dataset& d = dataset(translator.task);
-    const bool tty = isatty(STDERR_FILENO);
-    print_setup(translator, d, o, steps);
-    // With a dev split (g2p) the evaluations score it and keep the best
-    // parameters; without one (the generated tasks) they show the held-out
-    // accuracy, and the last parameters are kept.
-    const bool by_dev = !d.dev().empty();
-    BestParameters best(*translator.model);
-    double accuracy = std::nan(""), last_draw = -1;
-    // The training loss of one batch is noisy: loss_tail averages the last
-    // tenth of the steps (the ablation compares it between two models).
-    const int64_t tail_steps = std::max<int64_t>(1, steps / 10);
-    loss_tail = 0;
-    const auto on_step = [&](const StepInfo& s) {
-      if (s.step == 1000) rss_first = rss_kib();
-      if (s.step > s.steps - tail_steps) loss_tail += s.loss / static_cast<double>(tail_steps);
-      const bool evaluate_now =
-          o.eval_every > 0 && (s.step % o.eval_every == 0 || s.step == s.steps);
-      if (evaluate_now) {
-        accuracy = evaluate(translator, by_dev ? d.dev() : d.heldout()).accuracy;
-        if (by_dev) best.offer(1 - accuracy, s.step);  // the dev WER
-      }
-      // A TTY redraws one line ten times a second; a pipe or file gets a
-      // line at every evaluation and every tenth of the run.
-      const bool draw = tty ? (s.seconds - last_draw >= 0.1 || evaluate_now || s.step == s.steps)
-                            : (evaluate_now || s.step == s.steps ||
-                               s.step % std::max<int64_t>(1, s.steps / 10) == 0);
-      if (!draw) return;
-      last_draw = s.seconds;
-      char acc[64] = "";
-      if (!std::isnan(accuracy) && by_dev)
-        std::snprintf(acc, sizeof acc, "  dev WER %.1f%% (best %.1f%%)", 100 * (1 - accuracy),
-                      100 * best.score());
-      else if (!std::isnan(accuracy))
-        std::snprintf(acc, sizeof acc, "  held-out %.1f%%", 100 * accuracy);
-      std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  %.1f steps/s  RSS %.1f MiB%s%s",
-                   tty ? "\r\033[K" : "", static_cast<long long>(s.step),
-                   static_cast<long long>(s.steps), s.loss, s.step / std::max(s.seconds, 1e-9),
-                   static_cast<double>(rss_kib()) / 1024, acc, tty ? "" : "\n");
-      std::fflush(stderr);
-    };
-    TrainOptions train_options;
-    train_options.cosine_lr = o.lr_schedule == "cosine";
-    train_options.steps = steps;
-    train_options.batch_size = o.batch;
-    train_options.lr = o.lr;
-    train_options.seed = o.seed;
-    train_options.threads = o.threads;
-    const auto start = std::chrono::steady_clock::now();
-    const double cpu_start = cpu_seconds();
-    double eval_seconds = 0, eval_cpu_seconds = 0;
-    loss_last = train_seq2seq(translator, d, train_options, [&](const StepInfo& s) {
-      const auto before = std::chrono::steady_clock::now();
-      const double cpu_before = cpu_seconds();
-      on_step(s);
-      eval_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
-      eval_cpu_seconds += cpu_seconds() - cpu_before;
-    });
-    train_cpu_seconds = cpu_seconds() - cpu_start - eval_cpu_seconds;
-    train_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
-        eval_seconds;
-    if (tty) std::fprintf(stderr, "\n");
-    std::fprintf(stderr,
-                 "trained %lld steps in %.1f s (%.1f steps/s; %.1f CPU s, %.1f steps per CPU s; "
-                 "evaluation excluded); training loss %.4f (mean of the last %lld steps)\n",
-                 static_cast<long long>(steps), train_seconds, steps / train_seconds,
-                 train_cpu_seconds, steps / std::max(train_cpu_seconds, 1e-9), loss_tail,
-                 static_cast<long long>(tail_steps));
-    best_step = steps;
-    if (best.step() >= 0) {
-      best.restore();
-      best_step = best.step();
-      std::fprintf(stderr, "kept the parameters of step %lld (best dev WER %.2f%%)\n",
-                   static_cast<long long>(best_step), 100 * best.score());
-    }
-  }
-  const bool g2p = translator.task == Task::G2p;
-  // Scored after training, or for a loaded model's --stats (an untrained
-  // model's figures, with --steps 0, would say nothing).
-  if (steps > 0 || (o.stats && o.evaluate.empty() && !o.load.empty())) {
-    const Dataset& d = dataset(translator.task);
-    if (!d.dev().empty()) {
-      dev_eval = evaluate(translator, d.dev(), 1000, o.beam);
-      print_summary("dev", *dev_eval, translator.task);
-    }
-    final_eval = evaluate(translator, d.heldout(), 1000, o.beam);
-    print_summary(g2p ? "test" : "held-out", *final_eval, translator.task);
-  }
+  LazyDataset data(o);
+  Translator translator = load_or_make(o, data);
+  const int64_t steps = o.load.empty() ? o.steps.value_or(o.defaults.steps) : 0;
+  TrainingFigures trained;
+  if (steps > 0) trained = train_model(translator, data.get(translator.task), o, steps);
+  Scores scores;
+  score_splits(translator, data, o, steps > 0, scores);
   if (!o.save.empty()) {
     save_translator(o.save, translator);
     std::fprintf(stderr, "saved %s\n", o.save.c_str());
   }
-  if (!o.evaluate.empty()) dict_eval = evaluate_dictionary(translator, o.evaluate, o.beam);
-  if (o.dump_count > 0) {
-    const auto& heldout = dataset(translator.task).heldout();
-    const size_t n = std::min(heldout.size(), static_cast<size_t>(o.dump_count));
-    const std::vector<Example> examples(heldout.begin(), heldout.begin() + static_cast<long>(n));
-    const Evaluation e = evaluate(translator, examples, 1000, o.beam);
-    std::ofstream out(o.dump_path);
-    if (!out) throw ag::Error("--dump-heldout: cannot write '" + o.dump_path + "'");
-    for (size_t k = 0; k < n; ++k)
-      out << examples[k].source << '\t' << examples[k].target << '\t' << e.outputs[k] << '\n';
-  }
-  if (!o.predict_file.empty()) {
-    const std::vector<std::string> words = read_words(o.predict_file);
-    const std::vector<Translation> translations =
-        translate(translator, model_inputs(translator.task, words), 1000, o.beam);
-    for (size_t k = 0; k < words.size(); ++k)
-      std::cout << (o.json ? translation_json(translations[k])
-                           : words[k] + '\t' + translations[k].output)
-                << '\n';
-  }
-  if (!o.predict.empty()) {
-    const std::vector<Translation> translations =
-        translate(translator, model_inputs(translator.task, o.predict), 1000, o.beam);
-    const bool transformer = translator.config.model == "transformer";
-    for (size_t k = 0; k < translations.size(); ++k) {
-      const Translation& t = translations[k];
-      const std::optional<TransformerMaps> maps =
-          transformer && (o.json || !o.heatmap.empty())
-              ? std::optional<TransformerMaps>(transformer_maps(translator, t))
-              : std::nullopt;
-      if (o.json) {
-        std::cout << translation_json(t, maps ? &*maps : nullptr) << '\n';
-      } else {
-        std::cout << t.input << "  ->  " << t.output
-                  << (t.output_tokens.empty() || t.output_tokens.back() != "<eos>"
-                          ? "   (no <eos> within the model's length)"
-                          : "")
-                  << "\n"
-                  << alignment_table(t) << "\n";
-        for (size_t i = 0; i < t.beam.size(); ++i)  // beam search: every candidate
-          std::printf("  beam %zu: %-30s score %.4f  log P %.4f%s\n", i + 1,
-                      t.beam[i].output.c_str(), t.beam[i].score, t.beam[i].log_prob,
-                      t.beam[i].finished ? "" : "  (no <eos>)");
-        if (!t.beam.empty()) std::printf("\n");
-      }
-      if (!o.heatmap.empty()) {
-        const std::string path = with_index(o.heatmap, k, translations.size());
-        alignment_heatmap(t, path);
-        if (maps)
-          for (const std::string& written : transformer_heatmaps(t, *maps, path))
-            std::fprintf(stderr, "wrote %s\n", written.c_str());
-      }
-    }
-  }
-  if (o.stats) {
-    std::cout << "steps " << steps << "\ntrain_seconds " << train_seconds << "\nsteps_per_sec "
-              << (train_seconds > 0 ? steps / train_seconds : 0) << "\ntrain_cpu_seconds "
-              << train_cpu_seconds << "\nsteps_per_cpu_sec "
-              << (train_cpu_seconds > 0 ? steps / train_cpu_seconds : 0) << "\nloss_last "
-              << loss_last << "\nloss_tail " << loss_tail << "\nbatch " << o.batch << "\nlr "
-              << o.lr;
-    if (final_eval) {
-      std::cout << "\naccuracy " << final_eval->accuracy << "\nbleu " << final_eval->bleu;
-      if (translator.task == Task::Dates) std::cout << "\nalignment " << final_eval->alignment;
-      if (g2p)
-        std::cout << "\ntest_wer " << final_eval->pronunciation.wer << "\ntest_per "
-                  << final_eval->pronunciation.per << "\ntest_words "
-                  << final_eval->pronunciation.words;
-    }
-    if (dev_eval)
-      std::cout << "\ndev_wer " << dev_eval->pronunciation.wer << "\ndev_per "
-                << dev_eval->pronunciation.per << "\ndev_words " << dev_eval->pronunciation.words
-                << "\nbest_step " << best_step;
-    if (dict_eval)
-      std::cout << "\neval_wer " << dict_eval->pronunciation.wer << "\neval_per "
-                << dict_eval->pronunciation.per << "\neval_words "
-                << dict_eval->pronunciation.words;
-    std::cout << "\nrss_kib_first " << (rss_first ? rss_first : rss_kib()) << "\nrss_kib_last "
-              << rss_kib() << "\n";
-  }
+  if (!o.evaluate.empty()) scores.dict = evaluate_dictionary(translator, o.evaluate, o.beam);
+  if (o.dump_count > 0) dump_heldout(translator, data, o);
+  if (!o.predict_file.empty()) predict_file(translator, o);
+  if (!o.predict.empty()) predict_texts(translator, o);
+  if (o.stats) print_stats(o, trained, scores, translator.task);
   return 0;
 }
 

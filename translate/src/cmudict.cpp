@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "attograd/error.h"
+#include "attograd/translate/tasks.h"
 
 namespace ag::translate {
 
@@ -269,6 +270,39 @@ PronunciationScores score_pronunciations(const std::vector<std::string>& outputs
                                                    static_cast<double>(scores.reference_phonemes)
                                              : 0.0;
   return scores;
+}
+
+// ---- the task's entry (tasks.h) ------------------------------------------------------
+TaskSpec g2p_task() {
+  TaskSpec spec;
+  spec.task = Task::G2p;
+  spec.summary = "g2p: a word's pronunciation, \"knife\" -> \"N AY F\" (CMUdict)";
+  spec.data = [](const DatasetOptions& o) { return cmudict_data(o.dict_path); };
+  spec.defaults = [](const std::string& model) {
+    // Set for the best test WER a run reaches in 20 minutes on 2 threads
+    // (docs/g2p.md): the shipped model's recipe (Bahdanau et al.'s encoder,
+    // two GRU layers of 256, batches of 128 cut to their longest word, half a
+    // cosine from 1.5e-3, light dropout: attention weights are dropped too,
+    // and a dropped letter is a wrong sound) with the steps that fit, the
+    // dev WER every 1,000 steps.
+    TaskDefaults d = d2l_task_defaults(model);
+    d.config.encoder = "bidirectional";
+    d.config.embed_size = 128;
+    d.config.num_hiddens = 256;
+    d.config.num_layers = 2;
+    d.config.dropout = 0.1;
+    d.batch = 128;
+    d.lr = 0.0015;
+    d.lr_schedule = "cosine";
+    d.steps = 5500;
+    d.eval_every = 1000;
+    return d;
+  };
+  spec.score = [](const std::vector<Example>& examples, const std::vector<Translation>&,
+                  Evaluation& result) {
+    result.pronunciation = score_pronunciations(result.outputs, examples);
+  };
+  return spec;
 }
 
 }  // namespace ag::translate

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <utility>
 
+#include "attograd/translate/tasks.h"
+
 namespace ag::translate {
 
 // ---- vocabulary ------------------------------------------------------------------
@@ -118,16 +120,7 @@ std::vector<int64_t> truncate_pad(std::vector<int64_t> line, int64_t num_steps, 
 namespace {
 
 TaskData task_data(const DatasetOptions& options) {
-  switch (options.task) {
-    case Task::Dates:
-      return dates_data(options.num_train, options.num_heldout, options.seed);
-    case Task::Reverse:
-    case Task::Sort:
-      return digits_data(options.task, options.num_train, options.num_heldout, options.seed);
-    case Task::G2p:
-      return cmudict_data(options.dict_path);
-  }
-  throw Error("Dataset: unknown task");
+  return task_spec(options.task).data(options);
 }
 
 // Drops the examples longer than max_length (DatasetOptions::max_length) and

@@ -220,8 +220,20 @@ Translator load_translator(const std::string& path) {
   try {
     t.model = make_model(t.config, t.src_vocab.size(), t.tgt_vocab.size());
     std::map<std::string, Tensor> state;
-    for (const auto& [name, value] : file)
-      if (name.rfind(kMetaPrefix, 0) != 0) state[name] = value;
+    for (const auto& [name, value] : file) {
+      if (name.rfind(kMetaPrefix, 0) == 0) continue;
+      // A NaN or an infinity would spread through every prediction (and
+      // make beam search's ordering meaningless): refused here, by name.
+      if (is_floating(value.dtype())) {
+        const std::vector<double> values = value.to_vector();
+        AG_CHECK(
+            std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); }),
+            "load_translator",
+            "parameter '" + name + "' " + shape_str(value.shape()) +
+                " holds NaN or infinity (a damaged file, or a training run that diverged)");
+      }
+      state[name] = value;
+    }
     t.model->load_state_dict(state, /*strict=*/true);
   } catch (const Error& e) {
     throw Error("load_translator: " + path + ": " + e.what());

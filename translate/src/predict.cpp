@@ -49,6 +49,18 @@ BeamCandidate candidate_of(Hypothesis h, bool finished, int64_t cols, double alp
   return c;
 }
 
+// A NaN or an infinite logit would decide the argmax or the beam's ordering
+// arbitrarily (std::partial_sort's comparison is not even a strict weak
+// order with NaN): an ag::Error naming the output step instead.
+void check_finite_logits(const std::vector<double>& logits, int64_t step, const char* op) {
+  const auto bad =
+      std::find_if(logits.begin(), logits.end(), [](double x) { return !std::isfinite(x); });
+  AG_CHECK(bad == logits.end(), op,
+           "the decoder's logits at output step " + std::to_string(step + 1) + " hold " +
+               (std::isnan(*bad) ? "NaN" : "an infinity") +
+               " (the model's parameters or its input overflowed)");
+}
+
 // log_softmax of one row of logits, in double.
 void log_softmax_row(const double* logits, int64_t V, std::vector<double>& out) {
   const double max = *std::max_element(logits, logits + V);
@@ -84,7 +96,8 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
   int64_t unfinished = batch;
   for (int64_t step = 0; step < num_steps && unfinished > 0; ++step) {
     const Tensor logits = model.decoder().forward(dec_input, state);  // [B, 1, V]
-    dec_input = argmax(logits, 2);                                    // [B, 1]
+    check_finite_logits(logits.to(kFloat64).to_vector(), step, "predict_seq2seq");
+    dec_input = argmax(logits, 2);  // [B, 1]
     const std::vector<double> next = dec_input.to_vector();
     const Tensor alignment = model.decoder().alignment();  // [B, 1, T]
     AG_CHECK(alignment.defined() && alignment.dim() == 3 && alignment.size(0) == batch &&
@@ -159,6 +172,7 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
                  (alignment.defined() ? shape_str(alignment.shape()) : std::string("undefined")));
     const std::vector<double> scores = logits.to(kFloat64).to_vector(),
                               weights = alignment.to_vector();
+    check_finite_logits(scores, step, op);
     std::vector<int64_t> parent_rows, next_tokens;  // the new rows: which old row, which token
     int64_t row = 0;
     for (int64_t b = 0; b < B; ++b) {
@@ -172,9 +186,14 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
       extensions.reserve(hyps.size() * static_cast<size_t>(V));
       for (size_t i = 0; i < hyps.size(); ++i) {
         log_softmax_row(scores.data() + (row + static_cast<int64_t>(i)) * V, V, log_probs);
-        for (int64_t v = 0; v < V; ++v)
+        for (int64_t v = 0; v < V; ++v) {
+          // <pad>, <bos> and <unk> are never said: a beam wider than the
+          // likely tokens would reach them. (K = 1 stays greedy search,
+          // whose argmax is d2l's over every token.)
+          if (K > 1 && (v == Vocab::kPad || v == Vocab::kBos || v == Vocab::kUnk)) continue;
           extensions.push_back(
               {hyps[i].log_prob + log_probs[static_cast<size_t>(v)], static_cast<int64_t>(i), v});
+        }
       }
       // The K best; ties to the earlier hypothesis, then the lower token (so
       // that K = 1 is argmax's choice).

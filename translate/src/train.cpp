@@ -1,4 +1,4 @@
-// Training, greedy prediction and evaluation (see train.h).
+// Training (see train.h).
 #include "attograd/translate/train.h"
 
 #include <algorithm>
@@ -402,111 +402,6 @@ bool BestParameters::offer(double score, int64_t step) {
 void BestParameters::restore() const {
   AG_CHECK(step_ >= 0, "BestParameters::restore", "no parameters were kept (offer() never ran)");
   model_.load_state_dict(best_, /*strict=*/true);
-}
-
-double bleu(const std::vector<std::string>& pred, const std::vector<std::string>& label, int k) {
-  AG_CHECK(k >= 1, "bleu", "k " + std::to_string(k) + " < 1");
-  const auto len_pred = static_cast<int64_t>(pred.size());
-  const auto len_label = static_cast<int64_t>(label.size());
-  if (len_pred == 0) return 0.0;
-  const auto ngram = [](const std::vector<std::string>& tokens, int64_t start, int64_t n) {
-    std::string joined;
-    for (int64_t i = start; i < start + n; ++i) {
-      if (i > start) joined += ' ';
-      joined += tokens[static_cast<size_t>(i)];
-    }
-    return joined;
-  };
-  double score = std::exp(std::min(0.0, 1.0 - static_cast<double>(len_label) / len_pred));
-  for (int64_t n = 1; n <= std::min<int64_t>(k, len_pred); ++n) {
-    std::map<std::string, int64_t> label_subs;
-    for (int64_t i = 0; i + n <= len_label; ++i) ++label_subs[ngram(label, i, n)];
-    int64_t num_matches = 0;
-    for (int64_t i = 0; i + n <= len_pred; ++i) {
-      auto it = label_subs.find(ngram(pred, i, n));
-      if (it != label_subs.end() && it->second > 0) {
-        ++num_matches;
-        --it->second;
-      }
-    }
-    score *= std::pow(static_cast<double>(num_matches) / static_cast<double>(len_pred - n + 1),
-                      std::pow(0.5, static_cast<double>(n)));
-  }
-  return score;
-}
-
-double bleu(const std::string& pred, const std::string& label, int k) {
-  const auto split = [](const std::string& s) {
-    std::vector<std::string> tokens;
-    std::string token;
-    std::istringstream in(s);
-    while (std::getline(in, token, ' ')) tokens.push_back(token);
-    if (!s.empty() && s.back() == ' ') tokens.emplace_back();
-    return tokens;
-  };
-  return bleu(split(pred), split(label), k);
-}
-
-namespace {
-
-// Which field the ISO target's character at `position` belongs to, or -1 for
-// the dashes ("1979-05-03": 0..3 year, 5..6 month, 8..9 day).
-int iso_field(int64_t position) {
-  if (position < 4) return static_cast<int>(DateField::Year);
-  if (position == 5 || position == 6) return static_cast<int>(DateField::Month);
-  if (position == 8 || position == 9) return static_cast<int>(DateField::Day);
-  return -1;
-}
-
-}  // namespace
-
-Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
-                    int64_t batch_size, int64_t beam) {
-  AG_CHECK(!examples.empty(), "evaluate", "no examples");
-  std::vector<std::string> sources;
-  sources.reserve(examples.size());
-  for (const auto& e : examples) sources.push_back(e.source);
-  const std::vector<Translation> translations = translate(translator, sources, batch_size, beam);
-  Evaluation result;
-  result.count = static_cast<int64_t>(examples.size());
-  const bool dates = translator.task == Task::Dates;
-  const Tokenization tokenization = target_tokenization(translator.task);
-  double field_weight[3] = {0, 0, 0};
-  int64_t field_count[3] = {0, 0, 0};
-  int64_t correct = 0;
-  double bleu_sum = 0;
-  for (size_t i = 0; i < examples.size(); ++i) {
-    const Example& e = examples[i];
-    const Translation& t = translations[i];
-    correct += e.accepts(t.output);
-    bleu_sum += bleu(tokenize(t.output, tokenization), tokenize(e.target, tokenization), 4);
-    result.outputs.push_back(t.output);
-    if (!dates || e.spans.size() != 3) continue;
-    const std::vector<double> weights = t.alignment.to_vector();
-    const int64_t cols = t.alignment.size(1);
-    const int64_t rows = std::min<int64_t>(t.alignment.size(0), 10);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int field = iso_field(r);
-      if (field < 0) continue;
-      const FieldSpan& span = e.spans[static_cast<size_t>(field)];
-      double on_span = 0;
-      for (int64_t c = span.begin; c < std::min(span.end, cols); ++c)
-        on_span += weights[static_cast<size_t>(r * cols + c)];
-      field_weight[field] += on_span;
-      ++field_count[field];
-    }
-  }
-  result.accuracy = static_cast<double>(correct) / static_cast<double>(result.count);
-  result.bleu = bleu_sum / static_cast<double>(result.count);
-  const int64_t digits = field_count[0] + field_count[1] + field_count[2];
-  result.alignment = digits > 0 ? (field_weight[0] + field_weight[1] + field_weight[2]) / digits
-                                : std::numeric_limits<double>::quiet_NaN();
-  for (int f = 0; f < 3; ++f)
-    result.alignment_field[f] = field_count[f] > 0 ? field_weight[f] / field_count[f]
-                                                   : std::numeric_limits<double>::quiet_NaN();
-  if (translator.task == Task::G2p)
-    result.pronunciation = score_pronunciations(result.outputs, examples);
-  return result;
 }
 
 }  // namespace ag::translate

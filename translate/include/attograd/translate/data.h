@@ -93,7 +93,7 @@ struct DatasetOptions {
 
 class Dataset {
  public:
-  // The task's examples (dates_data, digits_data or cmudict_data); the
+  // The task's examples (its TaskSpec::data, tasks.h); the
   // vocabularies from the training examples, tokenized as the task says; the
   // step counts: the longest source and target the task can present + <eos>.
   // Throws ag::Error (bad sizes, a dictionary that cannot be read).

@@ -101,7 +101,8 @@ void save_translator(const std::string& path, const Translator& translator);
 // The shipped letters-to-sounds models (docs/g2p.md), relative to the source
 // tree: the default first (the best on dev), then the best of another
 // scoring function. The viewer's pronounce scene shows each side by side.
-inline constexpr const char* kShippedG2pModels[] = {"translate/models/g2p-cmudict.npz"};
+inline constexpr const char* kShippedG2pModels[] = {"translate/models/g2p-cmudict.npz",
+                                                    "translate/models/g2p-cmudict-multihead.npz"};
 // Throws ag::Error naming the path when the file is not one save_translator
 // wrote (no meta.* entries, an unknown model, a state dict that does not fit
 // the model the meta entries describe).

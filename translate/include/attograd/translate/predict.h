@@ -19,7 +19,10 @@
 //
 // K = 1 is greedy search: the one kept extension is the argmax (ties to the
 // lower token index, as ag::argmax), and its output is exactly
-// predict_seq2seq's.
+// predict_seq2seq's. A wider beam never extends a sequence with <pad>, <bos>
+// or <unk>, which no answer contains but which a beam wider than the likely
+// tokens would reach. A NaN or infinite logit, greedy or beam, is an
+// ag::Error naming the output step.
 //
 // Batched: every kept sequence of every input is one row of one decoder call
 // per step, and Decoder::select_state copies each row's state to its

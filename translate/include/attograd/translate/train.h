@@ -5,8 +5,8 @@
 //                    masked_softmax_ce_loss summed over the batch, backward,
 //                    clip_grad_norm_(1), Adam
 //   (greedy decoding and beam search: predict.h)
-//   evaluate         exact match, BLEU and (dates) the alignment figure,
-//                    (g2p) WER and PER, on held-out examples
+//   (evaluate, exact match, BLEU and each task's own figures: evaluation.h,
+//   included here: whoever trains, scores)
 //   BestParameters   the parameters at the best dev score (model selection)
 #pragma once
 
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attograd/nn/optim.h"
+#include "attograd/translate/evaluation.h"
 #include "attograd/translate/model.h"
 #include "attograd/translate/predict.h"
 
@@ -130,30 +131,5 @@ class BestParameters {
   double score_ = 0;
   int64_t step_ = -1;
 };
-
-// d2l's bleu: exp(min(0, 1 - len_label / len_pred)) * prod_n p_n^(1/2^n) over
-// n = 1..min(k, len_pred), p_n the clipped n-gram precision. 0 for an empty
-// prediction. The string form splits on single spaces, as d2l.
-double bleu(const std::vector<std::string>& pred, const std::vector<std::string>& label, int k);
-double bleu(const std::string& pred, const std::string& label, int k);
-
-struct Evaluation {
-  int64_t count = 0;
-  double accuracy = 0;  // the whole output is a right answer (Example::accepts)
-  double bleu = 0;      // mean BLEU against the target, k = 4, over the target's tokens
-  // Dates only (NaN otherwise): for each output digit of the year, month and
-  // day, the weight its alignment row puts on the source characters that
-  // spell that field, averaged over digits and examples; and per field.
-  double alignment = 0;
-  double alignment_field[3] = {0, 0, 0};  // year, month, day
-  std::vector<std::string> outputs;       // one per example
-  // g2p only (words == 0 otherwise): WER, PER and each word's edit distance
-  // (score_pronunciations, cmudict.h).
-  PronunciationScores pronunciation;
-};
-// The examples' outputs by translate() (greedy, or beam search with `beam`
-// candidates), scored.
-Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
-                    int64_t batch_size = 1000, int64_t beam = 1);
 
 }  // namespace ag::translate
