@@ -49,15 +49,16 @@ BeamCandidate candidate_of(Hypothesis h, bool finished, int64_t cols, double alp
   return c;
 }
 
-// A NaN or an infinite logit would decide the argmax or the beam's ordering
+// A NaN or a +infinity logit would decide the argmax or the beam's ordering
 // arbitrarily (std::partial_sort's comparison is not even a strict weak
-// order with NaN): an ag::Error naming the output step instead.
-void check_finite_logits(const std::vector<double>& logits, int64_t step, const char* op) {
-  const auto bad =
-      std::find_if(logits.begin(), logits.end(), [](double x) { return !std::isfinite(x); });
+// order with NaN): an ag::Error naming the output step instead. -infinity is
+// a token the model rules out (probability 0), which orders as any number.
+void check_logits(const std::vector<double>& logits, int64_t step, const char* op) {
+  const auto bad = std::find_if(logits.begin(), logits.end(),
+                                [](double x) { return std::isnan(x) || x == INFINITY; });
   AG_CHECK(bad == logits.end(), op,
            "the decoder's logits at output step " + std::to_string(step + 1) + " hold " +
-               (std::isnan(*bad) ? "NaN" : "an infinity") +
+               (std::isnan(*bad) ? "NaN" : "+infinity") +
                " (the model's parameters or its input overflowed)");
 }
 
@@ -96,7 +97,7 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
   int64_t unfinished = batch;
   for (int64_t step = 0; step < num_steps && unfinished > 0; ++step) {
     const Tensor logits = model.decoder().forward(dec_input, state);  // [B, 1, V]
-    check_finite_logits(logits.to(kFloat64).to_vector(), step, "predict_seq2seq");
+    check_logits(logits.to(kFloat64).to_vector(), step, "predict_seq2seq");
     dec_input = argmax(logits, 2);  // [B, 1]
     const std::vector<double> next = dec_input.to_vector();
     const Tensor alignment = model.decoder().alignment();  // [B, 1, T]
@@ -172,7 +173,7 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
                  (alignment.defined() ? shape_str(alignment.shape()) : std::string("undefined")));
     const std::vector<double> scores = logits.to(kFloat64).to_vector(),
                               weights = alignment.to_vector();
-    check_finite_logits(scores, step, op);
+    check_logits(scores, step, op);
     std::vector<int64_t> parent_rows, next_tokens;  // the new rows: which old row, which token
     int64_t row = 0;
     for (int64_t b = 0; b < B; ++b) {

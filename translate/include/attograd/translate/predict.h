@@ -21,8 +21,8 @@
 // lower token index, as ag::argmax), and its output is exactly
 // predict_seq2seq's. A wider beam never extends a sequence with <pad>, <bos>
 // or <unk>, which no answer contains but which a beam wider than the likely
-// tokens would reach. A NaN or infinite logit, greedy or beam, is an
-// ag::Error naming the output step.
+// tokens would reach. A NaN or +infinity logit, greedy or beam, is an
+// ag::Error naming the output step (-infinity rules a token out).
 //
 // Batched: every kept sequence of every input is one row of one decoder call
 // per step, and Decoder::select_state copies each row's state to its
