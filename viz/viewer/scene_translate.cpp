@@ -43,15 +43,19 @@ void TranslateScene::start_session() {
   frames_ = 0;
 }
 
-void TranslateScene::set_task(tr::Task task) {
-  if (task == trainer_.task()) return;
+void TranslateScene::change_trainer(const std::function<void()>& change) {
   const bool paused = session_->paused();
   const int rate = session_->max_steps_per_second();
   session_.reset();  // its worker stops before the trainer changes
-  trainer_.set_task(task);
+  change();
   start_session();
   session_->set_paused(paused);
   session_->set_max_steps_per_second(rate);
+}
+
+void TranslateScene::set_task(tr::Task task) {
+  if (task == trainer_.task()) return;
+  change_trainer([&] { trainer_.set_task(task); });
   // The text box's text, for the new task's vocabulary (if it is shown).
   typed_.clear();
   typed_error_.clear();
@@ -60,13 +64,7 @@ void TranslateScene::set_task(tr::Task task) {
 
 void TranslateScene::set_models(const ScoringPair& models) {
   if (models == ScoringPair{trainer_.model(0), trainer_.model(1)}) return;
-  const bool paused = session_->paused();
-  const int rate = session_->max_steps_per_second();
-  session_.reset();  // its worker stops before the trainer changes
-  trainer_.set_models(models);
-  start_session();
-  session_->set_paused(paused);
-  session_->set_max_steps_per_second(rate);
+  change_trainer([&] { trainer_.set_models(models); });
 }
 
 void TranslateScene::set_stepping(Stepping stepping) {

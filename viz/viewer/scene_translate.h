@@ -173,6 +173,9 @@ class TranslateScene : public Scene {
  private:
   // A session for the trainer as it is now, with the scene's speed settings.
   void start_session();
+  // Stops the session, changes the trainer (new data or models), and starts
+  // a new session at step 0 that keeps the pause and the speed limit.
+  void change_trainer(const std::function<void()>& change);
   void draw_controls();
   void draw_input_choice();
   void draw_model(size_t model, const std::map<std::string, Tensor>& record, ImVec2 size) const;
