@@ -218,6 +218,61 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   ASSERT_EQ(from_stdin.exit_code, 0) << from_stdin.err;
   EXPECT_EQ(from_stdin.out.rfind("{\"input\":\"knife\"", 0), 0u) << from_stdin.out;
 
+  // As users type lists: a word the model cannot read is named with its line
+  // and skipped, the rest answered, exit code 1.
+  const std::string mixed = temp_file("mixed.txt");
+  std::ofstream(mixed) << "knife\n\nx-ray\nQUEUE\r\n" << std::string(40, 'a') << "\n";
+  const ProgramRun skipping = run("--load " + model + " --predict-file " + mixed);
+  EXPECT_EQ(skipping.exit_code, 1) << skipping.err;
+  EXPECT_NE(skipping.err.find("mixed.txt:3: translate: unknown character '-' in \"x-ray\""),
+            std::string::npos)
+      << skipping.err;
+  EXPECT_NE(skipping.err.find("mixed.txt:5: translate: \"" + std::string(40, 'a') +
+                              "\" has 40 characters; the model reads at most"),
+            std::string::npos)
+      << skipping.err;
+  EXPECT_NE(skipping.err.find("2 of 4 words skipped"), std::string::npos) << skipping.err;
+  EXPECT_EQ(std::count(skipping.out.begin(), skipping.out.end(), '\n'), 2) << skipping.out;
+  EXPECT_NE(skipping.out.find("QUEUE\t1\t1\t"), std::string::npos) << skipping.out;
+
+  // --nbest: Sequitur's lines, word, rank, posterior, phonemes, source; the
+  // posteriors of a word sum to 1. --lexicon answers its words first.
+  const std::string lexicon = temp_file("mine.dict");
+  std::ofstream(lexicon) << "knife N AY F\n";
+  const ProgramRun nbest =
+      run("--load " + model + " --predict-file " + words + " --nbest 3 --lexicon " + lexicon);
+  ASSERT_EQ(nbest.exit_code, 0) << nbest.err;
+  std::istringstream variants(nbest.out);
+  double queue_mass = 0;
+  int queue_ranks = 0;
+  for (std::string line; std::getline(variants, line);) {
+    std::vector<std::string> fields;
+    std::istringstream columns(line);
+    for (std::string field; std::getline(columns, field, '\t');) fields.push_back(field);
+    ASSERT_EQ(fields.size(), 5u) << line;
+    if (fields[0] == "knife") {
+      EXPECT_EQ(line, "knife\t1\t1\tN AY F\tlexicon");
+    }
+    if (fields[0] != "queue") continue;
+    EXPECT_EQ(fields[1], std::to_string(++queue_ranks));
+    EXPECT_EQ(fields[4], "model");
+    queue_mass += std::stod(fields[2]);
+  }
+  EXPECT_EQ(queue_ranks, 3) << nbest.out;
+  EXPECT_NEAR(queue_mass, 1.0, 1e-4);
+  const ProgramRun posteriors =
+      run("--load " + model + " --predict-file " + words + " --nbest 2 --json");
+  ASSERT_EQ(posteriors.exit_code, 0) << posteriors.err;
+  for (const char* key : {"\"source\":\"model\"", "\"confidence\":", "\"phoneme_probs\":[",
+                          "\"variants\":[{", "\"posterior\":", "\"rank\":2"})
+    EXPECT_NE(posteriors.out.find(key), std::string::npos) << key << " in " << posteriors.out;
+  EXPECT_TRUE(fails_with("--load " + model + " --predict-file " + words + " --pmass 0.9",
+                         "--pmass chooses among the --nbest variants"));
+  EXPECT_TRUE(fails_with("--load " + model + " --predict knife --nbest 2",
+                         "--nbest, --pmass and --lexicon are --predict-file's"));
+  EXPECT_TRUE(fails_with("--load " + model + " --predict-file " + words + " --nbest 3 --beam 2",
+                         "--nbest 3 needs a beam at least as wide; --beam is 2"));
+
   const ProgramRun scored = run("--load " + model + " --evaluate " + sample + " --stats");
   ASSERT_EQ(scored.exit_code, 0) << scored.err;
   EXPECT_NE(scored.err.find(sample + ": 278 words, WER "), std::string::npos) << scored.err;

@@ -5,6 +5,7 @@
 //   attograd-translate --task dates --steps 3000 --save dates.npz
 //   attograd-translate --task g2p --save g2p.npz        (CMUdict, task defaults below)
 //   attograd-translate --load g2p.npz --predict-file words.txt
+//   attograd-translate --load g2p.npz --predict-file words.txt --nbest 3 --lexicon my.dict
 //   attograd-translate --load g2p.npz --evaluate other.dict
 //   attograd-translate --model transformer --task reverse --save reverse.npz
 //   attograd-translate --model transformer --task reverse --no-causal-mask --stats
@@ -12,7 +13,8 @@
 //   attograd-translate --load dates.npz --predict "May 3rd '79" --heatmap may.png --json
 //
 // Progress and the held-out summary go to stderr; predictions (tables or
-// JSON lines) and --stats to stdout. Bad input: one line on stderr, exit 2.
+// JSON lines) and --stats to stdout. Bad input: one line on stderr, exit 2;
+// --predict-file's words that cannot be read are reported and skipped, exit 1.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include "attograd/attograd.h"
 #include "attograd/translate/data.h"
 #include "attograd/translate/model.h"
+#include "attograd/translate/pronouncer.h"
 #include "attograd/translate/report.h"
 #include "attograd/translate/tasks.h"
 #include "attograd/translate/train.h"
@@ -94,8 +97,23 @@ g2p (letters to sounds):
                               restored at the end, saved by --save; test WER and
                               PER are measured once, at the end
   --predict-file FILE         pronounce each line's word (- : stdin), printing
-                              "word<TAB>phonemes" lines (JSON lines with --json);
-                              uppercase letters are read as lowercase
+                              Sequitur's "word<TAB>rank<TAB>posterior<TAB>phonemes"
+                              lines and a fifth column, lexicon or model (JSON
+                              lines with --json: confidence, phoneme_probs,
+                              source, variants). Words are read as typed: case
+                              folds, spaces and CR around them and blank lines are
+                              dropped; a word the model cannot read (a character
+                              it has not seen, too long) is reported on stderr
+                              with its line number and skipped: exit code 1
+  --nbest N                   --predict-file: the N best pronunciations (--beam
+                              defaults to N), each with its posterior: its
+                              probability renormalised over the N
+  --pmass Q                   --predict-file: of the N best, the fewest whose
+                              posteriors sum to >= Q (0 < Q <= 1)
+  --lexicon PATH              --predict-file: answer the words this dictionary
+                              (CMUdict's format) lists from it, the rest from the
+                              model; repeatable, later files override earlier ones
+                              word by word
   --evaluate FILE.dict        score a g2p model (--load) on a dictionary: WER, PER
                               (phoneme edits to the nearest pronunciation per
                               reference phoneme) on stderr, the 20 words furthest
@@ -108,7 +126,8 @@ prediction:
   --beam K                    beam search with K candidates (d2l's "Beam Search",
                               scores log P / L^0.75) for --predict, --predict-file,
                               --evaluate and the held-out figures (default 1: greedy);
-                              with --json each line lists the candidates under "beam"
+                              with --predict --json each line lists the candidates
+                              under "beam"
   --json                      one JSON object per prediction instead of a table
                               (transformer: with every block's and head's maps)
   --stats                     print "key value" lines at the end (steps_per_sec,
@@ -161,6 +180,10 @@ struct Options {
   std::vector<std::string> predict;
   bool json = false, stats = false;
   int64_t beam = 1;  // --beam: 1 is greedy
+  bool beam_given = false;
+  int64_t nbest = 0;  // --nbest: 0 when not given
+  std::optional<double> pmass;
+  std::vector<std::string> lexicons;
 };
 
 // A bad command line: reported as one line, exit code 2.
@@ -301,6 +324,13 @@ void read_flags(const std::vector<std::string>& args, Options& o) {
       o.dump_path = value(a);
     } else if (a == "--beam") {
       o.beam = parse_int(a, value(a), 1, 100);
+      o.beam_given = true;
+    } else if (a == "--nbest") {
+      o.nbest = parse_int(a, value(a), 1, 100);
+    } else if (a == "--pmass") {
+      o.pmass = parse_double(a, value(a), 1e-9, 1.0);
+    } else if (a == "--lexicon") {
+      o.lexicons.push_back(value(a));
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--stats") {
@@ -378,6 +408,14 @@ void check_options(Options& o) {
                      " must be even (the positional encoding's sin/cos pairs) and divisible by "
                      "--heads " +
                      std::to_string(o.config.num_heads)};
+  if ((o.nbest > 0 || o.pmass || !o.lexicons.empty()) && o.predict_file.empty())
+    throw UsageError{"--nbest, --pmass and --lexicon are --predict-file's"};
+  if (o.pmass && o.nbest == 0)
+    throw UsageError{"--pmass chooses among the --nbest variants (add --nbest N)"};
+  if (o.nbest > 0 && !o.beam_given) o.beam = o.nbest;
+  if (o.nbest > o.beam)
+    throw UsageError{"--nbest " + std::to_string(o.nbest) +
+                     " needs a beam at least as wide; --beam is " + std::to_string(o.beam)};
   if (o.lr_schedule.empty()) o.lr_schedule = o.defaults.lr_schedule;
   if (task != Task::G2p) {
     const int64_t train_size = o.train_size.value_or(o.defaults.train_size);
@@ -432,9 +470,7 @@ std::string with_index(const std::string& path, size_t index, size_t count) {
 // read as "knife" (ASCII letters only); other tasks read the texts as given.
 std::vector<std::string> model_inputs(Task task, std::vector<std::string> texts) {
   if (task == Task::G2p)
-    for (std::string& text : texts)
-      for (char& c : text)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    for (std::string& text : texts) text = Pronouncer::normalize(text);
   return texts;
 }
 
@@ -492,6 +528,14 @@ struct TrainingFigures {
 // model with --stats), and --evaluate's dictionary.
 struct Scores {
   std::optional<Evaluation> test, dev, dict;
+};
+
+// --predict-file's, for --stats: the words pronounced (from the lexicon and
+// in all), those skipped, and the seconds pronounce() took (loading and
+// reading the list excluded).
+struct PredictFigures {
+  int64_t words = 0, from_lexicon = 0, skipped = 0;
+  double seconds = 0;
 };
 
 // 1. The model: --load's (checked against what the flags ask of it), or a
@@ -616,18 +660,7 @@ void dump_heldout(Translator& translator, LazyDataset& data, const Options& o) {
     out << examples[k].source << '\t' << examples[k].target << '\t' << e.outputs[k] << '\n';
 }
 
-// 5. --predict-file: a line per word ("word<TAB>output", or JSON).
-void predict_file(Translator& translator, const Options& o) {
-  const std::vector<std::string> words = read_words(o.predict_file);
-  const std::vector<Translation> translations =
-      translate(translator, model_inputs(translator.task, words), 1000, o.beam);
-  for (size_t k = 0; k < words.size(); ++k)
-    std::cout << (o.json ? translation_json(translations[k])
-                         : words[k] + '\t' + translations[k].output)
-              << '\n';
-}
-
-// 6. --predict: each text's output with its alignment (a table, or JSON), its
+// 5. --predict: each text's output with its alignment (a table, or JSON), its
 //    beam's candidates, and --heatmap's pictures.
 void predict_texts(Translator& translator, const Options& o) {
   const std::vector<Translation> translations =
@@ -663,8 +696,58 @@ void predict_texts(Translator& translator, const Options& o) {
   }
 }
 
+// 6. --predict-file. g2p: each word's pronunciations (the Pronouncer: a
+//    lexicon first, the model's n best); a word that cannot be read is
+//    reported with its line and skipped. Other tasks: a line per text.
+//    Returns how many lines were skipped.
+int64_t predict_file(Translator translator, const Options& o, PredictFigures& figures) {
+  const std::vector<ListedWord> lines = read_words(o.predict_file);
+  if (translator.task != Task::G2p) {
+    if (o.nbest > 0 || !o.lexicons.empty())
+      throw ag::Error("--nbest, --pmass and --lexicon pronounce words: the model in " + o.load +
+                      " was trained on '" + task_name(translator.task) + "'");
+    std::vector<std::string> texts;
+    for (const ListedWord& line : lines) texts.push_back(line.text);
+    const std::vector<Translation> translations = translate(translator, texts, 1000, o.beam);
+    for (const Translation& t : translations)
+      std::cout << (o.json ? translation_json(t) : t.input + '\t' + t.output) << '\n';
+    return 0;
+  }
+  Pronouncer pronouncer(std::move(translator));
+  for (const std::string& path : o.lexicons) pronouncer.add_lexicon(path);
+  std::vector<ListedWord> readable;
+  for (const ListedWord& line : lines) {
+    if (const std::optional<std::string> why = pronouncer.problem(Pronouncer::normalize(line.text)))
+      std::fprintf(stderr, "attograd-translate: %s:%lld: %s; skipped\n", o.predict_file.c_str(),
+                   static_cast<long long>(line.line), why->c_str());
+    else
+      readable.push_back(line);
+  }
+  std::vector<std::string> words;
+  for (const ListedWord& line : readable) words.push_back(line.text);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Pronunciation> answers =
+      words.empty() ? std::vector<Pronunciation>{}
+                    : pronouncer.pronounce(words, {.nbest = std::max<int64_t>(o.nbest, 1),
+                                                   .beam = o.beam,
+                                                   .pmass = o.pmass.value_or(1.0)});
+  figures.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  figures.words = static_cast<int64_t>(answers.size());
+  figures.skipped = static_cast<int64_t>(lines.size() - readable.size());
+  for (size_t k = 0; k < answers.size(); ++k) {
+    figures.from_lexicon += answers[k].source == PronunciationSource::Lexicon;
+    std::cout << (o.json ? pronunciation_json(words[k], answers[k]) + '\n'
+                         : pronunciation_lines(words[k], answers[k]));
+  }
+  if (figures.skipped > 0)
+    std::fprintf(stderr, "attograd-translate: %lld of %zu words skipped\n",
+                 static_cast<long long>(figures.skipped), lines.size());
+  return figures.skipped;
+}
+
 // 7. --stats: "key value" lines.
-void print_stats(const Options& o, const TrainingFigures& f, const Scores& scores, Task task) {
+void print_stats(const Options& o, const TrainingFigures& f, const Scores& scores,
+                 const PredictFigures& predicted, Task task) {
   std::cout << "steps " << f.steps << "\ntrain_seconds " << f.seconds << "\nsteps_per_sec "
             << (f.seconds > 0 ? f.steps / f.seconds : 0) << "\ntrain_cpu_seconds " << f.cpu_seconds
             << "\nsteps_per_cpu_sec " << (f.cpu_seconds > 0 ? f.steps / f.cpu_seconds : 0)
@@ -686,6 +769,11 @@ void print_stats(const Options& o, const TrainingFigures& f, const Scores& score
     std::cout << "\neval_wer " << scores.dict->pronunciation.wer << "\neval_per "
               << scores.dict->pronunciation.per << "\neval_words "
               << scores.dict->pronunciation.words;
+  if (!o.predict_file.empty())
+    std::cout << "\npredict_words " << predicted.words << "\npredict_lexicon_words "
+              << predicted.from_lexicon << "\npredict_skipped " << predicted.skipped
+              << "\npredict_seconds " << predicted.seconds << "\npredict_words_per_sec "
+              << (predicted.seconds > 0 ? predicted.words / predicted.seconds : 0);
   std::cout << "\nrss_kib_first " << (f.rss_first ? f.rss_first : rss_kib()) << "\nrss_kib_last "
             << rss_kib() << "\n";
 }
@@ -706,10 +794,13 @@ int run(const Options& o) {
   }
   if (!o.evaluate.empty()) scores.dict = evaluate_dictionary(translator, o.evaluate, o.beam);
   if (o.dump_count > 0) dump_heldout(translator, data, o);
-  if (!o.predict_file.empty()) predict_file(translator, o);
   if (!o.predict.empty()) predict_texts(translator, o);
-  if (o.stats) print_stats(o, trained, scores, translator.task);
-  return 0;
+  const Task task = translator.task;
+  PredictFigures predicted;
+  int64_t skipped = 0;
+  if (!o.predict_file.empty()) skipped = predict_file(std::move(translator), o, predicted);
+  if (o.stats) print_stats(o, trained, scores, predicted, task);
+  return skipped > 0 ? 1 : 0;
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ class ModeRestorer {
 struct Hypothesis {
   std::vector<int64_t> tokens;
   double log_prob = 0;
+  std::vector<double> token_log_probs;  // each step's; they sum to log_prob
   std::vector<double> rows;
 };
 
@@ -44,6 +45,7 @@ BeamCandidate candidate_of(Hypothesis h, bool finished, int64_t cols, double alp
   c.output = std::move(h.tokens);
   c.finished = finished;
   c.log_prob = h.log_prob;
+  c.token_log_probs = std::move(h.token_log_probs);
   c.score = h.log_prob / std::pow(static_cast<double>(length), alpha);
   c.alignment = tensor(h.rows, {length, cols}, kFloat64);
   return c;
@@ -95,9 +97,12 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
   std::vector<std::vector<double>> rows(static_cast<size_t>(batch));  // alignment rows, flat
   Tensor dec_input = full({batch, 1}, static_cast<double>(Vocab::kBos), kInt64);
   int64_t unfinished = batch;
+  std::vector<double> log_probs;  // one row's log_softmax
   for (int64_t step = 0; step < num_steps && unfinished > 0; ++step) {
     const Tensor logits = model.decoder().forward(dec_input, state);  // [B, 1, V]
-    check_logits(logits.to(kFloat64).to_vector(), step, "predict_seq2seq");
+    const std::vector<double> scores = logits.to(kFloat64).to_vector();
+    check_logits(scores, step, "predict_seq2seq");
+    const int64_t V = logits.size(2);
     dec_input = argmax(logits, 2);  // [B, 1]
     const std::vector<double> next = dec_input.to_vector();
     const Tensor alignment = model.decoder().alignment();  // [B, 1, T]
@@ -115,6 +120,8 @@ std::vector<Prediction> predict_seq2seq(nn::EncoderDecoder& model, const Tensor&
       rows[static_cast<size_t>(b)].insert(rows[static_cast<size_t>(b)].end(), begin,
                                           begin + static_cast<int64_t>(valid[b]));
       const auto token = static_cast<int64_t>(next[static_cast<size_t>(b)]);
+      log_softmax_row(scores.data() + b * V, V, log_probs);
+      p.token_log_probs.push_back(log_probs[static_cast<size_t>(token)]);
       if (token == Vocab::kEos) {
         p.finished = true;
         --unfinished;
@@ -180,7 +187,7 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
       std::vector<Hypothesis>& hyps = live[static_cast<size_t>(b)];
       // Every extension (hypothesis i, token v) of this input, by log P.
       struct Extension {
-        double log_prob;
+        double log_prob, token_log_prob;  // the sequence's, the new token's
         int64_t hyp, token;
       };
       std::vector<Extension> extensions;
@@ -192,8 +199,9 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
           // likely tokens would reach them. (K = 1 stays greedy search,
           // whose argmax is d2l's over every token.)
           if (K > 1 && (v == Vocab::kPad || v == Vocab::kBos || v == Vocab::kUnk)) continue;
+          const double token_log_prob = log_probs[static_cast<size_t>(v)];
           extensions.push_back(
-              {hyps[i].log_prob + log_probs[static_cast<size_t>(v)], static_cast<int64_t>(i), v});
+              {hyps[i].log_prob + token_log_prob, token_log_prob, static_cast<int64_t>(i), v});
         }
       }
       // The K best; ties to the earlier hypothesis, then the lower token (so
@@ -210,6 +218,7 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
         const Extension& x = extensions[e];
         const int64_t parent = row + x.hyp;
         Hypothesis h = hyps[static_cast<size_t>(x.hyp)];
+        h.token_log_probs.push_back(x.token_log_prob);
         h.log_prob = x.log_prob;
         const auto begin = weights.begin() + parent * T;
         h.rows.insert(h.rows.end(), begin, begin + cols);
@@ -281,8 +290,8 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
       beams =
           beam_search(*translator.model, src, src_valid_len, translator.tgt_steps, {beam, 0.75});
       for (const auto& candidates : beams)
-        predictions.push_back(
-            {candidates[0].output, candidates[0].finished, candidates[0].alignment});
+        predictions.push_back({candidates[0].output, candidates[0].finished,
+                               candidates[0].token_log_probs, candidates[0].alignment});
     }
     for (size_t i = 0; i < chunk.size(); ++i) {
       const Prediction& p = predictions[i];
@@ -292,12 +301,13 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
       t.source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
       t.output = detokenize(translator.tgt_vocab.tokens(p.output), tokenization);
       t.output_tokens = output_tokens(p.output, p.finished);
+      t.token_log_probs = p.token_log_probs;
       t.alignment = p.alignment;
       if (!beams.empty())
         for (const BeamCandidate& c : beams[i])
           t.beam.push_back({detokenize(translator.tgt_vocab.tokens(c.output), tokenization),
                             output_tokens(c.output, c.finished), c.finished, c.log_prob, c.score,
-                            c.alignment});
+                            c.token_log_probs, c.alignment});
       out.push_back(std::move(t));
     }
   }

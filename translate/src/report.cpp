@@ -306,22 +306,73 @@ void print_summary(const char* split, const Evaluation& e, Task task) {
 
 // One word a line ("-": stdin); blank lines are skipped, spaces, tabs and a
 // CR around a word are not part of it.
-std::vector<std::string> read_words(const std::string& path) {
+std::vector<ListedWord> read_words(const std::string& path) {
   std::ifstream file;
   if (path != "-") {
     file.open(path);
     if (!file) throw ag::Error("--predict-file: cannot read '" + path + "'");
   }
   std::istream& in = path == "-" ? std::cin : file;
-  std::vector<std::string> words;
+  std::vector<ListedWord> words;
+  int64_t number = 0;
   for (std::string line; std::getline(in, line);) {
+    ++number;
     const size_t begin = line.find_first_not_of(" \t\r");
     if (begin == std::string::npos) continue;
-    words.push_back(line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin));
+    words.push_back({number, line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin)});
   }
   if (in.bad()) throw ag::Error("--predict-file: error reading '" + path + "'");
   if (words.empty()) throw ag::Error("--predict-file: no word in '" + path + "'");
   return words;
+}
+
+std::string pronunciation_lines(const std::string& shown, const Pronunciation& p) {
+  std::string out;
+  for (size_t r = 0; r < p.variants.size(); ++r) {
+    char posterior[64];
+    std::snprintf(posterior, sizeof posterior, "\t%zu\t%.6g\t", r + 1, p.variants[r].posterior);
+    out += shown + posterior + p.variants[r].phonemes + '\t' + source_name(p.source) + '\n';
+  }
+  return out;
+}
+
+namespace {
+
+// The probabilities of one variant as JSON members (no braces).
+std::string variant_figures(const PronunciationVariant& v) {
+  char numbers[160];
+  std::snprintf(numbers, sizeof numbers,
+                "\"posterior\":%.17g,\"confidence\":%.17g,\"log_prob\":%.17g,\"end_prob\":%.17g,"
+                "\"phoneme_probs\":",
+                v.posterior, v.confidence, v.log_prob, v.end_prob);
+  return numbers + json_array(tensor(v.phoneme_probs,
+                                     {static_cast<int64_t>(v.phoneme_probs.size())}, kFloat64));
+}
+
+}  // namespace
+
+std::string pronunciation_json(const std::string& shown, const Pronunciation& p) {
+  const PronunciationVariant& best = p.variants.at(0);
+  std::string out = "{\"input\":" + json_quote(shown) + ",\"word\":" + json_quote(p.word) +
+                    ",\"output\":" + json_quote(best.phonemes) + ",\"source\":\"" +
+                    source_name(p.source) + "\"," + variant_figures(best);
+  if (p.source == PronunciationSource::Model) {
+    std::vector<std::string> source_tokens = tokenize_chars(p.word);
+    source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
+    out += ",\"source_tokens\":" + json_strings(source_tokens) +
+           ",\"output_tokens\":" + json_strings(best.output_tokens) +
+           ",\"weights\":" + json_array(best.alignment);
+  }
+  out += ",\"variants\":[";
+  for (size_t r = 0; r < p.variants.size(); ++r) {
+    const PronunciationVariant& v = p.variants[r];
+    char numbers[96];
+    std::snprintf(numbers, sizeof numbers, ",\"rank\":%zu,\"score\":%.17g,\"finished\":%s,", r + 1,
+                  v.score, v.finished ? "true" : "false");
+    out += (r ? ",{\"output\":" : "{\"output\":") + json_quote(v.phonemes) + numbers +
+           variant_figures(v) + "}";
+  }
+  return out + "]}";
 }
 
 // --evaluate: scores the model on every word of a dictionary; the summary to

@@ -40,6 +40,9 @@ namespace ag::translate {
 struct Prediction {
   std::vector<int64_t> output;  // target indices, without the final <eos>
   bool finished = false;        // whether <eos> came within tgt_steps
+  // log P of each step's token given the steps before: output's tokens, then
+  // <eos>'s when finished (their sum is the sequence's log P).
+  std::vector<double> token_log_probs;
   // [rows, src_valid_len] float64: row i is how output step i looked at the
   // source (the model's alignment()); rows = output.size() + finished, so the
   // step that emitted <eos> has its row too (as d2l keeps it).
@@ -58,10 +61,11 @@ struct BeamOptions {
 };
 
 struct BeamCandidate {
-  std::vector<int64_t> output;  // target indices, without the final <eos>
-  bool finished = false;        // whether it ended in <eos> within the steps
-  double log_prob = 0;          // log P of its L tokens
-  double score = 0;             // log_prob / L^alpha, L = output.size() + finished
+  std::vector<int64_t> output;          // target indices, without the final <eos>
+  bool finished = false;                // whether it ended in <eos> within the steps
+  double log_prob = 0;                  // log P of its L tokens
+  double score = 0;                     // log_prob / L^alpha, L = output.size() + finished
+  std::vector<double> token_log_probs;  // each of the L tokens' log P (they sum to log_prob)
   // [L, src_valid_len] float64: row i is how step i looked at the source
   // (the decoder's alignment()), as Prediction::alignment.
   Tensor alignment;
@@ -82,6 +86,7 @@ struct Translation {
   std::string output;  // the output tokens detokenized as the task says ("N AY F" for g2p)
   std::vector<std::string> source_tokens;  // the input's characters and <eos>
   std::vector<std::string> output_tokens;  // the output's tokens and <eos> if emitted
+  std::vector<double> token_log_probs;     // log P of each of output_tokens
   Tensor alignment;                        // [output_tokens, source_tokens] float64
   // Beam search only (beam > 1): every candidate, best first (beam[0] is
   // output itself), with its length-normalised score.
@@ -90,7 +95,8 @@ struct Translation {
     std::vector<std::string> output_tokens;
     bool finished = false;
     double log_prob = 0, score = 0;
-    Tensor alignment;  // [output_tokens, source_tokens] float64
+    std::vector<double> token_log_probs;  // log P of each of output_tokens
+    Tensor alignment;                     // [output_tokens, source_tokens] float64
   };
   std::vector<Candidate> beam;
 };

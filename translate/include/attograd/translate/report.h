@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attograd/translate/pronouncer.h"
 #include "attograd/translate/train.h"
 
 namespace ag::translate {
@@ -68,10 +69,26 @@ std::vector<std::string> transformer_heatmaps(const Translation& translation,
 // headed by `split` ("dev", "test", a file name).
 void print_summary(const char* split, const Evaluation& evaluation, Task task);
 
-// A word list for --predict-file: one word a line ("-": stdin); blank lines
-// are skipped, spaces, tabs and a CR around a word are not part of it. No
-// word, or a file that cannot be read: ag::Error.
-std::vector<std::string> read_words(const std::string& path);
+// A word list for --predict-file: one word a line ("-": stdin), each with its
+// line number (from 1); blank lines are skipped, spaces, tabs and a CR around
+// a word are not part of it. No word, or a file that cannot be read: ag::Error.
+struct ListedWord {
+  int64_t line = 0;
+  std::string text;
+};
+std::vector<ListedWord> read_words(const std::string& path);
+
+// --predict-file's lines for one word: Sequitur's n-best format, one line per
+// variant, "word<TAB>rank<TAB>posterior<TAB>phonemes<TAB>source" (rank from
+// 1; source "lexicon" or "model"). `shown` is the word as the list gave it.
+std::string pronunciation_lines(const std::string& shown, const Pronunciation& p);
+// One JSON line: {"input" (as the list gave it), "word" (as read), "output"
+// (the answer: variants[0]'s phonemes), "source", "confidence", "log_prob",
+// "phoneme_probs", "end_prob", "posterior", then for a model's answer
+// "source_tokens", "output_tokens", "weights" (as translation_json), and
+// "variants": each one's {"output", "rank", "posterior", "confidence",
+// "log_prob", "score", "phoneme_probs", "end_prob", "finished"}}.
+std::string pronunciation_json(const std::string& shown, const Pronunciation& p);
 
 // --evaluate: scores a g2p model (beam 1: greedy) on every word of a
 // dictionary in CMUdict's format; the summary to stderr, the 20 words

@@ -1,0 +1,217 @@
+// The Pronouncer (translate/pronouncer.h) with the shipped default g2p model:
+// each variant's probabilities are the model's own (checked against one
+// teacher-forced pass over the variant's phonemes, not against the decoding
+// that found it), the n best are the beam's with posteriors summing to 1,
+// --pmass keeps the fewest, the lexicon answers first, words are read as
+// typed, and the answers do not depend on how the words are batched.
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "attograd/translate/data.h"
+#include "attograd/translate/predict.h"
+#include "attograd/translate/pronouncer.h"
+#include "test_util.h"
+
+namespace ag {
+namespace {
+
+using translate::Pronouncer;
+using translate::PronunciationSource;
+using translate::PronunciationVariant;
+
+// In a folder of this process's own (ctest runs each TEST as its own process).
+std::string temp_file(const std::string& name) {
+  static const testing::ScratchDir dir("pronouncer");
+  return dir / name;
+}
+
+Pronouncer& shipped() {
+  static Pronouncer pronouncer(testing::source_path(translate::kShippedG2pModels[0]));
+  return pronouncer;
+}
+
+// log P(phonemes <eos> | word) by one teacher-forced pass: the decoder reads
+// <bos> and the phonemes, and the log softmax of each step's logits is read
+// at the next phoneme (then <eos>).
+double teacher_forced_log_prob(Pronouncer& p, const std::string& word,
+                               const std::string& phonemes) {
+  translate::Translator& t = p.translator();
+  auto [src, valid] = translate::encode_sources({word}, t.src_vocab, t.src_steps);
+  src = translate::cut_padding(src, valid);
+  std::vector<int64_t> targets;
+  for (size_t start = 0; start < phonemes.size();) {
+    const size_t end = std::min(phonemes.find(' ', start), phonemes.size());
+    targets.push_back(t.tgt_vocab.index(phonemes.substr(start, end - start)));
+    start = end + 1;
+  }
+  targets.push_back(translate::Vocab::kEos);
+  std::vector<double> inputs = {static_cast<double>(translate::Vocab::kBos)};
+  for (size_t i = 0; i + 1 < targets.size(); ++i) inputs.push_back(static_cast<double>(targets[i]));
+  NoGradGuard no_grad;
+  const auto L = static_cast<int64_t>(targets.size());
+  const std::vector<double> log_probs =
+      log_softmax(t.model->forward(src, tensor(inputs, {1, L}, kInt64), valid).to(kFloat64), 2)
+          .to_vector();
+  const int64_t V = t.tgt_vocab.size();
+  double total = 0;
+  for (int64_t i = 0; i < L; ++i)
+    total += log_probs[static_cast<size_t>(i * V + targets[static_cast<size_t>(i)])];
+  return total;
+}
+
+void expect_consistent(const PronunciationVariant& v) {
+  double product = v.end_prob;
+  for (double x : v.phoneme_probs) product *= x;
+  EXPECT_NEAR(v.confidence, product, 1e-12 * std::max(1.0, product));
+  EXPECT_NEAR(v.confidence, std::exp(v.log_prob), 1e-12);
+  EXPECT_GT(v.confidence, 0.0);
+  EXPECT_LE(v.confidence, 1.0);
+  EXPECT_EQ(static_cast<int64_t>(v.phoneme_probs.size()) + 1, v.alignment.size(0));
+}
+
+TEST(Pronouncer, GreedyAnswersCarryTheModelsOwnProbabilities) {
+  const std::vector<std::string> words = {"knife", "xylophone", "attograd", "queue"};
+  const auto answers = shipped().pronounce(words);
+  const auto greedy = translate::translate(shipped().translator(), words);
+  ASSERT_EQ(answers.size(), words.size());
+  for (size_t k = 0; k < words.size(); ++k) {
+    SCOPED_TRACE(words[k]);
+    ASSERT_EQ(answers[k].variants.size(), 1u);
+    const PronunciationVariant& v = answers[k].variants[0];
+    EXPECT_EQ(answers[k].source, PronunciationSource::Model);
+    EXPECT_EQ(v.phonemes, greedy[k].output);
+    EXPECT_EQ(v.posterior, 1.0);
+    EXPECT_NEAR(v.log_prob, teacher_forced_log_prob(shipped(), words[k], v.phonemes), 1e-4);
+    expect_consistent(v);
+  }
+  EXPECT_EQ(answers[0].variants[0].phonemes, "N AY F");
+  EXPECT_GT(answers[0].variants[0].confidence, 0.9);  // a word the model is sure of
+}
+
+TEST(Pronouncer, TheNBestAreTheBeamsWithPosteriorsOverThem) {
+  const std::vector<std::string> words = {"queue", "psychology", "tomato"};
+  const auto answers = shipped().pronounce(words, {.nbest = 4});  // beam 4
+  const auto beams = translate::translate(shipped().translator(), words, 1000, 4);
+  for (size_t k = 0; k < words.size(); ++k) {
+    SCOPED_TRACE(words[k]);
+    const auto& variants = answers[k].variants;
+    ASSERT_EQ(variants.size(), 4u);
+    double total = 0, denominator = 0;
+    for (const auto& c : beams[k].beam) denominator += std::exp(c.log_prob);
+    for (size_t r = 0; r < variants.size(); ++r) {
+      EXPECT_EQ(variants[r].phonemes, beams[k].beam[r].output);
+      EXPECT_DOUBLE_EQ(variants[r].score, beams[k].beam[r].score);
+      EXPECT_NEAR(variants[r].posterior, std::exp(beams[k].beam[r].log_prob) / denominator, 1e-12);
+      EXPECT_NEAR(variants[r].log_prob,
+                  teacher_forced_log_prob(shipped(), words[k], variants[r].phonemes), 1e-4);
+      expect_consistent(variants[r]);
+      total += variants[r].posterior;
+    }
+    EXPECT_NEAR(total, 1.0, 1e-12);
+  }
+  // A wider beam with fewer variants: the beam's best N.
+  const auto two_of_eight = shipped().pronounce({"queue"}, {.nbest = 2, .beam = 8});
+  const auto eight = translate::translate(shipped().translator(), {"queue"}, 1000, 8);
+  ASSERT_EQ(two_of_eight[0].variants.size(), 2u);
+  EXPECT_EQ(two_of_eight[0].variants[1].phonemes, eight[0].beam[1].output);
+}
+
+TEST(Pronouncer, PmassKeepsTheFewestVariantsThatReachIt) {
+  const std::vector<std::string> words = {"queue", "tomato", "either", "live"};
+  const auto all = shipped().pronounce(words, {.nbest = 5});
+  for (double q : {0.5, 0.9, 0.999, 1.0}) {
+    const auto kept = shipped().pronounce(words, {.nbest = 5, .pmass = q});
+    for (size_t k = 0; k < words.size(); ++k) {
+      SCOPED_TRACE(words[k] + " pmass " + std::to_string(q));
+      const auto& v = kept[k].variants;
+      double mass = 0;
+      for (const auto& x : v) mass += x.posterior;
+      EXPECT_TRUE(mass >= q - 1e-12 || v.size() == 5u) << mass;
+      EXPECT_LT(mass - v.back().posterior, q);  // one fewer would not reach it
+      for (size_t r = 0; r < v.size(); ++r)     // a prefix, posteriors as over the five
+        EXPECT_EQ(v[r].posterior, all[k].variants[r].posterior);
+    }
+  }
+}
+
+TEST(Pronouncer, TheLexiconAnswersFirstAndLaterFilesOverride) {
+  Pronouncer p(testing::source_path(translate::kShippedG2pModels[0]));
+  const std::string first = temp_file("first.dict"), second = temp_file("second.dict");
+  std::ofstream(first)
+      << "knife N AY F IH\nread R IY D\nread(2) R EH D\nattograd AE T AH G R AE D\n";
+  std::ofstream(second) << "knife K N AY F\n";
+  p.add_lexicon(first);
+  p.add_lexicon(second);
+  EXPECT_EQ(p.lexicon_size(), 3u);
+  const auto answers = p.pronounce({"Knife", "read", "box"}, {.nbest = 3});
+  EXPECT_EQ(answers[0].source, PronunciationSource::Lexicon);
+  ASSERT_EQ(answers[0].variants.size(), 1u);
+  EXPECT_EQ(answers[0].variants[0].phonemes, "K N AY F");
+  EXPECT_EQ(answers[0].variants[0].confidence, 1.0);
+  EXPECT_FALSE(answers[0].variants[0].alignment.defined());
+  ASSERT_EQ(answers[1].variants.size(), 2u);  // every listed pronunciation, in order
+  EXPECT_EQ(answers[1].variants[0].phonemes, "R IY D");
+  EXPECT_EQ(answers[1].variants[1].phonemes, "R EH D");
+  EXPECT_EQ(answers[1].variants[1].posterior, 0.5);
+  EXPECT_EQ(answers[2].source, PronunciationSource::Model);
+  EXPECT_EQ(answers[2].variants[0].phonemes, "B AA K S");
+}
+
+TEST(Pronouncer, WordsAreReadAsTypedAndBadOnesAreNamed) {
+  EXPECT_EQ(Pronouncer::normalize("  KNife\r"), "knife");
+  EXPECT_EQ(Pronouncer::normalize(" \t\r"), "");
+  Pronouncer& p = shipped();
+  EXPECT_FALSE(p.problem("knife"));
+  EXPECT_NE(p.problem("caf\xc3\xa9").value_or("").find("unknown character '\xc3\xa9'"),
+            std::string::npos);
+  const std::string long_word(40, 'a');
+  EXPECT_NE(p.problem(long_word).value_or("").find("has 40 characters; the model reads at most 28"),
+            std::string::npos)
+      << p.problem(long_word).value_or("");
+  EXPECT_NE(p.problem("").value_or("").find("empty"), std::string::npos);
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        p.pronounce({"knife", "x-ray"});
+      },
+      {"unknown character '-' in \"x-ray\""}));
+  EXPECT_TRUE(testing::throws_error([&] { p.pronounce({"knife"}, {.nbest = 3, .beam = 2}); },
+                                    {"nbest 3 must be in [1, beam 2]"}));
+  EXPECT_TRUE(testing::throws_error([&] { p.pronounce({"knife"}, {.nbest = 2, .pmass = 0}); },
+                                    {"pmass 0 must be in (0, 1]"}));
+  const auto answers = p.pronounce({"KNIFE", "Knife\r"});
+  EXPECT_EQ(answers[0].word, "knife");
+  EXPECT_EQ(answers[1].variants[0].phonemes, "N AY F");
+}
+
+TEST(Pronouncer, AnswersDoNotDependOnTheBatches) {
+  const std::vector<std::string> words = {"psychology", "a",     "knife",     "onomatopoeia",
+                                          "box",        "queue", "xylophone", "it's"};
+  for (int64_t beam : {1, 3}) {
+    const auto together = shipped().pronounce(words, {.beam = beam, .batch_size = 500});
+    const auto one_by_one = shipped().pronounce(words, {.beam = beam, .batch_size = 1});
+    for (size_t k = 0; k < words.size(); ++k) {
+      SCOPED_TRACE(words[k]);
+      EXPECT_EQ(together[k].word, words[k]);  // the words' order, not the batches'
+      EXPECT_EQ(together[k].variants[0].phonemes, one_by_one[k].variants[0].phonemes);
+      EXPECT_NEAR(together[k].variants[0].log_prob, one_by_one[k].variants[0].log_prob, 1e-4);
+    }
+  }
+}
+
+TEST(Pronouncer, RefusesAModelOfAnotherTask) {
+  translate::DatasetOptions options;
+  options.num_train = 50;
+  options.num_heldout = 5;
+  const translate::Dataset data(options);
+  translate::ModelConfig config;
+  config.embed_size = config.num_hiddens = 4;
+  EXPECT_TRUE(testing::throws_error(
+      [&] { Pronouncer p(translate::make_translator(config, data)); },
+      {"a model of the dates task; a Pronouncer needs a letters-to-sounds (g2p) model"}));
+}
+
+}  // namespace
+}  // namespace ag

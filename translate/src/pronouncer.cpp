@@ -1,0 +1,170 @@
+// The Pronouncer (pronouncer.h): a lexicon first, the model for the rest,
+// the model's words decoded in batches of similar length.
+#include "attograd/translate/pronouncer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "attograd/attograd.h"
+#include "attograd/translate/predict.h"
+
+namespace ag::translate {
+
+namespace {
+
+Translator checked_g2p(Translator translator, const std::string& where) {
+  AG_CHECK(translator.model != nullptr, "Pronouncer", where + ": no model");
+  AG_CHECK(translator.task == Task::G2p, "Pronouncer",
+           where + " is a model of the " + task_name(translator.task) +
+               " task; a Pronouncer needs a letters-to-sounds (g2p) model");
+  return translator;
+}
+
+// The variants' posteriors: exp(log_prob) renormalised over them (the
+// largest log P subtracted first, so that no exp underflows to 0 / 0).
+void set_posteriors(std::vector<PronunciationVariant>& variants) {
+  double best = -INFINITY;
+  for (const PronunciationVariant& v : variants) best = std::max(best, v.log_prob);
+  double total = 0;
+  for (const PronunciationVariant& v : variants) total += std::exp(v.log_prob - best);
+  for (PronunciationVariant& v : variants) v.posterior = std::exp(v.log_prob - best) / total;
+}
+
+// The fewest leading variants whose posteriors sum to at least pmass.
+void keep_mass(std::vector<PronunciationVariant>& variants, double pmass) {
+  double mass = 0;
+  size_t keep = 0;
+  while (keep < variants.size() && mass < pmass) mass += variants[keep++].posterior;
+  variants.resize(std::max<size_t>(keep, 1));
+}
+
+// A model's variant from one decoded candidate: its phonemes and the
+// probabilities of its steps.
+PronunciationVariant model_variant(std::string phonemes, std::vector<std::string> output_tokens,
+                                   bool finished, double log_prob, double score,
+                                   const std::vector<double>& token_log_probs, Tensor alignment) {
+  PronunciationVariant v;
+  v.phonemes = std::move(phonemes);
+  v.output_tokens = std::move(output_tokens);
+  v.finished = finished;
+  v.log_prob = log_prob;
+  v.confidence = std::exp(log_prob);
+  v.score = score;
+  const size_t phonemes_count = token_log_probs.size() - (finished ? 1 : 0);
+  for (size_t t = 0; t < phonemes_count; ++t)
+    v.phoneme_probs.push_back(std::exp(token_log_probs[t]));
+  v.end_prob = finished ? std::exp(token_log_probs.back()) : 0.0;
+  v.alignment = std::move(alignment);
+  return v;
+}
+
+}  // namespace
+
+const char* source_name(PronunciationSource source) {
+  return source == PronunciationSource::Lexicon ? "lexicon" : "model";
+}
+
+Pronouncer::Pronouncer(const std::string& model_path)
+    : translator_(checked_g2p(load_translator(model_path), model_path)) {}
+
+Pronouncer::Pronouncer(Translator translator)
+    : translator_(checked_g2p(std::move(translator), "the translator")) {}
+
+void Pronouncer::add_lexicon(const std::string& path) {
+  add_lexicon(read_cmudict(path));
+}
+
+void Pronouncer::add_lexicon(const Cmudict& dict) {
+  for (const CmudictEntry& entry : dict.entries) lexicon_[entry.word] = entry.pronunciations;
+}
+
+std::string Pronouncer::normalize(const std::string& word) {
+  const size_t begin = word.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  std::string out = word.substr(begin, word.find_last_not_of(" \t\r\n") + 1 - begin);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::optional<std::string> Pronouncer::problem(const std::string& word) const {
+  if (lexicon_.count(word) > 0) return std::nullopt;
+  try {
+    encode_sources({word}, translator_.src_vocab, translator_.src_steps);
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>& words,
+                                                 const PronounceOptions& options) {
+  const char* op = "Pronouncer::pronounce";
+  const int64_t beam = options.beam == 0 ? options.nbest : options.beam;
+  AG_CHECK(options.nbest >= 1 && options.nbest <= beam, op,
+           "nbest " + std::to_string(options.nbest) + " must be in [1, beam " +
+               std::to_string(beam) + "]");
+  AG_CHECK(options.pmass > 0 && options.pmass <= 1, op,
+           "pmass " + number_str(options.pmass) + " must be in (0, 1]");
+  AG_CHECK(options.batch_size >= 1, op,
+           "batch_size " + std::to_string(options.batch_size) + " < 1");
+  std::vector<Pronunciation> out(words.size());
+  std::vector<size_t> by_model;  // the words the lexicon does not list
+  for (size_t i = 0; i < words.size(); ++i) {
+    Pronunciation& p = out[i];
+    p.word = normalize(words[i]);
+    if (const std::optional<std::string> why = problem(p.word)) throw Error(*why);
+    const auto listed = lexicon_.find(p.word);
+    if (listed == lexicon_.end()) {
+      by_model.push_back(i);
+      continue;
+    }
+    p.source = PronunciationSource::Lexicon;
+    for (const std::string& phonemes : listed->second) {
+      PronunciationVariant v;
+      v.phonemes = phonemes;
+      v.phoneme_probs.assign(
+          static_cast<size_t>(std::count(phonemes.begin(), phonemes.end(), ' ') + 1), 1.0);
+      p.variants.push_back(std::move(v));
+    }
+    p.variants.resize(std::min(p.variants.size(), static_cast<size_t>(options.nbest)));
+    for (PronunciationVariant& v : p.variants)
+      v.posterior = 1.0 / static_cast<double>(p.variants.size());
+    keep_mass(p.variants, options.pmass);
+  }
+  // Shortest first: each batch then holds words of about one length, whose
+  // encoder reads no padding and whose decoder stops about together.
+  std::stable_sort(by_model.begin(), by_model.end(),
+                   [&](size_t a, size_t b) { return out[a].word.size() < out[b].word.size(); });
+  std::vector<std::string> texts;
+  for (size_t i : by_model) texts.push_back(out[i].word);
+  if (texts.empty()) return out;
+  const std::vector<Translation> translations =
+      translate(translator_, texts, options.batch_size, beam);
+  for (size_t k = 0; k < by_model.size(); ++k) {
+    const Translation& t = translations[k];
+    Pronunciation& p = out[by_model[k]];
+    if (t.beam.empty()) {  // greedy search
+      double log_prob = 0;
+      for (double x : t.token_log_probs) log_prob += x;
+      const bool finished = !t.output_tokens.empty() && t.output_tokens.back() == "<eos>";
+      const double score =
+          log_prob / std::pow(static_cast<double>(t.token_log_probs.size()), BeamOptions{}.alpha);
+      p.variants.push_back(model_variant(t.output, t.output_tokens, finished, log_prob, score,
+                                         t.token_log_probs, t.alignment));
+    } else {
+      for (size_t c = 0; c < t.beam.size() && c < static_cast<size_t>(options.nbest); ++c) {
+        const Translation::Candidate& candidate = t.beam[c];
+        p.variants.push_back(model_variant(candidate.output, candidate.output_tokens,
+                                           candidate.finished, candidate.log_prob, candidate.score,
+                                           candidate.token_log_probs, candidate.alignment));
+      }
+    }
+    set_posteriors(p.variants);
+    keep_mass(p.variants, options.pmass);
+  }
+  return out;
+}
+
+}  // namespace ag::translate
