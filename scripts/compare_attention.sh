@@ -48,24 +48,9 @@ declare -A flags=(
   [transformer]="--model transformer --hidden 256 --blocks 2 --heads 2 --ffn 256"
 )
 
-# The test split as a dictionary (translate's split: crc32(word) % 20 == 0),
-# every pronunciation of each test word, for --evaluate.
-/usr/bin/python3 - "$dict" "$out/test.dict" "$out/test.words" << 'EOF'
-import re, sys, zlib
-source, dict_out, words_out = sys.argv[1:]
-lines, words = [], []
-for line in open(source, encoding="utf-8"):
-    parts = line.split()
-    if not parts:
-        continue
-    word = re.sub(r"\(\d+\)$", "", parts[0])
-    if re.fullmatch(r"[a-z']+", word) and zlib.crc32(word.encode()) % 20 == 0:
-        lines.append(line.rstrip("\n"))
-        if not words or words[-1] != word:
-            words.append(word)
-open(dict_out, "w").write("\n".join(lines) + "\n")
-open(words_out, "w").write("\n".join(dict.fromkeys(words)) + "\n")
-EOF
+# The test split as a dictionary (every pronunciation of each test word, for
+# --evaluate) and a word list.
+/usr/bin/python3 scripts/g2p_test_split.py "$dict" "$out/test.dict" "$out/test.words"
 
 tricky=(knife box thought queue xylophone psychology)
 sitting_start=$SECONDS

@@ -201,6 +201,27 @@ TEST(Pronouncer, AnswersDoNotDependOnTheBatches) {
   }
 }
 
+// With two kernel threads the batches are decoded side by side, each thread
+// with a model of its own: the same answers as one thread, in the words' order.
+TEST(Pronouncer, TwoThreadsGiveTheAnswersOfOne) {
+  std::vector<std::string> words;
+  for (const char* w : {"knife", "xylophone", "queue", "box", "thought", "psychology", "a", "it's",
+                        "onomatopoeia", "rhythm", "colonel", "yacht"})
+    for (int k = 0; k < 3; ++k) words.push_back(w);
+  for (int64_t beam : {1, 3}) {
+    set_num_threads(1);
+    const auto one = shipped().pronounce(words, {.beam = beam, .batch_size = 4});
+    set_num_threads(2);
+    const auto two = shipped().pronounce(words, {.beam = beam, .batch_size = 4});
+    set_num_threads(1);
+    for (size_t k = 0; k < words.size(); ++k) {
+      EXPECT_EQ(two[k].word, words[k]);
+      EXPECT_EQ(two[k].variants[0].phonemes, one[k].variants[0].phonemes) << words[k];
+      EXPECT_EQ(two[k].variants[0].log_prob, one[k].variants[0].log_prob) << words[k];
+    }
+  }
+}
+
 TEST(Pronouncer, RefusesAModelOfAnotherTask) {
   translate::DatasetOptions options;
   options.num_train = 50;

@@ -289,6 +289,21 @@ TEST(RandomTest, RandnHasZeroMeanAndUnitStd) {
   for (double x : v) EXPECT_TRUE(std::isfinite(x));
 }
 
+TEST(RandomTest, SkipDrawsGuardGivesZerosAndLeavesTheGeneratorAlone) {
+  manual_seed(42);
+  const std::vector<double> next = rand({4}).to_vector();
+  manual_seed(42);
+  {
+    SkipDrawsGuard no_draws;
+    EXPECT_EQ(uniform({3}, -1, 1, kFloat64).to_vector(), std::vector<double>(3, 0.0));
+    EXPECT_EQ(randn({2, 2}).to_vector(), std::vector<double>(4, 0.0));
+    { SkipDrawsGuard nested; }
+    EXPECT_EQ(rand({2}).to_vector(), std::vector<double>(2, 0.0));  // the outer one still lives
+    EXPECT_TRUE(throws_error([] { uniform({2}, 1, 0); }, {"uniform", "low"}));  // still checked
+  }
+  EXPECT_EQ(rand({4}).to_vector(), next);  // nothing was drawn
+}
+
 TEST(RandomTest, BadArgumentsThrow) {
   EXPECT_TRUE(throws_error([] { rand({2}, kInt64); }, {"rand", "int64"}));
   EXPECT_TRUE(throws_error([] { randn({2}, kBool); }, {"randn", "bool"}));

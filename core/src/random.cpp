@@ -27,6 +27,7 @@ std::mt19937_64& global_rng() {
   return generator;
 }
 thread_local ThreadGenerator::Engine* t_engine = nullptr;  // this thread's, if any
+thread_local bool t_skip_draws = false;                    // a SkipDrawsGuard lives
 
 // The generator this thread draws from, and the lock it needs: the global
 // one's, or none for a ThreadGenerator's. Draws happen while it lives.
@@ -49,6 +50,14 @@ ThreadGenerator::~ThreadGenerator() {
   t_engine = previous_;
 }
 
+SkipDrawsGuard::SkipDrawsGuard() : previous_(t_skip_draws) {
+  t_skip_draws = true;
+}
+
+SkipDrawsGuard::~SkipDrawsGuard() {
+  t_skip_draws = previous_;
+}
+
 void manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(rng_mutex);
   global_rng().seed(seed);
@@ -63,6 +72,7 @@ namespace {
 Tensor uniform_op(Shape shape, double low, double high, DType dtype, const char* op) {
   check_floating(dtype, op, "dtype");
   AG_CHECK(low <= high, op, "low must be <= high");
+  if (t_skip_draws) return zeros(std::move(shape), dtype);
   // (make_filled allocates before the first draw: a bad shape draws nothing)
   Draws draws;
   return detail::make_filled(std::move(shape), dtype, op,
@@ -81,6 +91,7 @@ Tensor rand(Shape shape, DType dtype) {
 Tensor randn(Shape shape, DType dtype) {
   check_floating(dtype, "randn", "dtype");
   const int64_t n = shape_numel(shape, "randn");
+  if (t_skip_draws) return zeros(std::move(shape), dtype);
   Draws draws;
   // Box-Muller: two uniforms -> two independent standard normals (the second
   // one is kept for the next odd element).

@@ -113,28 +113,55 @@ DecoderState Seq2SeqAttentionDecoder::init_state(const std::vector<Tensor>& enc_
   }
   // outputs [T, B, K] -> [B, T, K], copied once here (contiguous) rather than
   // walked through strides by the attention at every target step.
-  return {{permute(outputs, {1, 0, 2}).contiguous(), hidden, src_valid_lens}, {}};
+  Tensor keys = permute(outputs, {1, 0, 2}).contiguous();
+  AttentionMemory memory = attention->remember(keys, keys);
+  return {
+      {std::move(keys), hidden, src_valid_lens, std::move(memory.keys), std::move(memory.values)},
+      {}};
 }
 
-void Seq2SeqAttentionDecoder::select_state(DecoderState& state, const Tensor& rows) const {
-  AG_CHECK(state.tensors.size() == 3 && state.tensors[0].defined() && state.tensors[1].defined(),
-           "Seq2SeqAttentionDecoder.select_state",
-           "expected the state of init_state {enc_outputs, hidden, enc_valid_lens}, got " +
+namespace {
+
+// The state init_state made: its five tensors, or an ag::Error naming `op`.
+void check_state(const DecoderState& state, const std::string& op) {
+  AG_CHECK(state.tensors.size() == 5 && state.tensors[0].defined() && state.tensors[1].defined() &&
+               state.tensors[3].defined() && state.tensors[4].defined(),
+           op.c_str(),
+           "expected the state of init_state {enc_outputs, hidden, enc_valid_lens, memory keys, "
+           "memory values}, got " +
                std::to_string(state.tensors.size()) + " tensors");
-  // enc_outputs [B, T, K] and enc_valid_lens [B] on their first axis, hidden
-  // [L, B, H] on its second.
+}
+
+// x's rows `rows` [B'] on axis 0, where x holds B rows or, per head, B * h
+// rows in batch-major order (row b's heads at b h .. b h + h - 1, as
+// multihead's remember() lays them out).
+Tensor select_batch_rows(const Tensor& x, const Tensor& rows, int64_t B) {
+  const int64_t heads = x.size(0) / B;
+  if (heads == 1) return index_select(x, 0, rows);
+  std::vector<double> expanded;
+  for (double r : rows.to_vector())
+    for (int64_t h = 0; h < heads; ++h) expanded.push_back(r * static_cast<double>(heads) + h);
+  return index_select(x, 0, tensor(expanded, {static_cast<int64_t>(expanded.size())}, kInt64));
+}
+
+}  // namespace
+
+void Seq2SeqAttentionDecoder::select_state(DecoderState& state, const Tensor& rows) const {
+  check_state(state, "Seq2SeqAttentionDecoder.select_state");
+  // enc_outputs [B, T, K], enc_valid_lens [B] and the memory ([B, ...] or
+  // [B * heads, ...]) on their first axis, hidden [L, B, H] on its second.
+  const int64_t B = state.tensors[0].size(0);
   state.tensors[0] = index_select(state.tensors[0], 0, rows);
   state.tensors[1] = index_select(state.tensors[1], 1, rows);
   if (state.tensors[2].defined()) state.tensors[2] = index_select(state.tensors[2], 0, rows);
+  state.tensors[3] = select_batch_rows(state.tensors[3], rows, B);
+  state.tensors[4] = select_batch_rows(state.tensors[4], rows, B);
 }
 
 Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) {
   const std::string& op = type_name();
   check_tokens(tgt, "tgt", op);
-  AG_CHECK(state.tensors.size() == 3 && state.tensors[0].defined() && state.tensors[1].defined(),
-           op.c_str(),
-           "expected the state of init_state {enc_outputs, hidden, enc_valid_lens}, got " +
-               std::to_string(state.tensors.size()) + " tensors");
+  check_state(state, op);
   const Tensor& enc_outputs = state.tensors[0];  // [B, T, K]
   const Tensor& enc_valid_lens = state.tensors[2];
   Tensor hidden = state.tensors[1];  // [L, B, H]
@@ -149,10 +176,10 @@ Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) 
 
   // d2l calls its attention once per step with the same keys and values
   // (enc_outputs); what of them does not depend on the query (additive's
-  // k W_k^T, say) is computed here once per forward. The numbers are the
+  // k W_k^T, say) init_state computed once per source. The numbers are the
   // same; the backward sums the steps' gradients before going through the
   // keys' projection once, instead of Tout times.
-  const AttentionMemory memory = attention->remember(enc_outputs, enc_outputs);
+  const AttentionMemory memory{state.tensors[3], state.tensors[4]};
 
   std::vector<Tensor> outputs;
   outputs.reserve(static_cast<size_t>(Tout));

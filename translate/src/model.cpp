@@ -218,7 +218,12 @@ Translator load_translator(const std::string& path) {
   t.src_vocab = meta_vocab(file, "meta.src_vocab", path);
   t.tgt_vocab = meta_vocab(file, "meta.tgt_vocab", path);
   try {
-    t.model = make_model(t.config, t.src_vocab.size(), t.tgt_vocab.size());
+    {
+      // Every parameter is loaded below (strict): drawing initial values
+      // first would be most of the load's time.
+      SkipDrawsGuard no_draws;
+      t.model = make_model(t.config, t.src_vocab.size(), t.tgt_vocab.size());
+    }
     std::map<std::string, Tensor> state;
     for (const auto& [name, value] : file) {
       if (name.rfind(kMetaPrefix, 0) == 0) continue;

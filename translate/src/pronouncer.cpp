@@ -3,11 +3,18 @@
 #include "attograd/translate/pronouncer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <mutex>
 #include <numeric>
+#if ATTOGRAD_HAS_THREADS
+#include <thread>
+#endif
 
 #include "attograd/attograd.h"
 #include "attograd/translate/predict.h"
+#include "one_kernel_thread.h"
 
 namespace ag::translate {
 
@@ -57,6 +64,89 @@ PronunciationVariant model_variant(std::string phonemes, std::vector<std::string
   v.end_prob = finished ? std::exp(token_log_probs.back()) : 0.0;
   v.alignment = std::move(alignment);
   return v;
+}
+
+// A model of the same config holding `t`'s parameter values (its own
+// storage: each thread runs a module of its own, whose forward keeps
+// per-call state such as the alignment).
+Translator replica_of(const Translator& t) {
+  Translator copy;
+  copy.config = t.config;
+  copy.task = t.task;
+  copy.src_vocab = t.src_vocab;
+  copy.tgt_vocab = t.tgt_vocab;
+  copy.src_steps = t.src_steps;
+  copy.tgt_steps = t.tgt_steps;
+  {
+    SkipDrawsGuard no_draws;  // every value is loaded next
+    copy.model = make_model(t.config, t.src_vocab.size(), t.tgt_vocab.size());
+  }
+  copy.model->to(t.model->parameters().at(0).dtype());
+  copy.model->load_state_dict(t.model->state_dict(), /*strict=*/true);
+  copy.model->eval();
+  return copy;
+}
+
+#if ATTOGRAD_HAS_THREADS
+// translate() over `texts` in `batches` batches of batch_size, on `threads`
+// threads: each decodes whole batches (the next one not taken) with a model
+// of its own and one kernel thread.
+std::vector<Translation> decode_side_by_side(Translator& translator,
+                                             const std::vector<std::string>& texts,
+                                             int64_t batch_size, int64_t beam, size_t batches,
+                                             size_t threads) {
+  const auto batch = static_cast<size_t>(batch_size);
+  std::vector<Translator> replicas;
+  for (size_t k = 1; k < threads; ++k) replicas.push_back(replica_of(translator));
+  std::vector<std::vector<Translation>> decoded(batches);
+  std::atomic<size_t> next{0};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  const auto work = [&](Translator& model) {
+    try {
+      for (size_t b = next++; b < batches; b = next++) {
+        const auto first = texts.begin() + static_cast<int64_t>(b * batch);
+        const auto last =
+            texts.begin() + static_cast<int64_t>(std::min(texts.size(), (b + 1) * batch));
+        decoded[b] = translate(model, std::vector<std::string>(first, last), batch_size, beam);
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = batches;  // the others stop after their batch
+    }
+  };
+  {
+    OneKernelThread one_kernel_thread;
+    std::vector<std::thread> workers;
+    for (Translator& replica : replicas) workers.emplace_back(work, std::ref(replica));
+    work(translator);
+    for (std::thread& worker : workers) worker.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+  std::vector<Translation> out;
+  out.reserve(texts.size());
+  for (std::vector<Translation>& part : decoded)
+    for (Translation& t : part) out.push_back(std::move(t));
+  return out;
+}
+#endif
+
+// translate() over `texts` in batches of batch_size. With T > 1 kernel
+// threads and more than one batch, T threads decode whole batches side by
+// side: a batch's products are too small to split well across cores, and
+// batches side by side keep every core busy. The same outputs as one thread.
+std::vector<Translation> decode_batches(Translator& translator,
+                                        const std::vector<std::string>& texts, int64_t batch_size,
+                                        int64_t beam) {
+#if ATTOGRAD_HAS_THREADS
+  const size_t batches =
+      (texts.size() + static_cast<size_t>(batch_size) - 1) / static_cast<size_t>(batch_size);
+  const size_t threads = std::min(static_cast<size_t>(get_num_threads()), batches);
+  if (threads > 1)
+    return decode_side_by_side(translator, texts, batch_size, beam, batches, threads);
+#endif
+  return translate(translator, texts, batch_size, beam);
 }
 
 }  // namespace
@@ -141,7 +231,7 @@ std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>&
   for (size_t i : by_model) texts.push_back(out[i].word);
   if (texts.empty()) return out;
   const std::vector<Translation> translations =
-      translate(translator_, texts, options.batch_size, beam);
+      decode_batches(translator_, texts, options.batch_size, beam);
   for (size_t k = 0; k < by_model.size(); ++k) {
     const Translation& t = translations[k];
     Pronunciation& p = out[by_model[k]];

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "attograd/attograd.h"
+#include "one_kernel_thread.h"
 
 #if ATTOGRAD_HAS_THREADS
 #include <condition_variable>
@@ -75,20 +76,6 @@ void copy_values(const std::vector<Tensor>& from, const std::vector<Tensor>& to)
   }
 }
 
-// Holds the kernels' thread count at 1 while it lives: the shards are the
-// parallelism, and a kernel splitting itself across the machine's cores
-// would only contend with the other shards for them.
-class OneKernelThread {
- public:
-  OneKernelThread() : previous_(get_num_threads()) { set_num_threads(1); }
-  ~OneKernelThread() { set_num_threads(previous_); }
-  OneKernelThread(const OneKernelThread&) = delete;
-  OneKernelThread& operator=(const OneKernelThread&) = delete;
-
- private:
-  int previous_;
-};
-
 }  // namespace
 
 // The replicas and worker threads of data-parallel training. Shard 0 runs on
@@ -108,9 +95,9 @@ class Seq2SeqTrainer::DataParallel {
   DataParallel(const Translator& translator, const std::vector<Tensor>& params, int64_t shards)
       : shards_(shards) {
     // The replicas' initial values are overwritten before they are used:
-    // drawing them from a generator of this thread's own leaves the global
-    // one where one-thread training leaves it.
-    ThreadGenerator unused_init(0);
+    // none are drawn, and the global generator stays where one-thread
+    // training leaves it.
+    SkipDrawsGuard no_draws;
     for (int64_t k = 1; k < shards; ++k) {
       replicas_.push_back(
           make_model(translator.config, translator.src_vocab.size(), translator.tgt_vocab.size()));

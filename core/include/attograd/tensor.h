@@ -337,6 +337,21 @@ class ThreadGenerator {
   Engine* previous_;
 };
 
+// While one lives on this thread, rand, randn and uniform return zeros and
+// draw nothing (the generator does not advance): for building a model whose
+// every parameter is loaded right after it (load_translator), where drawing
+// initial values that are then overwritten would be most of a load's time.
+class SkipDrawsGuard {
+ public:
+  SkipDrawsGuard();
+  ~SkipDrawsGuard();
+  SkipDrawsGuard(const SkipDrawsGuard&) = delete;
+  SkipDrawsGuard& operator=(const SkipDrawsGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // ---- shape helpers -----------------------------------------------------------
 // Shapes hold at most kMaxNumel elements, counting a size-0 dim as 1 (so that
 // strides fit too): then every element, stride and byte count derived from a
