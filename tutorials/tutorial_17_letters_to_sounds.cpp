@@ -15,6 +15,7 @@
 // H hidden units, L GRU layers, D directions, V target vocabulary.
 //
 // Run: build/tutorial_17_letters_to_sounds [--no-pause] [--out DIR]
+#include <attograd/translate/pronouncer.h>
 #include <attograd/translate/report.h>
 #include <attograd/translate/train.h>
 
@@ -326,16 +327,20 @@ int main(int argc, char** argv) {
   if (kTestWords > 0) test.resize(static_cast<size_t>(kTestWords));
   std::vector<std::string> test_words;
   for (const tr::Example& e : test) test_words.push_back(e.source);
+  // The library call a program of your own makes (translate/pronouncer.h):
+  // load once, pronounce a list; each answer also carries its confidence.
+  tr::Pronouncer pronouncer(std::move(g2p));
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<tr::Translation> outputs = tr::translate(g2p, test_words);
+  const std::vector<tr::Pronunciation> outputs = pronouncer.pronounce(test_words);
   const double decode_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int64_t wrong = 0, edits = 0, reference = 0;
   std::vector<std::string> output_texts;
   bool distances_agree = true;
   for (size_t i = 0; i < test.size(); ++i) {
-    const std::vector<std::string> o = split_phonemes(outputs[i].output);
-    output_texts.push_back(outputs[i].output);
+    const tr::PronunciationVariant& answer_i = outputs[i].variants[0];
+    const std::vector<std::string> o = split_phonemes(answer_i.phonemes);
+    output_texts.push_back(answer_i.phonemes);
     int64_t d = -1, length = 0;
     for (const std::string& answer : test[i].answers()) {
       const std::vector<std::string> p = split_phonemes(answer);
@@ -350,7 +355,8 @@ int main(int argc, char** argv) {
     edits += d;
     reference += length;
     if (i < 6)
-      std::cout << "  " << test[i].source << ": " << outputs[i].output << "  vs  " << test[i].target
+      std::cout << "  " << test[i].source << ": " << answer_i.phonemes << " (confidence "
+                << tut::num(answer_i.confidence, "%.2f") << ")  vs  " << test[i].target
                 << "  d = " << d << "\n";
   }
   const double wer = double(wrong) / double(test.size()), per = double(edits) / double(reference);

@@ -115,20 +115,23 @@ DecoderState Seq2SeqAttentionDecoder::init_state(const std::vector<Tensor>& enc_
   // walked through strides by the attention at every target step.
   Tensor keys = permute(outputs, {1, 0, 2}).contiguous();
   AttentionMemory memory = attention->remember(keys, keys);
-  return {
-      {std::move(keys), hidden, src_valid_lens, std::move(memory.keys), std::move(memory.values)},
-      {}};
+  // Which source each row reads: row b reads source b (select_state keeps it).
+  Tensor source_of_row = arange(outputs.size(1), kInt64);
+  return {{std::move(keys), hidden, src_valid_lens, std::move(memory.keys),
+           std::move(memory.values), std::move(source_of_row)},
+          {}};
 }
 
 namespace {
 
 // The state init_state made: its five tensors, or an ag::Error naming `op`.
 void check_state(const DecoderState& state, const std::string& op) {
-  AG_CHECK(state.tensors.size() == 5 && state.tensors[0].defined() && state.tensors[1].defined() &&
-               state.tensors[3].defined() && state.tensors[4].defined(),
+  AG_CHECK(state.tensors.size() == 6 && state.tensors[0].defined() && state.tensors[1].defined() &&
+               state.tensors[3].defined() && state.tensors[4].defined() &&
+               state.tensors[5].defined(),
            op.c_str(),
            "expected the state of init_state {enc_outputs, hidden, enc_valid_lens, memory keys, "
-           "memory values}, got " +
+           "memory values, source of each row}, got " +
                std::to_string(state.tensors.size()) + " tensors");
 }
 
@@ -148,14 +151,26 @@ Tensor select_batch_rows(const Tensor& x, const Tensor& rows, int64_t B) {
 
 void Seq2SeqAttentionDecoder::select_state(DecoderState& state, const Tensor& rows) const {
   check_state(state, "Seq2SeqAttentionDecoder.select_state");
-  // enc_outputs [B, T, K], enc_valid_lens [B] and the memory ([B, ...] or
-  // [B * heads, ...]) on their first axis, hidden [L, B, H] on its second.
-  const int64_t B = state.tensors[0].size(0);
-  state.tensors[0] = index_select(state.tensors[0], 0, rows);
+  // hidden [L, B, H] on its second axis: every row continues its parent's.
   state.tensors[1] = index_select(state.tensors[1], 1, rows);
+  // The source's tensors: enc_outputs [B, T, K], enc_valid_lens [B] and the
+  // memory ([B, ...] or [B * heads, ...]) on their first axis. A row reads
+  // its parent's source; when every row then reads the source it read
+  // before (a beam that kept as many hypotheses of each input), they are
+  // kept as they are rather than copied: most of a beam's steps.
+  const std::vector<double> parents = rows.to_vector(), sources = state.tensors[5].to_vector();
+  std::vector<double> new_sources;
+  for (double parent : parents) new_sources.push_back(sources.at(static_cast<size_t>(parent)));
+  if (new_sources == sources) return;
+  const int64_t B = state.tensors[0].size(0);
+  const bool values_are_outputs = state.tensors[4].impl() == state.tensors[0].impl();
+  state.tensors[0] = index_select(state.tensors[0], 0, rows);
   if (state.tensors[2].defined()) state.tensors[2] = index_select(state.tensors[2], 0, rows);
   state.tensors[3] = select_batch_rows(state.tensors[3], rows, B);
-  state.tensors[4] = select_batch_rows(state.tensors[4], rows, B);
+  // (additive's and general's values are the outputs themselves: one copy)
+  state.tensors[4] =
+      values_are_outputs ? state.tensors[0] : select_batch_rows(state.tensors[4], rows, B);
+  state.tensors[5] = tensor(new_sources, {static_cast<int64_t>(new_sources.size())}, kInt64);
 }
 
 Tensor Seq2SeqAttentionDecoder::forward(const Tensor& tgt, DecoderState& state) {

@@ -57,7 +57,7 @@ class Seq2SeqEncoder : public Encoder {
 // d2l's Seq2SeqAttentionDecoder.
 //   init_state({outputs [T, B, K], state [D*L, B, H]}, valid_lens [B])
 //     -> tensors {enc_outputs [B, T, K], hidden [L, B, H], enc_valid_lens [B],
-//                 memory keys, memory values}
+//                 memory keys, memory values, source_of_row int64 [B]}
 //     the last two: the attention's remember(enc_outputs, enc_outputs), the
 //     part of the scores that does not depend on the query (additive's
 //     k W_k^T), computed once per source: a prediction that calls forward
@@ -83,7 +83,8 @@ class Seq2SeqAttentionDecoder : public Decoder {
   Tensor forward(const Tensor& tgt, DecoderState& state) override;
   // [B, Tout, T] of the last forward (detached); undefined before the first.
   Tensor alignment() const override;
-  // Every state tensor keeps the rows `rows` [B'] (beam search).
+  // Every state tensor keeps the rows `rows` [B'] (beam search); the
+  // source's are not copied when each row still reads the source it read.
   void select_state(DecoderState& state, const Tensor& rows) const override;
 
   const std::string scoring;  // its name in the table (scoring.h)
