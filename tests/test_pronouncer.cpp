@@ -4,6 +4,7 @@
 // that found it), the n best are the beam's with posteriors summing to 1,
 // --pmass keeps the fewest, the lexicon answers first, words are read as
 // typed, and the answers do not depend on how the words are batched.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -99,12 +100,20 @@ TEST(Pronouncer, TheNBestAreTheBeamsWithPosteriorsOverThem) {
     SCOPED_TRACE(words[k]);
     const auto& variants = answers[k].variants;
     ASSERT_EQ(variants.size(), 4u);
+    // The beam's four candidates, most probable first.
+    std::vector<translate::Translation::Candidate> by_probability = beams[k].beam;
+    std::stable_sort(by_probability.begin(), by_probability.end(),
+                     [](const auto& a, const auto& b) { return a.log_prob > b.log_prob; });
     double total = 0, denominator = 0;
     for (const auto& c : beams[k].beam) denominator += std::exp(c.log_prob);
     for (size_t r = 0; r < variants.size(); ++r) {
-      EXPECT_EQ(variants[r].phonemes, beams[k].beam[r].output);
-      EXPECT_DOUBLE_EQ(variants[r].score, beams[k].beam[r].score);
-      EXPECT_NEAR(variants[r].posterior, std::exp(beams[k].beam[r].log_prob) / denominator, 1e-12);
+      EXPECT_EQ(variants[r].phonemes, by_probability[r].output);
+      EXPECT_DOUBLE_EQ(variants[r].score, by_probability[r].score);
+      EXPECT_NEAR(variants[r].posterior, std::exp(by_probability[r].log_prob) / denominator, 1e-12);
+      if (r > 0) {
+        EXPECT_LE(variants[r].posterior, variants[r - 1].posterior);
+      }
+      EXPECT_GT(variants[r].posterior, 0.0);
       EXPECT_NEAR(variants[r].log_prob,
                   teacher_forced_log_prob(shipped(), words[k], variants[r].phonemes), 1e-4);
       expect_consistent(variants[r]);
@@ -112,11 +121,17 @@ TEST(Pronouncer, TheNBestAreTheBeamsWithPosteriorsOverThem) {
     }
     EXPECT_NEAR(total, 1.0, 1e-12);
   }
-  // A wider beam with fewer variants: the beam's best N.
+  // A wider beam with fewer variants: the N most probable of its K; one
+  // variant is the beam's best by score, as --beam answers.
   const auto two_of_eight = shipped().pronounce({"queue"}, {.nbest = 2, .beam = 8});
-  const auto eight = translate::translate(shipped().translator(), {"queue"}, 1000, 8);
+  auto eight = translate::translate(shipped().translator(), {"queue"}, 1000, 8)[0].beam;
+  const auto one_of_eight = shipped().pronounce({"tomato"}, {.nbest = 1, .beam = 8});
+  EXPECT_EQ(one_of_eight[0].variants[0].phonemes,
+            translate::translate(shipped().translator(), {"tomato"}, 1000, 8)[0].output);
+  std::stable_sort(eight.begin(), eight.end(),
+                   [](const auto& a, const auto& b) { return a.log_prob > b.log_prob; });
   ASSERT_EQ(two_of_eight[0].variants.size(), 2u);
-  EXPECT_EQ(two_of_eight[0].variants[1].phonemes, eight[0].beam[1].output);
+  EXPECT_EQ(two_of_eight[0].variants[1].phonemes, eight[1].output);
 }
 
 TEST(Pronouncer, PmassKeepsTheFewestVariantsThatReachIt) {

@@ -187,6 +187,26 @@ TEST(TranslateCli, G2pFlags) {
                          "/nonexistent/cmu.dict': CMUdict is in Debian's package"));
 }
 
+// Another system's answers scored by the same code as a model's: a tiny
+// dictionary, one word right, one wrong by one phoneme, one missing.
+TEST(TranslateCli, ScoreOutputsScoresAnotherSystemsAnswers) {
+  const std::string dict = temp_file("three.dict"), answers = temp_file("answers.tsv");
+  std::ofstream(dict) << "knife N AY F\nread R IY D\nread(2) R EH D\nbox B AA K S\n";
+  std::ofstream(answers) << "knife\tN AY F\nread\tR EH T\r\n";
+  const ProgramRun scored = run("--score-outputs " + answers + " --evaluate " + dict + " --stats");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  // read: 1 edit from R EH D (3 phonemes); box: none given, 4 edits from B AA K S.
+  EXPECT_NE(scored.err.find("3 words, WER 66.67%, PER 50.00% (5 edits / 10 phonemes)"),
+            std::string::npos)
+      << scored.err;
+  EXPECT_NE(scored.err.find("1 of the dictionary's words have no answer"), std::string::npos)
+      << scored.err;
+  EXPECT_NE(scored.out.find("eval_missing 1"), std::string::npos) << scored.out;
+  EXPECT_TRUE(fails_with("--score-outputs " + answers, "--score-outputs scores a file of answers"));
+  EXPECT_TRUE(fails_with("--score-outputs /nonexistent.tsv --evaluate " + dict,
+                         "--score-outputs: cannot read '/nonexistent.tsv'"));
+}
+
 // A small g2p model trained on the committed sample: dev selection, test
 // figures, a word list in and out, another dictionary scored.
 TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -118,6 +119,9 @@ g2p (letters to sounds):
                               (phoneme edits to the nearest pronunciation per
                               reference phoneme) on stderr, the 20 words furthest
                               off as "word<TAB>output<TAB>nearest<TAB>edits" lines
+  --score-outputs FILE        with --evaluate and no model: score another system's
+                              "word<TAB>phonemes" lines by the same WER and PER
+                              (a word the file lacks counts as wrong)
 prediction:
   --predict TEXT...           translate each TEXT (every argument up to the next option)
   --heatmap FILE.png|.svg     draw each prediction's alignment (FILE-2.png, ... for more);
@@ -174,7 +178,7 @@ struct Options {
   std::string lr_schedule;  // "constant" or "cosine"; empty: the defaults'
   uint64_t seed = 0;
   std::string save, load, heatmap, dump_path;
-  std::string dict = kDefaultCmudictPath, predict_file, evaluate;
+  std::string dict = kDefaultCmudictPath, predict_file, evaluate, score_outputs;
   bool dict_given = false, heldout_given = false;
   int64_t dump_count = 0;
   std::vector<std::string> predict;
@@ -311,6 +315,8 @@ void read_flags(const std::vector<std::string>& args, Options& o) {
       o.predict_file = value(a);
     } else if (a == "--evaluate") {
       o.evaluate = value(a);
+    } else if (a == "--score-outputs") {
+      o.score_outputs = value(a);
     } else if (a == "--eval-every") {
       o.eval_every = parse_int(a, value(a), 0, 100'000'000);
     } else if (a == "--save") {
@@ -361,7 +367,11 @@ void check_options(Options& o) {
         "dictionary"};
   if (o.load.empty() && task != Task::G2p && o.dict_given)
     throw UsageError{"--dict is g2p's (add --task g2p)"};
-  if (o.load.empty() && task != Task::G2p && !o.evaluate.empty())
+  if (!o.score_outputs.empty() && (o.evaluate.empty() || !o.load.empty() || o.steps))
+    throw UsageError{
+        "--score-outputs scores a file of answers against --evaluate's dictionary, without a "
+        "model (drop --load and --steps)"};
+  if (o.load.empty() && task != Task::G2p && !o.evaluate.empty() && o.score_outputs.empty())
     throw UsageError{"--evaluate scores a g2p model on a dictionary; --task is '" + o.task + "'"};
   const auto& models = model_names();
   if (std::find(models.begin(), models.end(), o.config.model) == models.end())
@@ -778,7 +788,41 @@ void print_stats(const Options& o, const TrainingFigures& f, const Scores& score
             << rss_kib() << "\n";
 }
 
+// --score-outputs: another system's answers scored as a model's are (the
+// peers on our test words, scripts/g2p_peers.sh). Returns the exit code.
+int score_outputs(const Options& o) {
+  std::ifstream file(o.score_outputs);
+  if (!file) throw ag::Error("--score-outputs: cannot read '" + o.score_outputs + "'");
+  std::map<std::string, std::string> answers;
+  for (std::string line; std::getline(file, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t tab = line.find('\t');
+    if (tab != std::string::npos) answers.emplace(line.substr(0, tab), line.substr(tab + 1));
+  }
+  const Cmudict dict = read_cmudict(o.evaluate);
+  const std::vector<Example> examples = cmudict_examples(dict);
+  std::vector<std::string> outputs;
+  int64_t missing = 0;
+  for (const Example& e : examples) {
+    const auto it = answers.find(e.source);
+    missing += it == answers.end();
+    outputs.push_back(it == answers.end() ? "" : it->second);
+  }
+  Evaluation scored;
+  scored.pronunciation = score_pronunciations(outputs, examples);
+  print_summary(o.score_outputs.c_str(), scored, Task::G2p);
+  if (missing > 0)
+    std::fprintf(stderr, "%lld of the dictionary's words have no answer in %s (counted wrong)\n",
+                 static_cast<long long>(missing), o.score_outputs.c_str());
+  if (o.stats)
+    std::cout << "eval_wer " << scored.pronunciation.wer << "\neval_per "
+              << scored.pronunciation.per << "\neval_words " << scored.pronunciation.words
+              << "\neval_missing " << missing << "\n";
+  return 0;
+}
+
 int run(const Options& o) {
+  if (!o.score_outputs.empty()) return score_outputs(o);
   ag::set_num_threads(static_cast<int>(o.threads));
   ag::manual_seed(o.seed);
   LazyDataset data(o);

@@ -6,18 +6,23 @@
 // (the vocabulary A, B, C, <eos> and the conditional probabilities of its
 // two figures: greedy's 0.048 against the better sequence's 0.054), by hand
 // and through the library's beam search, fed by a tiny decoder that returns
-// the figures' probabilities; exhaustive search over that tree equals beam
-// search with K large enough. Then the shipped letters-to-sounds model
-// (translate/models/g2p-cmudict.npz) on CMUdict's test words: greedy against
-// beam K = 1, 2, 5, 10, how many sequences each scores, how often the answer
-// changes, the exact match of each, and what the length normalisation's
-// exponent alpha does to short and long answers.
+// the figures' probabilities: the K = 2 beam after every step, checked
+// against the figure; d2l's ranking rule taken literally beside the
+// library's (which counts <eos> in L and ranks only finished candidates);
+// exhaustive search over that tree equals beam search with K large enough.
+// Then the shipped letters-to-sounds model (translate/models/g2p-cmudict.npz)
+// on 200 test words drawn across the alphabet: greedy against beam K = 1, 2,
+// 5, 10, how many sequences each scores, how often the answer changes, the
+// exact match of each, greedy's and the beam's alignments of a word they
+// answer differently, and what the length normalisation's exponent alpha
+// does to short and long answers.
 //
 // Legend: B inputs, K beam size, V target vocabulary, R rows of one decoder
 // call (the kept sequences of all inputs), L an answer's length with <eos>.
 //
 // Run: build/tutorial_16_beam_search [--no-pause] [--out DIR]
 #include <attograd/translate/predict.h>
+#include <attograd/translate/report.h>
 #include <attograd/translate/train.h>
 
 #include <algorithm>
@@ -29,6 +34,8 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <random>
+#include <set>
 
 #include "tutorial.h"
 
@@ -48,7 +55,12 @@ const char* token_name(int64_t token) {
 // P(next token | the tokens so far), in the order A, B, C, <eos>: the six
 // distributions d2l's two figures show (each column of a figure is one).
 // The figures say nothing about other prefixes ("B", "AA", ...); we give
-// them the uniform 1/4, which favours no token.
+// them the uniform 1/4, which favours no token, and note which were asked
+// (the K = 2 step prints them).
+std::set<std::string>& uncovered_prefixes() {
+  static std::set<std::string> asked;
+  return asked;
+}
 std::array<double, 4> figure_probs(const std::string& prefix) {
   static const std::map<std::string, std::array<double, 4>> table = {
       {"", {0.5, 0.2, 0.2, 0.1}},     // time step 1 (both figures)
@@ -59,7 +71,9 @@ std::array<double, 4> figure_probs(const std::string& prefix) {
       {"ACB", {0.1, 0.2, 0.1, 0.6}},  // step 4 of the second figure
   };
   const auto it = table.find(prefix);
-  return it != table.end() ? it->second : std::array<double, 4>{0.25, 0.25, 0.25, 0.25};
+  if (it != table.end()) return it->second;
+  uncovered_prefixes().insert(prefix);
+  return {0.25, 0.25, 0.25, 0.25};
 }
 
 // A prefix travels in the decoder's state as one number per row, so that the
@@ -225,9 +239,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// How many test words the trained-model steps decode: the first N of the
-// test split, in dictionary order. Under the sanitizers (~10x slower) the
-// first 24, so the pass stays short; every check still runs on them.
+// How many test words the trained-model steps decode: N of the test split,
+// drawn with a fixed seed so that they spread across the alphabet (the first
+// N in dictionary order would all begin with "a"). Under the sanitizers
+// (~10x slower) 24, so the pass stays short; every check still runs on them.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr int64_t kWords = 24;
 #else
@@ -305,20 +320,81 @@ int main(int argc, char** argv) {
           beam1[0][0].output == greedy[0].output && beam1[0][0].finished &&
               std::abs(std::exp(beam1[0][0].log_prob) - 0.048) < 1e-12);
 
-  t.step("Beam search, K = 2",
-         "Keep the K = 2 most probable sequences. Step 1: A (0.5) and B (0.2; C ties and the "
-         "lower index wins). Step 2: their 2 x 4 extensions, of which A B (0.2) and A C "
-         "(0.15) are the best. Step 3: A C B (0.09) overtakes A B C (0.08). Step 4: both end "
-         "in <eos>. Each candidate is scored by d2l's log P / L^alpha (alpha = 0.75, L its "
-         "tokens with <eos>), the best first.");
+  t.step("Beam search, K = 2, step by step",
+         "Keep the K = 2 most probable sequences. beam_search stopped after s steps returns "
+         "the beam as it stands then (with alpha = 0 its candidates are ranked by log P "
+         "alone), so each step's beam can be printed and checked against d2l's figure.");
+  uncovered_prefixes().clear();
+  // What d2l's second figure keeps after each step: the sequences and their P.
+  const std::vector<std::vector<std::pair<std::string, double>>> expected = {
+      {{"A (no <eos>)", 0.5}, {"B (no <eos>)", 0.2}},
+      {{"A B (no <eos>)", 0.2}, {"A C (no <eos>)", 0.15}},
+      {{"A C B (no <eos>)", 0.09}, {"A B C (no <eos>)", 0.08}},
+      {{"A C B <eos>", 0.054}, {"A B C <eos>", 0.048}}};
+  bool steps_agree = true;
+  std::vector<tr::BeamCandidate> seen;  // every sequence the beam kept, at any step
+  for (int64_t steps = 1; steps <= 4; ++steps) {
+    const auto beam = tr::beam_search(toy, toy_src, toy_len, steps, {2, 0.0})[0];
+    std::cout << "  after step " << steps << ":";
+    for (size_t k = 0; k < beam.size(); ++k) {
+      const tr::BeamCandidate& c = beam[k];
+      std::cout << "   " << sequence_str(c.output, c.finished) << " (P "
+                << tut::num(std::exp(c.log_prob), "%.3f") << ", log P "
+                << tut::num(c.log_prob, "%.4f") << ")";
+      const auto& want = expected[size_t(steps - 1)];
+      steps_agree = steps_agree && beam.size() == want.size() &&
+                    sequence_str(c.output, c.finished) == want[k].first &&
+                    std::abs(std::exp(c.log_prob) - want[k].second) < 1e-12;
+      seen.push_back(c);
+    }
+    std::cout << "\n";
+  }
+  std::string uncovered;
+  for (const std::string& prefix : uncovered_prefixes())
+    uncovered += (uncovered.empty() ? "" : ", ") + prefix;
+  std::cout << "prefixes the figures give no probabilities for, asked on the way: " << uncovered
+            << " (each set to 1/4 for A, B, C and <eos>)\n";
+  t.check("each step's beam is d2l's: A, B; A B, A C; A C B, A B C; A C B <eos>, A B C <eos>",
+          steps_agree);
+  t.check(
+      "the figures leave out only B's probabilities on this search (step 1 kept B: its "
+      "0.2 ties C's and the lower index wins)",
+      uncovered == "B");
+
+  t.step("Ranking the candidates: d2l's rule, and the library's",
+         "d2l ranks every sequence the beam kept (A, B, A B, ... with what follows <eos> cut "
+         "off) by log P / L^alpha, L its length. Taken literally, that lets a sequence that "
+         "never ended win: here A, one token. The library ranks only finished sequences (those "
+         "that emitted <eos>; the others come after them, as ones that ran out of steps) and "
+         "counts <eos> in L, since its probability is one of the factors of P.");
+  std::cout << "  sequence            P       log P   d2l: L  log P / L^0.75   library: L  score\n";
+  double d2l_best = -INFINITY, library_best = -INFINITY;
+  std::string d2l_choice, library_choice;
+  for (const tr::BeamCandidate& c : seen) {
+    const auto d2l_length = double(c.output.size());
+    const double d2l_score = c.log_prob / std::pow(d2l_length, 0.75);
+    const double library_length = d2l_length + (c.finished ? 1 : 0);
+    const double library_score = c.log_prob / std::pow(library_length, 0.75);
+    const std::string name = sequence_str(c.output, c.finished);
+    std::cout << "  " << name << std::string(name.size() < 18 ? 18 - name.size() : 1, ' ')
+              << tut::num(std::exp(c.log_prob), "%.3f") << tut::num(c.log_prob, "%10.4f")
+              << tut::num(d2l_length, "%7.0f") << tut::num(d2l_score, "%15.4f")
+              << (c.finished ? tut::num(library_length, "%14.0f") + tut::num(library_score, "%9.4f")
+                             : std::string("             -        -"))
+              << "\n";
+    if (d2l_score > d2l_best) d2l_best = d2l_score, d2l_choice = name;
+    if (c.finished && library_score > library_best)
+      library_best = library_score, library_choice = name;
+  }
   const auto beam2 = tr::beam_search(toy, toy_src, toy_len, 4, {2, 0.75});
-  for (const tr::BeamCandidate& c : beam2[0])
-    std::cout << "  " << sequence_str(c.output, c.finished)
-              << "   P = " << tut::num(std::exp(c.log_prob), "%.3f")
-              << "   log P = " << tut::num(c.log_prob, "%.4f")
-              << "   score = " << tut::num(c.score, "%.4f") << "\n";
-  t.check("beam search with K = 2 finds A C B <eos>, P = 0.054",
-          beam2[0][0].output == std::vector<int64_t>{kA, kC, kB} && beam2[0][0].finished &&
+  std::cout << "d2l's rule, literally: " << d2l_choice << "; the library: " << library_choice
+            << "; beam_search(K = 2, alpha = 0.75) answers "
+            << sequence_str(beam2[0][0].output, beam2[0][0].finished) << "\n";
+  t.check("d2l's literal rule would answer A, a sequence that never ended",
+          d2l_choice == "A (no <eos>)");
+  t.check("the library answers A C B <eos>, P = 0.054",
+          library_choice == "A C B <eos>" &&
+              beam2[0][0].output == std::vector<int64_t>{kA, kC, kB} && beam2[0][0].finished &&
               std::abs(std::exp(beam2[0][0].log_prob) - 0.054) < 1e-12,
           tut::num(std::exp(beam2[0][0].log_prob), "%.6f"));
 
@@ -406,16 +482,28 @@ int main(int argc, char** argv) {
   // ---- the shipped letters-to-sounds model -------------------------------------------
   t.step("A trained model: letters to sounds",
          "The shipped model (translate/models/g2p-cmudict.npz: Bahdanau et al.'s bidirectional "
-         "encoder, 3.1M parameters, V = 43: the reserved tokens and 39 phonemes) on the first " +
+         "encoder, 3.1M parameters, V = 43: the reserved tokens and 39 phonemes) on " +
              std::to_string(kWords) +
-             " test words of CMUdict (tutorial 17 reads the dictionary; these words were never "
-             "trained on). A word is right when the output is any of its pronunciations.");
+             " test words of CMUdict drawn at random (seed 16) from the whole test split, so "
+             "they spread across the alphabet (tutorial 17 reads the dictionary; these words "
+             "were never trained on). A word is right when the output is any of its "
+             "pronunciations.");
   const std::string model_path =
       (std::filesystem::path(ATTOGRAD_SOURCE_DIR) / "translate/models/g2p-cmudict.npz").string();
   tr::Translator translator = tr::load_translator(model_path);
   translator.model->eval();
   const tr::TaskData dict = tr::cmudict_data(tr::kDefaultCmudictPath);
-  std::vector<tr::Example> examples(dict.test.begin(), dict.test.begin() + kWords);
+  std::vector<tr::Example> examples = dict.test;
+  std::shuffle(examples.begin(), examples.end(), std::mt19937_64(16));
+  examples.resize(kWords);
+  std::set<char> first_letters;
+  for (const tr::Example& e : examples) first_letters.insert(e.source[0]);
+  std::cout << "the " << examples.size() << " words begin with " << first_letters.size()
+            << " letters:";
+  for (char letter : first_letters) std::cout << ' ' << letter;
+  std::cout << "\n";
+  t.check("the words spread across the alphabet (at least 15 first letters)",
+          first_letters.size() >= (kWords >= 200 ? 15u : 8u));
   std::vector<std::string> words;
   for (const tr::Example& e : examples) words.push_back(e.source);
   const auto [src, src_len] = sources(translator, words);
@@ -494,6 +582,22 @@ int main(int argc, char** argv) {
                   << "\n";
       break;
     }
+    // Where each answer looked, greedy's alignment beside the beam's, for a
+    // word they answer differently: grismer, one of the 200 above (named
+    // here so that the sanitizers' shorter list draws it too).
+    const std::string word = "grismer";
+    const tr::Translation by_greedy = tr::translate(translator, {word}, 1, 1)[0],
+                          by_beam = tr::translate(translator, {word}, 1, 5)[0];
+    std::cout << "\n"
+              << word << ", greedy:\n"
+              << tr::alignment_table(by_greedy) << word << ", beam K = 5:\n"
+              << tr::alignment_table(by_beam);
+    t.alignment("beam_greedy_" + word, by_greedy, word + ", greedy: " + by_greedy.output, "Letters",
+                "Phonemes");
+    t.alignment("beam_k5_" + word, by_beam, word + ", beam K = 5: " + by_beam.output, "Letters",
+                "Phonemes");
+    t.check("greedy and the beam answer " + word + " differently (the two pictures)",
+            by_beam.output != by_greedy.output);
   }
 
   t.step("Length normalisation: alpha",

@@ -9,6 +9,7 @@
 
 #include "attograd/translate/model.h"
 #include "attograd/translate/predict.h"
+#include "attograd/translate/pronouncer.h"
 #include "dumped_source.h"
 #include "screen_check.h"
 #include "test_util.h"
@@ -48,6 +49,11 @@ TEST(ScreenPronounce, EveryShippedModelAnswersAsTheProgramWithItsAlignment) {
       EXPECT_NE(run.output.find("pronounce_output_" + name + " " + expected.output + "\n"),
                 std::string::npos)
           << run.output;
+      // Its confidence, as the scene shows it, is the Pronouncer's.
+      const std::map<std::string, double> stats = read_stats(run.output);
+      ASSERT_EQ(stats.count("pronounce_confidence_" + name), 1u) << run.output;
+      EXPECT_NEAR(stats.at("pronounce_confidence_" + name),
+                  tr::Pronouncer(path).pronounce({word})[0].variants[0].confidence, 1e-5);
       // The map: phonemes and <eos> down, the letters and <eos> across.
       const LayoutEntry& map = find_map(run, "pronounce/" + name + "/alignment");
       EXPECT_EQ(map.rows, expected.alignment.size(0));

@@ -236,20 +236,25 @@ std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>&
     const Translation& t = translations[k];
     Pronunciation& p = out[by_model[k]];
     if (t.beam.empty()) {  // greedy search
-      double log_prob = 0;
-      for (double x : t.token_log_probs) log_prob += x;
+      const double log_prob = t.log_prob();
       const bool finished = !t.output_tokens.empty() && t.output_tokens.back() == "<eos>";
       const double score =
           log_prob / std::pow(static_cast<double>(t.token_log_probs.size()), BeamOptions{}.alpha);
       p.variants.push_back(model_variant(t.output, t.output_tokens, finished, log_prob, score,
                                          t.token_log_probs, t.alignment));
     } else {
-      for (size_t c = 0; c < t.beam.size() && c < static_cast<size_t>(options.nbest); ++c) {
-        const Translation::Candidate& candidate = t.beam[c];
+      for (const Translation::Candidate& candidate : t.beam)
         p.variants.push_back(model_variant(candidate.output, candidate.output_tokens,
                                            candidate.finished, candidate.log_prob, candidate.score,
                                            candidate.token_log_probs, candidate.alignment));
-      }
+      // An n-best list comes most probable first (its posteriors descend);
+      // one answer is the beam's best, by d2l's length-normalised score.
+      if (options.nbest > 1)
+        std::stable_sort(p.variants.begin(), p.variants.end(),
+                         [](const PronunciationVariant& a, const PronunciationVariant& b) {
+                           return a.log_prob > b.log_prob;
+                         });
+      p.variants.resize(std::min(p.variants.size(), static_cast<size_t>(options.nbest)));
     }
     set_posteriors(p.variants);
     keep_mass(p.variants, options.pmass);

@@ -303,6 +303,8 @@ void PronounceScene::print_stats(std::ostream& out) const {
       names += (names.empty() ? "" : ",") + m.name;
       out << "pronounce_output_" << m.name << " "
           << (m.has_answer ? said(m.answer.output) : "(none)") << "\n";
+      if (m.has_answer)
+        out << "pronounce_confidence_" << m.name << " " << std::exp(m.answer.log_prob()) << "\n";
     }
     out << "pronounce_models " << (names.empty() ? "(none)" : names) << "\n";
     if (!models_.empty() && models_[0].has_answer) output = said(models_[0].answer.output);
@@ -554,6 +556,10 @@ void PronounceScene::draw_model(AskedModel& m, size_t index, ImVec2 size) {
   }
   ImGui::SameLine();
   ImGui::Text("says %s", m.answer.output.empty() ? "(nothing)" : m.answer.output.c_str());
+  // How sure it is: the probability of the whole answer, <eos> included
+  // (the Pronouncer's confidence).
+  ImGui::SameLine();
+  ImGui::TextDisabled("confidence %.2f", std::exp(m.answer.log_prob()));
   const bool greedy =
       m.shown_candidate < 0 || m.shown_candidate >= static_cast<int>(m.answer.beam.size());
   const tr::Translation::Candidate* candidate =

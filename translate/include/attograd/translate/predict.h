@@ -88,6 +88,13 @@ struct Translation {
   std::vector<std::string> output_tokens;  // the output's tokens and <eos> if emitted
   std::vector<double> token_log_probs;     // log P of each of output_tokens
   Tensor alignment;                        // [output_tokens, source_tokens] float64
+  // log P of the whole output (its tokens' log P summed); exp of it is the
+  // answer's probability, its confidence.
+  double log_prob() const {
+    double total = 0;
+    for (double x : token_log_probs) total += x;
+    return total;
+  }
   // Beam search only (beam > 1): every candidate, best first (beam[0] is
   // output itself), with its length-normalised score.
   struct Candidate {

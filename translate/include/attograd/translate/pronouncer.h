@@ -21,9 +21,11 @@
 //   posterior      exp(log_prob) renormalised over the n-best variants the
 //                  beam returned (Sequitur's and Phonetisaurus's n-best
 //                  posteriors): they sum to 1 over those N
-// Variants come in the beam's order (score, best first); --pmass Q keeps the
-// fewest of them, in that order, whose posteriors sum to at least Q, leaving
-// each posterior as it was over the N.
+// The n best (nbest > 1) are the beam's K candidates' N most probable, most
+// probable first: their posteriors descend. One answer (nbest = 1) is the
+// beam's best by score, as --beam answers. pmass Q keeps the fewest leading
+// variants whose posteriors sum to at least Q, each posterior as it was over
+// the N.
 //
 // A lexicon (CMUdict's format, read_cmudict) answers the words it lists with
 // every pronunciation it gives, in its order: confidence 1, posterior an
