@@ -66,6 +66,7 @@ PronunciationVariant model_variant(std::string phonemes, std::vector<std::string
   return v;
 }
 
+#if ATTOGRAD_HAS_THREADS
 // A model of the same config holding `t`'s parameter values (its own
 // storage: each thread runs a module of its own, whose forward keeps
 // per-call state such as the alignment).
@@ -87,7 +88,6 @@ Translator replica_of(const Translator& t) {
   return copy;
 }
 
-#if ATTOGRAD_HAS_THREADS
 // translate() over `texts` in `batches` batches of batch_size, on `threads`
 // threads: each decodes whole batches (the next one not taken) with a model
 // of its own and one kernel thread.
