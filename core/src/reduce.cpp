@@ -24,7 +24,7 @@ namespace {
 // mean over the last dim, a gradient summed to a scalar), so every output is
 // one contiguous row of x. float32 rows are summed in double lanes
 // (vector_math's sum_f32): the general walk below adds one element per
-// double-addition latency, 0.3 ms for sum() of SDPA 8x512x64's output.
+// double-addition latency (docs/performance.md: what that cost).
 // float64, the gradcheck path, keeps the walk.
 bool sum_rows(const Tensor& x, const std::vector<bool>& reduce, Tensor& out) {
   const size_t first =

@@ -9,14 +9,13 @@
 // condition variable, and so does the caller waiting for the last chunk: an
 // op's regions come close together (the forward's, then the backward's),
 // and a thread that went to sleep must be woken by the kernel, which on a
-// virtual machine also means waking its halted virtual CPU. Measured on the
-// 2-core VM of issue 14 (SDPA 8x512x64 on two threads): forward 1.78-1.85
-// -> 1.72 ms, forward+backward 6.24-6.38 -> 5.94 ms; 1 ms of spinning gained
-// nothing over 200 us. The spin yields the core each turn, so a machine with
-// more runnable threads than cores loses little. Any other call —
-// nested in a region, or from a second thread while a region runs — runs
-// serially on its own thread, so at most get_num_threads() pool threads plus
-// the callers' own threads ever compute at once.
+// virtual machine also means waking its halted virtual CPU (measured:
+// docs/performance.md; a longer spin gained nothing). The spin yields the
+// core each turn, so a machine with more runnable threads than cores loses
+// little. Any other call — nested in a region, or from a second thread while
+// a region runs — runs serially on its own thread, so at most
+// get_num_threads() pool threads plus the callers' own threads ever compute
+// at once.
 //
 // Without threads (ATTOGRAD_HAS_THREADS == 0, WebAssembly) there is no pool:
 // parallel_for runs the whole loop on the caller, and set_num_threads only

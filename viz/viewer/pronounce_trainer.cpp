@@ -63,10 +63,9 @@ std::map<std::string, Tensor> PronounceTrainer::start(double lr) {
   // The session has set the seed: both models draw their initial parameters
   // from it, one after the other; the minibatch order is the same for both.
   // Small sizes (one GRU layer of d2l's 32, no dropout) so that a step takes
-  // tens of milliseconds: at load 8 on 2 cores, 64 hidden units took 1215
-  // steps in 5,000 frames to a dev WER of 0.80, 32 took 1886 to 0.77 (and
-  // batches of 128 529 to 0.75), so the smaller model, whose steps come
-  // more often, is the one to watch.
+  // tens of milliseconds: a smaller model takes more steps in the same
+  // frames and its dev WER falls further while you watch (docs/performance.md
+  // has the runs that chose 32).
   tr::TrainOptions options;
   options.lr = lr;
   options.batch_size = kBatchSize;

@@ -241,9 +241,9 @@ class PronounceScene : public Scene {
   char field_[256] = "knife";
   std::string word_, word_error_;
   int beam_ = 5;
-  // A change answers greedily at once (3 ms a word and model); the beam's
-  // search runs to the longest output, 7 ms more at K = 5, so it waits for
-  // the first frame without a keystroke: typing stays within a frame's
+  // A change answers greedily at once (a few milliseconds a word and model);
+  // the beam's search runs to the longest output and costs more, so it waits
+  // for the first frame without a keystroke: typing stays within a frame's
   // budget and the candidates appear as soon as it pauses.
   bool beam_pending_ = false;
   bool typed_this_frame_ = false;

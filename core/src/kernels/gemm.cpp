@@ -68,10 +68,9 @@ GemmSplit plan_gemm_split(const GemmShape& s) {
   // Else, with C tall enough, each thread computes its own rows of it alone,
   // packing its own copy of B: the copy is K x N values against M / threads
   // x N x K multiply-adds, and the threads never wait for each other nor read
-  // what the other packed. Against shared panels (bench_gemm, two threads,
-  // two sittings): 1024^3 A^T B^T 5.8-6.2 -> 5.4 ms, Linear's 4096x512x512
-  // 5.6-6.0 -> 5.2-5.4 ms, 512^3 690-790 -> 670-710 us, 256^3 a tie. A
-  // shorter C would give each thread a thin strip of rows, or none, so the
+  // what the other packed; it beat shared panels on the larger square and
+  // Linear shapes bench_gemm times, a tie at 256^3 (docs/performance.md).
+  // A shorter C would give each thread a thin strip of rows, or none, so the
   // threads share each B panel and cut it in columns as well.
   split.rows_apart = !split.whole_items && s.M >= split.threads * kRowsApartMin;
   split.tasks_per_panel = split.threads * kTasksPerThread;
