@@ -8,35 +8,31 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_
 if(rc)
   message(FATAL_ERROR "cmake --install failed: ${rc}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install_consumer -B ${WORK_DIR}/build
-                        -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-                        -DCMAKE_CXX_FLAGS=${CXX_FLAGS}
-                        -DCMAKE_EXE_LINKER_FLAGS=${CXX_FLAGS}
-                RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "configuring the consumer with find_package(attograd) failed: ${rc}")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "building the consumer failed: ${rc}")
-endif()
+
+# Configures and builds the project in ${SOURCE_DIR}/${source} against the
+# installed package, into ${WORK_DIR}/${build}; `what` names it in failures.
+function(build_against_package source build what)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/${source} -B ${WORK_DIR}/${build}
+                          -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+                          -DCMAKE_CXX_FLAGS=${CXX_FLAGS}
+                          -DCMAKE_EXE_LINKER_FLAGS=${CXX_FLAGS}
+                  RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "configuring ${what} with find_package(attograd) failed: ${rc}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/${build} RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "building ${what} failed: ${rc}")
+  endif()
+endfunction()
+
+build_against_package(tests/install_consumer build "the consumer")
 execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "the consumer program failed: ${rc}")
 endif()
 
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/pronounce -B ${WORK_DIR}/pronounce
-                        -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-                        -DCMAKE_CXX_FLAGS=${CXX_FLAGS}
-                        -DCMAKE_EXE_LINKER_FLAGS=${CXX_FLAGS}
-                RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "configuring examples/pronounce with find_package(attograd) failed: ${rc}")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/pronounce RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "building examples/pronounce failed: ${rc}")
-endif()
+build_against_package(examples/pronounce pronounce "examples/pronounce")
 execute_process(COMMAND ${WORK_DIR}/pronounce/pronounce ${SOURCE_DIR}/translate/models/g2p-cmudict.npz
                         knife Xylophone
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out)
