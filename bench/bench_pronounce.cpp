@@ -36,6 +36,12 @@ using ag::translate::Pronouncer;
 
 const std::string kModel = std::string(ATTOGRAD_SOURCE_DIR) + "/translate/models/g2p-cmudict.npz";
 
+// The count an environment variable sets (at least 1), or `otherwise`.
+size_t count_from_env(const char* name, size_t otherwise) {
+  const char* value = std::getenv(name);
+  return value ? static_cast<size_t>(std::max(1L, std::atol(value))) : otherwise;
+}
+
 // Every word of the dictionary, in a fixed shuffled order (the Pronouncer
 // sorts them itself), or the first ATTOGRAD_PRONOUNCE_WORDS of them.
 const std::vector<std::string>& words() {
@@ -46,8 +52,7 @@ const std::vector<std::string>& words() {
          ag::translate::read_cmudict(ag::translate::kDefaultCmudictPath).entries)
       out.push_back(entry.word);
     std::shuffle(out.begin(), out.end(), std::mt19937_64(0));
-    if (const char* n = std::getenv("ATTOGRAD_PRONOUNCE_WORDS"))
-      out.resize(std::min(out.size(), static_cast<size_t>(std::max(1L, std::atol(n)))));
+    out.resize(std::min(out.size(), count_from_env("ATTOGRAD_PRONOUNCE_WORDS", out.size())));
     return out;
   }();
   return all;
@@ -106,9 +111,8 @@ void BM_FestivalLts(benchmark::State& state) {
       std::filesystem::temp_directory_path() / ("attograd_festival_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string script = dir + "/lts.scm", out = dir + "/out.txt";
-  const char* count = std::getenv("ATTOGRAD_FESTIVAL_WORDS");
   const size_t festival_words =
-      std::min(words().size(), count ? static_cast<size_t>(std::max(1L, std::atol(count))) : 2000);
+      std::min(words().size(), count_from_env("ATTOGRAD_FESTIVAL_WORDS", 2000));
   {
     std::ofstream scm(script);
     scm << "(lex.select \"cmu\")\n(define (p w) (format t \"%s\\t%l\\n\" w (cmu_lts_function w "
