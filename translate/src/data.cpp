@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "attograd/translate/tasks.h"
@@ -212,33 +213,39 @@ Tensor cut_padding(const Tensor& tokens, const Tensor& valid_len) {
   return tokens.narrow(1, 0, static_cast<int64_t>(*std::max_element(lens.begin(), lens.end())));
 }
 
+std::optional<std::string> source_problem(const std::string& text, const Vocab& src_vocab,
+                                          int64_t src_steps) {
+  if (text.empty()) return "translate: empty text";
+  if (static_cast<int64_t>(text.size()) >= src_steps)
+    return "translate: \"" + text + "\" has " + std::to_string(text.size()) +
+           " characters; the model reads at most " + std::to_string(src_steps - 1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (src_vocab.contains(std::string(1, text[i]))) continue;
+    std::string known;
+    for (int64_t k = 4; k < src_vocab.size(); ++k) known += src_vocab.token(k);
+    std::sort(known.begin(), known.end());
+    // A UTF-8 character is shown whole: its lead byte (11xxxxxx) and the
+    // continuation bytes (10xxxxxx) after it.
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t end = i + 1;
+    while (c >= 0xc0 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80)
+      ++end;
+    std::string shown = "byte " + std::to_string(static_cast<int>(c));
+    if (std::isprint(c) || end > i + 1)
+      shown.assign(1, '\'').append(text, i, end - i).append(1, '\'');
+    return "translate: unknown character " + shown + " in \"" + text + "\" (the model knows \"" +
+           known + "\")";
+  }
+  return std::nullopt;
+}
+
 std::pair<Tensor, Tensor> encode_sources(const std::vector<std::string>& texts,
                                          const Vocab& src_vocab, int64_t src_steps) {
   AG_CHECK(!texts.empty(), "translate", "no text to translate");
   std::vector<double> src, src_len;
   for (const auto& text : texts) {
-    AG_CHECK(!text.empty(), "translate", "empty text");
-    AG_CHECK(static_cast<int64_t>(text.size()) < src_steps, "translate",
-             "\"" + text + "\" has " + std::to_string(text.size()) +
-                 " characters; the model reads at most " + std::to_string(src_steps - 1));
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (src_vocab.contains(std::string(1, text[i]))) continue;
-      std::string known;
-      for (int64_t k = 4; k < src_vocab.size(); ++k) known += src_vocab.token(k);
-      std::sort(known.begin(), known.end());
-      // A UTF-8 character is shown whole: its lead byte (11xxxxxx) and the
-      // continuation bytes (10xxxxxx) after it.
-      const auto c = static_cast<unsigned char>(text[i]);
-      size_t end = i + 1;
-      while (c >= 0xc0 && end < text.size() &&
-             (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80)
-        ++end;
-      std::string shown = "byte " + std::to_string(static_cast<int>(c));
-      if (std::isprint(c) || end > i + 1)
-        shown.assign(1, '\'').append(text, i, end - i).append(1, '\'');
-      throw Error("translate: unknown character " + shown + " in \"" + text +
-                  "\" (the model knows \"" + known + "\")");
-    }
+    if (const std::optional<std::string> why = source_problem(text, src_vocab, src_steps))
+      throw Error(*why);
     append_line(text, Tokenization::Characters, src_vocab, src_steps, src, src_len);
   }
   const auto batch = static_cast<int64_t>(texts.size());

@@ -180,12 +180,7 @@ std::string Pronouncer::normalize(const std::string& word) {
 
 std::optional<std::string> Pronouncer::problem(const std::string& word) const {
   if (lexicon_.count(word) > 0) return std::nullopt;
-  try {
-    encode_sources({word}, translator_.src_vocab, translator_.src_steps);
-  } catch (const Error& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
+  return source_problem(word, translator_.src_vocab, translator_.src_steps);
 }
 
 std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>& words,

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -135,6 +136,11 @@ class Dataset {
 Batch make_batch(const std::vector<const Example*>& examples, const Vocab& src_vocab,
                  const Vocab& tgt_vocab, int64_t src_steps, int64_t tgt_steps,
                  Tokenization target = Tokenization::Characters);
+// Why encode_sources would refuse `text` (its ag::Error's message), or
+// nothing: an empty text, one longer than src_steps - 1, a character the
+// vocabulary lacks.
+std::optional<std::string> source_problem(const std::string& text, const Vocab& src_vocab,
+                                          int64_t src_steps);
 // Only the source side (for prediction): [B, src_steps] and [B].
 // Each text is tokenized into characters; a character the vocabulary lacks
 // (named in the message: 'x', a UTF-8 character or a byte), an empty text or
