@@ -1,11 +1,13 @@
 // The pronounce scene under Dear ImGui's null backend (no display): ask mode
-// answers as the library's translate() does for each shipped model, its beam
-// candidates and their alignments are the library's, bad words and missing
+// answers as the library's Pronouncer (attograd-translate --load) does for
+// each shipped model, its beam candidates and their alignments are the
+// library's, bad words and missing
 // files are messages, never crashes; train mode trains both models in the
 // frames and answers the typed word as the library does for them.
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "null_backend.h"
@@ -52,8 +54,13 @@ TEST_F(PronounceUi, AskShowsEveryShippedModelAnsweringAsTheLibrary) {
     ASSERT_EQ(model.load_error, "");
     ASSERT_NE(scene.answer(m), nullptr);
     names += (names.empty() ? "" : ",") + model.name;
-    const tr::Translation greedy = tr::translate(scene.translator(m), {"knife"})[0];
-    EXPECT_EQ(scene.answer(m)->output, greedy.output);
+    // The greedy answer: the program's (translate()) and a Pronouncer's of
+    // the same file.
+    const tr::Translation greedy = tr::translate(scene.pronouncer(m).translator(), {"knife"})[0];
+    EXPECT_EQ(scene.answer(m)->phonemes, greedy.output);
+    tr::Pronouncer own(model.path);
+    EXPECT_EQ(own.pronounce({"knife"})[0].variants[0].phonemes, greedy.output);
+    EXPECT_NEAR(scene.answer(m)->confidence, std::exp(greedy.log_prob()), 1e-12);
     EXPECT_NE(stats().find("pronounce_output_" + model.name + " " + greedy.output + "\n"),
               std::string::npos)
         << stats();
@@ -68,26 +75,28 @@ TEST_F(PronounceUi, AskShowsEveryShippedModelAnsweringAsTheLibrary) {
     const std::vector<double> expected = greedy.alignment.to_vector();
     ASSERT_EQ(shown.size(), expected.size());
     for (size_t i = 0; i < shown.size(); ++i) EXPECT_NEAR(shown[i], expected[i], 1e-12);
-    // The beam's best 3, best first, as the library's beam search gives them;
-    // a clicked candidate's alignment is drawn in place of the greedy one.
-    const tr::Translation beam = tr::translate(scene.translator(m), {"knife"}, 1, 3)[0];
-    ASSERT_EQ(scene.answer(m)->beam.size(), beam.beam.size());
-    for (size_t i = 0; i < beam.beam.size(); ++i) {
-      EXPECT_EQ(scene.answer(m)->beam[i].output, beam.beam[i].output);
-      EXPECT_NEAR(scene.answer(m)->beam[i].score, beam.beam[i].score, 1e-12);
+    // The beam's 3, most probable first, with posteriors over the 3, as
+    // --nbest 3 gives them; a clicked candidate's alignment is drawn in
+    // place of the greedy one.
+    const tr::Pronunciation nbest = own.pronounce({"knife"}, {.nbest = 3})[0];
+    ASSERT_EQ(scene.beam(m).size(), nbest.variants.size());
+    for (size_t i = 0; i < nbest.variants.size(); ++i) {
+      EXPECT_EQ(scene.beam(m)[i].phonemes, nbest.variants[i].phonemes);
+      EXPECT_NEAR(scene.beam(m)[i].posterior, nbest.variants[i].posterior, 1e-12);
+      EXPECT_NEAR(scene.beam(m)[i].score, nbest.variants[i].score, 1e-12);
     }
-    const size_t last = beam.beam.size() - 1;
+    const size_t last = nbest.variants.size() - 1;
     scene.set_shown_candidate(m, static_cast<int>(last));
     frame();
-    EXPECT_EQ(drawn(id)->rows, beam.beam[last].alignment.size(0));
+    EXPECT_EQ(drawn(id)->rows, nbest.variants[last].alignment.size(0));
   }
-  EXPECT_EQ(scene.answer(0)->output, "N AY F");  // the default model
+  EXPECT_EQ(scene.answer(0)->phonemes, "N AY F");  // the default model
   EXPECT_NE(stats().find("pronounce_models " + names + "\n"), std::string::npos) << stats();
   EXPECT_NE(stats().find("pronounce_output N AY F\n"), std::string::npos) << stats();
   set("beam", "1");
   frame();
   for (size_t m = 0; m < scene.models().size(); ++m) {
-    EXPECT_TRUE(scene.answer(m)->beam.empty());
+    EXPECT_TRUE(scene.beam(m).empty());
     EXPECT_EQ(drawn("pronounce/" + scene.models()[m].name + "/alignment")->rows,
               scene.answer(m)->alignment.size(0));
   }
@@ -109,22 +118,23 @@ TEST_F(PronounceUi, AModelThatDoesNotLoadIsItsColumnsMessage) {
   frame();
   ASSERT_EQ(scene.models().size(), 2u);
   EXPECT_NE(scene.models()[0].name, scene.models()[1].name);
-  EXPECT_EQ(scene.answer(0)->output, scene.answer(1)->output);
+  EXPECT_EQ(scene.answer(0)->phonemes, scene.answer(1)->phonemes);
   EXPECT_NE(stats().find("pronounce_models additive,additive_2\n"), std::string::npos) << stats();
 }
 
 TEST_F(PronounceUi, TypingAnswersAtOnceAndTheBeamFollowsWhenItPauses) {
   frame();
   ASSERT_NE(scene.answer(), nullptr);
-  ASSERT_FALSE(scene.answer()->beam.empty());  // the default K = 5, for "knife"
+  ASSERT_FALSE(scene.beam().empty());  // the default K = 5, for "knife"
   // Each keystroke answers greedily in its frame; the candidates wait.
   for (const std::string typed : {"b", "bo", "box"}) {
     SCOPED_TRACE(typed);
     scene.type_word(typed);
     frame();
     for (size_t m = 0; m < scene.models().size(); ++m) {
-      EXPECT_EQ(scene.answer(m)->output, tr::translate(scene.translator(m), {typed})[0].output);
-      EXPECT_TRUE(scene.answer(m)->beam.empty());
+      EXPECT_EQ(scene.answer(m)->phonemes,
+                tr::translate(scene.pronouncer(m).translator(), {typed})[0].output);
+      EXPECT_TRUE(scene.beam(m).empty());
     }
     EXPECT_TRUE(scene.beam_pending());
   }
@@ -132,11 +142,12 @@ TEST_F(PronounceUi, TypingAnswersAtOnceAndTheBeamFollowsWhenItPauses) {
   frame();
   EXPECT_FALSE(scene.beam_pending());
   for (size_t m = 0; m < scene.models().size(); ++m) {
-    const tr::Translation beam = tr::translate(scene.translator(m), {"box"}, 1, 5)[0];
-    ASSERT_EQ(scene.answer(m)->beam.size(), beam.beam.size());
-    for (size_t i = 0; i < beam.beam.size(); ++i) {
-      EXPECT_EQ(scene.answer(m)->beam[i].output, beam.beam[i].output);
-      EXPECT_NEAR(scene.answer(m)->beam[i].score, beam.beam[i].score, 1e-12);
+    const tr::Pronunciation nbest =
+        tr::Pronouncer(scene.models()[m].path).pronounce({"box"}, {.nbest = 5})[0];
+    ASSERT_EQ(scene.beam(m).size(), nbest.variants.size());
+    for (size_t i = 0; i < nbest.variants.size(); ++i) {
+      EXPECT_EQ(scene.beam(m)[i].phonemes, nbest.variants[i].phonemes);
+      EXPECT_NEAR(scene.beam(m)[i].posterior, nbest.variants[i].posterior, 1e-12);
     }
   }
 }
@@ -150,8 +161,8 @@ TEST_F(PronounceUi, AWordTypedInTrainModeHasItsBeamInTheFirstAskFrame) {
   frame();  // no keystroke in this frame: the candidates are searched
   EXPECT_FALSE(scene.beam_pending());
   ASSERT_NE(scene.answer(), nullptr);
-  EXPECT_EQ(scene.answer()->beam.size(),
-            tr::translate(scene.translator(), {"box"}, 1, 5)[0].beam.size());
+  EXPECT_EQ(scene.beam().size(),
+            tr::translate(scene.pronouncer().translator(), {"box"}, 1, 5)[0].beam.size());
 }
 
 TEST_F(PronounceUi, BadWordsAreMessagesAndTheFieldKeepsThem) {
@@ -181,7 +192,7 @@ TEST_F(PronounceUi, MissingFilesAreMessages) {
   frame();
   EXPECT_NE(scene.dict_error().find("/nonexistent/cmudict.dict"), std::string::npos)
       << scene.dict_error();
-  EXPECT_EQ(scene.answer()->output, "N AY F");  // the model answers without it
+  EXPECT_EQ(scene.answer()->phonemes, "N AY F");  // the model answers without it
   set("models", "/nonexistent/g2p.npz");
   frame();
   EXPECT_NE(scene.load_error().find("/nonexistent/g2p.npz"), std::string::npos)

@@ -136,7 +136,7 @@ TEST_F(SceneWorkers, PronounceSceneEveryControlWhileTheWorkerTrains) {
   scene->session()->sync();
   frame([&] { scene->draw(); });
   ASSERT_NE(scene->answer(), nullptr);
-  EXPECT_EQ(scene->answer()->output, "N AY F");
+  EXPECT_EQ(scene->answer()->phonemes, "N AY F");
   set_knob(*scene, "mode", "train");
   set_knob(*scene, "paused", "no");
   ASSERT_TRUE(train(*scene, *scene->session(), 1));

@@ -90,6 +90,14 @@ std::string model_summary(const tr::Translator& t) {
   return t.config.encoder + " GRU encoder, " + t.config.attention + " attention, " + count;
 }
 
+// The alignment's columns: the word's letters and the <eos> the encoder reads
+// after them.
+std::vector<std::string> source_tokens(const std::string& word) {
+  std::vector<std::string> tokens = tr::tokenize_chars(word);
+  tokens.push_back(tr::Vocab::reserved_tokens()[tr::Vocab::kEos]);
+  return tokens;
+}
+
 std::vector<std::string> shipped_paths() {
   std::vector<std::string> paths;
   for (const char* relative : tr::kShippedG2pModels) paths.push_back(find_source_file(relative));
@@ -118,14 +126,10 @@ void PronounceScene::load() {
     m.path = path;
     m.name = std::filesystem::path(path).stem().string();  // until it loads
     try {
-      m.translator = tr::load_translator(path);
-      if (m.translator.task != tr::Task::G2p) {
-        throw Error("pronounce: " + path + " is a model of the " +
-                    tr::task_name(m.translator.task) + " task, not g2p");
-      }
-      m.name = model_name(m.translator);
+      m.pronouncer.emplace(path);  // refuses a model of another task
+      m.name = model_name(m.pronouncer->translator());
     } catch (const Error& e) {
-      m.translator = tr::Translator();
+      m.pronouncer.reset();
       m.load_error = e.what();
       load_error_ += (load_error_.empty() ? "" : "\n") + m.load_error;
     }
@@ -163,7 +167,7 @@ void PronounceScene::set_dict_path(const std::string& path) {
   loaded_ = false;
 }
 
-const tr::Translation* PronounceScene::answer(size_t model) const {
+const tr::PronunciationVariant* PronounceScene::answer(size_t model) const {
   if (model >= models_.size() || !models_[model].has_answer) return nullptr;
   return &models_[model].answer;
 }
@@ -191,13 +195,14 @@ void PronounceScene::answer_word() {
   if (!load_error_.empty()) return;
   int64_t max_letters = std::numeric_limits<int64_t>::max();
   for (const AskedModel& m : models_) {
-    if (m.load_error.empty()) max_letters = std::min(max_letters, m.translator.src_steps - 1);
+    if (m.pronouncer) max_letters = std::min(max_letters, m.pronouncer->translator().src_steps - 1);
   }
   try {
     word_ = checked_word(field_, max_letters);
     for (AskedModel& m : models_) {
-      if (!m.load_error.empty()) continue;
-      m.answer = tr::translate(m.translator, {word_}, 1, 1)[0];
+      if (!m.pronouncer) continue;
+      m.answer = m.pronouncer->pronounce({word_}, {.nbest = 1, .beam = 1})[0].variants[0];
+      m.beam.clear();
       m.has_answer = true;
       m.shown_candidate = -1;
     }
@@ -212,7 +217,7 @@ void PronounceScene::search_beam() {
   for (AskedModel& m : models_) {
     if (!m.has_answer) continue;
     try {
-      m.answer.beam = tr::translate(m.translator, {word_}, 1, beam_)[0].beam;
+      m.beam = m.pronouncer->pronounce({word_}, {.nbest = beam_, .beam = beam_})[0].variants;
     } catch (const Error& e) {
       word_error_ = e.what();
     }
@@ -229,7 +234,8 @@ void PronounceScene::ask_random_test_word() {
   const std::vector<std::string>& answers = dict_.words.at(word);
   ++random_asked_;
   for (size_t i = 0; i < models_.size(); ++i) {
-    last_random_right_[i] = models_[i].has_answer && says_one_of(answers, models_[i].answer.output);
+    last_random_right_[i] =
+        models_[i].has_answer && says_one_of(answers, models_[i].answer.phonemes);
     random_right_[i] += last_random_right_[i] ? 1 : 0;
   }
 }
@@ -244,7 +250,7 @@ std::map<std::string, Tensor> PronounceScene::inputs() const {
   }
   for (const AskedModel& m : models_) {
     if (!m.has_answer) continue;
-    const tr::Translator& t = m.translator;
+    const tr::Translator& t = m.pronouncer->translator();
     const auto [src, valid_len] = tr::encode_sources({word_}, t.src_vocab, t.src_steps);
     out[m.name + ".src"] = src;
     out[m.name + ".src_valid_len"] = valid_len;
@@ -302,12 +308,12 @@ void PronounceScene::print_stats(std::ostream& out) const {
     for (const AskedModel& m : models_) {
       names += (names.empty() ? "" : ",") + m.name;
       out << "pronounce_output_" << m.name << " "
-          << (m.has_answer ? said(m.answer.output) : "(none)") << "\n";
+          << (m.has_answer ? said(m.answer.phonemes) : "(none)") << "\n";
       if (m.has_answer)
-        out << "pronounce_confidence_" << m.name << " " << std::exp(m.answer.log_prob()) << "\n";
+        out << "pronounce_confidence_" << m.name << " " << m.answer.confidence << "\n";
     }
     out << "pronounce_models " << (names.empty() ? "(none)" : names) << "\n";
-    if (!models_.empty() && models_[0].has_answer) output = said(models_[0].answer.output);
+    if (!models_.empty() && models_[0].has_answer) output = said(models_[0].answer.phonemes);
   }
   if (mode_ == Mode::Train && trainer_ && session_) {
     const std::map<std::string, Tensor> record = session_->shown_record();
@@ -374,7 +380,8 @@ void PronounceScene::draw_controls() {
                          m.name.c_str());
       ImGui::SameLine();
       ImGui::TextDisabled("%s", std::filesystem::path(m.path).filename().string().c_str());
-      show_note(m.load_error.empty() ? model_summary(m.translator).c_str() : "(not loaded)");
+      show_note(m.load_error.empty() ? model_summary(m.pronouncer->translator()).c_str()
+                                     : "(not loaded)");
     }
     show_note(
         "Each read the letters and says ARPAbet phonemes; its map shows which letters each "
@@ -488,7 +495,7 @@ void PronounceScene::draw_dictionary() {
   for (const AskedModel& m : models_) {
     if (!m.has_answer) continue;
     if (first == nullptr) first = &m;
-    all_agree = all_agree && m.answer.output == first->answer.output;
+    all_agree = all_agree && m.answer.phonemes == first->answer.phonemes;
   }
   if (first == nullptr) return;
   if (ImGui::BeginTable("pronounce/answers", 5, ImGuiTableFlags_SizingFixedFit)) {
@@ -522,7 +529,7 @@ void PronounceScene::draw_dictionary() {
       ImGui::TextDisabled("/%s/", arpabet_to_ipa(phonemes).c_str());
       ImGui::TableNextColumn();
       if (answers != nullptr) {
-        const bool right = says_one_of(*answers, m.answer.output);
+        const bool right = says_one_of(*answers, m.answer.phonemes);
         ImGui::TextColored(right ? kRight : kWrong, "%s", right ? "right" : "wrong");
       }
       ImGui::TableNextColumn();
@@ -555,27 +562,23 @@ void PronounceScene::draw_model(AskedModel& m, size_t index, ImVec2 size) {
     return;
   }
   ImGui::SameLine();
-  ImGui::Text("says %s", m.answer.output.empty() ? "(nothing)" : m.answer.output.c_str());
-  // How sure it is: the probability of the whole answer, <eos> included
-  // (the Pronouncer's confidence).
+  ImGui::Text("says %s", m.answer.phonemes.empty() ? "(nothing)" : m.answer.phonemes.c_str());
+  // How sure it is: the probability of the whole answer, <eos> included.
   ImGui::SameLine();
-  ImGui::TextDisabled("confidence %.2f", std::exp(m.answer.log_prob()));
-  const bool greedy =
-      m.shown_candidate < 0 || m.shown_candidate >= static_cast<int>(m.answer.beam.size());
-  const tr::Translation::Candidate* candidate =
-      greedy ? nullptr : &m.answer.beam[static_cast<size_t>(m.shown_candidate)];
-  const std::vector<std::string>& rows = greedy ? m.answer.output_tokens : candidate->output_tokens;
-  const Tensor& alignment = greedy ? m.answer.alignment : candidate->alignment;
+  ImGui::TextDisabled("confidence %.2f", m.answer.confidence);
+  const bool greedy = m.shown_candidate < 0 || m.shown_candidate >= static_cast<int>(m.beam.size());
+  const tr::PronunciationVariant& shown =
+      greedy ? m.answer : m.beam[static_cast<size_t>(m.shown_candidate)];
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float list_height = std::min(line * (static_cast<float>(beam_) + 3.5f), size.y * 0.4f);
+  const float list_height = std::min(line * (static_cast<float>(beam_) + 4.5f), size.y * 0.4f);
   const float list_top = size.y - list_height;  // the same in every column
   const float map_height = list_top - ImGui::GetCursorPosY() - line;
-  if (rows.empty()) {
+  if (shown.output_tokens.empty()) {
     show_note("The model said nothing: no rows to draw.");
   } else {
     draw_pronounce_alignment("pronounce/" + m.name + "/alignment",
                              greedy ? "greedy answer's alignment" : "candidate's alignment",
-                             m.answer.source_tokens, rows, alignment,
+                             source_tokens(word_), shown.output_tokens, shown.alignment,
                              ImVec2(ImGui::GetContentRegionAvail().x, map_height));
   }
   ImGui::SetCursorPosY(std::max(list_top, ImGui::GetCursorPosY()));
@@ -591,21 +594,24 @@ void PronounceScene::draw_candidates(AskedModel& m, ImVec2 size) {
     ImGui::EndChild();
     return;
   }
-  if (m.answer.beam.empty()) {
+  if (m.beam.empty()) {
     ImGui::TextUnformatted("Beam K = 1: greedy search");
     show_note("Raise K to see the beam's best K pronunciations and their scores.");
     ImGui::EndChild();
     return;
   }
-  ImGui::Text("The beam's best %zu", m.answer.beam.size());
+  // Ranked as --nbest ranks them: by probability, the posterior renormalised
+  // over the K; the beam itself keeps them by score (d2l's length penalty).
+  ImGui::Text("The beam's %zu, most probable first", m.beam.size());
   ImGui::SameLine();
-  ImGui::TextDisabled("score = log P / L^0.75; click one for its alignment");
+  ImGui::TextDisabled("(click one for its alignment)");
+  ImGui::TextDisabled("posterior  score = log P / L^0.75");
   if (ImGui::Selectable("greedy answer", m.shown_candidate < 0)) m.shown_candidate = -1;
-  for (size_t i = 0; i < m.answer.beam.size(); ++i) {
-    const tr::Translation::Candidate& c = m.answer.beam[i];
+  for (size_t i = 0; i < m.beam.size(); ++i) {
+    const tr::PronunciationVariant& c = m.beam[i];
     char line[160];
-    std::snprintf(line, sizeof line, "%6.3f  %s%s##candidate%zu", c.score, c.output.c_str(),
-                  c.finished ? "" : " (unfinished)", i);
+    std::snprintf(line, sizeof line, "%8.3f   %6.3f  %s%s##candidate%zu", c.posterior, c.score,
+                  c.phonemes.c_str(), c.finished ? "" : " (unfinished)", i);
     if (ImGui::Selectable(line, m.shown_candidate == static_cast<int>(i))) {
       m.shown_candidate = static_cast<int>(i);
     }

@@ -21,12 +21,14 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "attograd/translate/predict.h"
+#include "attograd/translate/pronouncer.h"
 #include "attograd/translate/train.h"
 #include "scene.h"
 #include "scene_translate.h"  // the two models' colours
@@ -133,17 +135,21 @@ class PronounceTrainer : public Trainer {
 };
 
 // ---- the scene --------------------------------------------------------------------------------
-// One model of ask mode: its file, its name, and its answer to the shown word.
+// One model of ask mode: its file, its name, and its answers to the shown
+// word, as the library's Pronouncer gives them (attograd-translate's).
 struct AskedModel {
   std::string path;
   // Its scoring function ("additive", "general", ...) or "transformer":
   // the column's title and --stats' pronounce_output_NAME.
   std::string name;
-  translate::Translator translator;
-  std::string load_error;  // why the file did not load ("" when it did)
+  std::optional<translate::Pronouncer> pronouncer;  // loaded once; empty if it did not load
+  std::string load_error;                           // why the file did not load ("" when it did)
   bool has_answer = false;
-  translate::Translation answer;  // greedy; its beam field holds the beam's best K
-  int shown_candidate = -1;       // which beam candidate's alignment is drawn (-1: greedy)
+  translate::PronunciationVariant answer;  // greedy search's
+  // The beam's K candidates, most probable first, each with its posterior
+  // over the K (--nbest K --beam K); empty with K = 1 and while typing.
+  std::vector<translate::PronunciationVariant> beam;
+  int shown_candidate = -1;  // which beam candidate's alignment is drawn (-1: greedy)
 };
 
 class PronounceScene : public Scene {
@@ -195,9 +201,12 @@ class PronounceScene : public Scene {
   const std::string& load_error() const { return load_error_; }
   const std::string& dict_error() const { return dict_error_; }
   const std::vector<AskedModel>& models() const { return models_; }
-  // Ask mode's answer of model `model` for the shown word, or null.
-  const translate::Translation* answer(size_t model = 0) const;
-  translate::Translator& translator(size_t model = 0) { return models_.at(model).translator; }
+  // Ask mode's answer of model `model` for the shown word (greedy), or null.
+  const translate::PronunciationVariant* answer(size_t model = 0) const;
+  const std::vector<translate::PronunciationVariant>& beam(size_t model = 0) const {
+    return models_.at(model).beam;
+  }
+  translate::Pronouncer& pronouncer(size_t model = 0) { return *models_.at(model).pronouncer; }
   void set_shown_candidate(size_t model, int candidate) {
     models_.at(model).shown_candidate = candidate;
   }
