@@ -58,13 +58,32 @@ TEST(G2pReader, ToleratesSpacingAndCrlfAndCountsSkips) {
   const Cmudict dict = read_cmudict(path);
   EXPECT_EQ(dict.stats.lines, 9);
   EXPECT_EQ(dict.stats.comments, 2);
-  EXPECT_EQ(dict.stats.skipped_duplicate, 1);  // box(2) repeats box
-  EXPECT_EQ(dict.stats.skipped_word, 2);       // Knife, word(x)
+  EXPECT_EQ(dict.stats.skipped_duplicate, 2);  // box(2) repeats box, Knife knife
+  EXPECT_EQ(dict.stats.skipped_word, 1);       // word(x)
   ASSERT_EQ(dict.entries.size(), 3u);
   EXPECT_EQ(entry(dict, "knife").pronunciations, std::vector<std::string>{"N AY F"});
   EXPECT_EQ(entry(dict, "box").pronunciations, std::vector<std::string>{"B AA K S"});
   EXPECT_EQ(entry(dict, "o'neil").pronunciations,
             (std::vector<std::string>{"OW N IY L", "AH N IY L"}));
+}
+
+// Upstream's two formats read as Debian's: cmudict-0.7b's capitals and
+// stress digits, cmudict.dict's stress digits and '#' notes.
+TEST(G2pReader, ReadsUpstreamsFormatsAsDebians) {
+  const std::string path = dictionary_file(
+      "upstream.dict",
+      ";;; cmudict-0.7b\nKNIFE  N AY1 F\nREAD(1)  R EH1 D\nd'artagnan D AH0 R T AE1 NG Y AH0 N "
+      "# foreign french\nread(2) R IY1 D\n# a note alone\n");
+  const Cmudict dict = read_cmudict(path);
+  EXPECT_EQ(dict.stats.comments, 2);
+  EXPECT_EQ(dict.stats.stress_marks, 6);
+  EXPECT_EQ(dict.stats.skipped_word, 0);
+  ASSERT_EQ(dict.entries.size(), 3u);
+  EXPECT_EQ(entry(dict, "knife").pronunciations, std::vector<std::string>{"N AY F"});
+  EXPECT_EQ(entry(dict, "read").pronunciations, (std::vector<std::string>{"R EH D", "R IY D"}));
+  EXPECT_EQ(entry(dict, "d'artagnan").pronunciations,
+            std::vector<std::string>{"D AH R T AE NG Y AH N"});
+  EXPECT_NE(cmudict_summary(path, dict).find("dropped 6 stress digits"), std::string::npos);
 }
 
 TEST(G2pReader, BadDictionariesNameFileAndLine) {
@@ -84,8 +103,10 @@ TEST(G2pReader, BadDictionariesNameFileAndLine) {
   const std::string huge =
       dictionary_file("huge.dict", "knife N AY F\nx " + std::string(1 << 20, 'A') + "\n");
   EXPECT_TRUE(throws_error([&] { read_cmudict(huge); }, {huge + ":2:", "more than 4096 bytes"}));
-  const std::string stressed = dictionary_file("stressed.dict", "knife N AY1 F\n");
-  EXPECT_TRUE(throws_error([&] { read_cmudict(stressed); }, {stressed + ":1:", "'AY1'"}));
+  const std::string stressed = dictionary_file("stressed.dict", "knife N AY3 F\n");
+  EXPECT_TRUE(throws_error([&] { read_cmudict(stressed); }, {stressed + ":1:", "'AY3'"}));
+  const std::string digit = dictionary_file("digit.dict", "knife N 1 F\n");
+  EXPECT_TRUE(throws_error([&] { read_cmudict(digit); }, {digit + ":1:", "'1'"}));
   // UTF-8 is read (and its word skipped, not ^[a-z']+$).
   const std::string utf8 =
       dictionary_file("utf8.dict", "\xc3\xa9t\xc3\xa9 EY T EY\nbox B AA K S\n");

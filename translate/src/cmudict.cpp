@@ -57,7 +57,24 @@ bool is_kept_word(const std::string& word) {
 }
 
 bool is_phoneme(const std::string& token) {
-  return std::all_of(token.begin(), token.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+  return !token.empty() &&
+         std::all_of(token.begin(), token.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+// "AY1" -> "AY": upstream CMUdict marks a vowel's stress with 0, 1 or 2,
+// which the model does not predict (Debian's file has none).
+bool drop_stress(std::string& phoneme) {
+  if (phoneme.size() < 2 || phoneme.back() < '0' || phoneme.back() > '2') return false;
+  phoneme.pop_back();
+  return true;
+}
+
+// "KNIFE" -> "knife" (upstream's cmudict-0.7b writes its words in capitals).
+std::string folded(std::string word) {
+  for (char& c : word) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return word;
 }
 
 // "word(2)" -> "word"; anything else as it is ("word(x)" fails the word test later).
@@ -106,6 +123,7 @@ Cmudict parse_cmudict(std::istream& in, const std::string& path) {
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!is_utf8(line)) fail("not UTF-8 text");
+    if (const size_t note = line.find('#'); note != std::string::npos) line.resize(note);
     std::replace(line.begin(), line.end(), '\t', ' ');
     const std::vector<std::string> fields = tokenize(line, Tokenization::Phonemes);
     if (fields.empty() || fields[0].rfind(";;;", 0) == 0) {
@@ -115,12 +133,15 @@ Cmudict parse_cmudict(std::istream& in, const std::string& path) {
     if (fields.size() == 1) fail("'" + fields[0] + "' has no phonemes");
     std::string pronunciation;
     for (size_t i = 1; i < fields.size(); ++i) {
-      if (!is_phoneme(fields[i]))
+      std::string phoneme = fields[i];
+      if (drop_stress(phoneme)) ++stats.stress_marks;
+      if (!is_phoneme(phoneme))
         fail("phoneme '" + fields[i] +
-             "' is not an ARPAbet symbol in uppercase letters (stress digits are not read)");
-      pronunciation += (i > 1 ? " " : "") + fields[i];
+             "' is not an ARPAbet symbol: uppercase letters, then a stress digit 0, 1 or 2 or "
+             "nothing");
+      pronunciation += (i > 1 ? " " : "") + phoneme;
     }
-    const std::string word = strip_alternate(fields[0]);
+    const std::string word = strip_alternate(folded(fields[0]));
     if (!is_kept_word(word)) {
       ++stats.skipped_word;
       continue;
@@ -154,7 +175,8 @@ std::string cmudict_summary(const std::string& path, const Cmudict& dict) {
   return "CMUdict " + path + ": " + n(s.lines) + " lines, " + n(dict.entries.size()) +
          " words with " + n(s.pronunciations) + " pronunciations kept; skipped " +
          n(s.skipped_word) + " lines whose word is not ^[a-z']+$, " + n(s.skipped_duplicate) +
-         " repeated pronunciations, " + n(s.comments) + " comments or blank lines";
+         " repeated pronunciations, " + n(s.comments) + " comments or blank lines" +
+         (s.stress_marks > 0 ? "; dropped " + n(s.stress_marks) + " stress digits" : "");
 }
 
 Split cmudict_split(const std::string& word) {

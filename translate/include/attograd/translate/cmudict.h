@@ -10,14 +10,18 @@
 //   ;;; a comment                     (skipped, as are blank lines)
 //   word PH PH ...                    one pronunciation of `word`
 //   word(2) PH PH ...                 another pronunciation of `word`
-// Words are kept when they match ^[a-z']+$ once "(N)" is stripped
-// ("a.m.", "able-bodied" are skipped and counted). Phonemes are uppercase
-// letters ("AH", not the stressed "AH0"). Spaces and tabs separate fields,
-// any number of them; a CRLF line end reads as LF. A pronunciation listed
-// twice for the same word is skipped and counted. Anything else that is not
-// a dictionary (binary, not UTF-8, a line without phonemes, a phoneme with
-// other characters, a line over kMaxCmudictLine bytes, no entry at all) is an
-// ag::Error naming the file and line.
+//   word PH PH ... # a note           (from '#' on, a comment)
+// Words fold to lower case and are kept when they match ^[a-z']+$ once
+// "(N)" is stripped ("a.m.", "able-bodied" are skipped and counted).
+// Phonemes are uppercase letters; a stress digit 0, 1 or 2 after one is
+// dropped and counted ("AH0" reads as "AH"). So Debian's file, upstream's
+// cmudict-0.7b (KNIFE  N AY1 F) and cmudict.dict (knife N AY1 F) all read
+// alike, as a user's lexicon in any of them does. Spaces and tabs separate
+// fields, any number of them; a CRLF line end reads as LF. A pronunciation
+// listed twice for the same word is skipped and counted. Anything else that
+// is not a dictionary (binary, not UTF-8, a line without phonemes, a phoneme
+// with other characters, a line over kMaxCmudictLine bytes, no entry at all)
+// is an ag::Error naming the file and line.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +51,7 @@ struct CmudictStats {
   int64_t comments = 0;               // ";;;" comments and blank lines
   int64_t skipped_word = 0;           // the word does not match ^[a-z']+$
   int64_t skipped_duplicate = 0;      // a pronunciation the word already had
+  int64_t stress_marks = 0;           // stress digits dropped from phonemes
   int64_t pronunciations = 0;         // kept (sum of the entries' pronunciations)
   int64_t longest_word = 0;           // characters
   int64_t longest_pronunciation = 0;  // phonemes
