@@ -32,8 +32,23 @@ words=$(wc -l < "$out/test.words")
 
 rows=("| system | WER | PER | words/s | |" "|---|---|---|---|---|")
 seconds() { /usr/bin/python3 -c "import time; print(time.monotonic())"; }
-rate() { /usr/bin/python3 -c "print(f'{$1 / ($3 - $2):,.0f}')"; }
-figure() { sed -n "s/^$1 //p" "$2"; }
+# row SYSTEM ANSWERS START END NOTE: scores a system's "word<TAB>phonemes"
+# answers by attograd-translate's WER and PER and adds its table row, with
+# its words per second between the times START and END.
+row() {
+  local system=$1 answers=$2 start=$3 end=$4 note=$5
+  local stats="${answers%.answers}.stats"
+  "$program" --score-outputs "$answers" --evaluate "$out/test.dict" --stats > "$stats" 2> /dev/null
+  rows+=("$(/usr/bin/python3 - "$system" "$stats" "$words" "$start" "$end" "$note" << 'PY'
+import sys
+system, stats, words, start, end, note = sys.argv[1:]
+figure = dict(line.split(" ", 1) for line in open(stats).read().splitlines() if " " in line)
+wer, per = 100 * float(figure["eval_wer"]), 100 * float(figure["eval_per"])
+rate = int(words) / (float(end) - float(start))
+print(f"| {system} | {wer:.2f}% | {per:.2f}% | {rate:,.0f} | {note} |")
+PY
+  )")
+}
 
 for model in translate/models/g2p-cmudict.npz translate/models/g2p-cmudict-multihead.npz; do
   name=$(basename "$model" .npz)
@@ -41,9 +56,7 @@ for model in translate/models/g2p-cmudict.npz translate/models/g2p-cmudict-multi
   "$program" --load "$model" --predict-file "$out/test.words" --threads 2 > "$out/$name.tsv"
   end=$(seconds)
   cut -f1,4 "$out/$name.tsv" > "$out/$name.answers"
-  "$program" --score-outputs "$out/$name.answers" --evaluate "$out/test.dict" --stats \
-    > "$out/$name.stats" 2> /dev/null
-  rows+=("| attograd $name (greedy, 2 threads, load included) | $(/usr/bin/python3 -c "print(f'{100 * $(figure eval_wer "$out/$name.stats"):.2f}%')") | $(/usr/bin/python3 -c "print(f'{100 * $(figure eval_per "$out/$name.stats"):.2f}%')") | $(rate "$words" "$start" "$end") | |")
+  row "attograd $name (greedy, 2 threads, load included)" "$out/$name.answers" "$start" "$end" ""
 done
 
 # Festival: one process reads a Scheme file that prints each word's phones.
@@ -73,9 +86,8 @@ with open(f"{out}/festival.answers", "w") as f:
         if phones:
             f.write(word + "\t" + " ".join(mapping.get(p, p.upper()) for p in phones) + "\n")
 PY
-"$program" --score-outputs "$out/festival.answers" --evaluate "$out/test.dict" --stats \
-  > "$out/festival.stats" 2> /dev/null
-rows+=("| Festival 2.5 CMU letter-to-sound rules (trained on CMUdict 0.4, which holds most of these words) | $(/usr/bin/python3 -c "print(f'{100 * $(figure eval_wer "$out/festival.stats"):.2f}%')") | $(/usr/bin/python3 -c "print(f'{100 * $(figure eval_per "$out/festival.stats"):.2f}%')") | $(rate "$words" "$start" "$end") | one process, start-up included |")
+row "Festival 2.5 CMU letter-to-sound rules (trained on CMUdict 0.4, which holds most of these words)" \
+  "$out/festival.answers" "$start" "$end" "one process, start-up included"
 
 {
   echo "On the $words test words, $(date -u +%Y-%m-%d), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores:"
