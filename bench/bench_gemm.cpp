@@ -3,11 +3,17 @@
 //   steps/<step>/<N>                  the walk of docs/matmul.md at N = 256 and 1024
 //   gemm/<shape>/<t>t/<impl>          every shape attograd serves, on t = 1 and 2
 //                                     threads, impl = attograd or openblas
-// The shapes (kShapes below): square products; attention's batched Q K^T and
-// P V and the A^T B / A B^T forms their backward runs; d2l-sized small
-// products; Linear's x W^T; float64. A batched shape is one attograd call,
-// and for OpenBLAS a loop of cblas_?gemm over the batch items (it has no
-// batched call), each on the same number of threads as attograd.
+// The shapes: kShapes below (square products; attention's batched Q K^T
+// and P V and the A^T B / A B^T forms their backward runs; d2l-sized small
+// products; Linear's x W^T; float64), and the products one training step of
+// the g2p model and of d2l's Transformer makes (bench/training_steps.h),
+// recorded at start-up (kernels::start_gemm_recording) and named
+// MODEL_BATCHxMxNxK_NN (NN, TN, NT, TT: which operands are transposed). The
+// program prints each step's shapes first, with their calls and share of
+// the step's GEMM time, and times those that make up 95% of it. A batched
+// shape is one attograd call, and for OpenBLAS a loop of cblas_?gemm over
+// the batch items (it has no batched call), each on the same number of
+// threads as attograd.
 //
 // At the end a table gives, for every gemm/ shape and thread count, the
 // median time per call of both libraries over the repetitions and their
@@ -31,6 +37,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +45,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -45,6 +53,7 @@
 
 #include "attograd/kernels/gemm.h"
 #include "attograd/tensor.h"
+#include "training_steps.h"
 
 namespace {
 
@@ -88,8 +97,8 @@ void gemm_blocked_loops(int64_t n, const float* A, const float* B, float* C) {
 
 // One product to measure: `batch` items of op(A) [M, K] @ op(B) [K, N].
 struct Product {
-  const char* name;  // the benchmark's shape key
-  const char* what;  // where attograd runs it
+  std::string name;  // the benchmark's shape key
+  std::string what;  // where attograd runs it
   bool float64;
   int64_t batch, M, N, K;
   bool trans_a, trans_b;
@@ -98,7 +107,8 @@ struct Product {
 // Attention (d2l's scoring chapter, 64 heads or batch items, 128 queries and
 // keys, d = 64): the forward's S = Q K^T and O = P V, and the backward's
 // dQ = dS K and dP = dO V^T (the same forms), dK = dS^T Q and dV = P^T dO.
-constexpr Product kShapes[] = {
+const Product kShapes[] = {
+    {"sq128", "square 128", false, 1, 128, 128, 128, false, false},
     {"sq256", "square 256", false, 1, 256, 256, 256, false, false},
     {"sq512", "square 512", false, 1, 512, 512, 512, false, false},
     {"sq1024", "square 1024", false, 1, 1024, 1024, 1024, false, false},
@@ -120,6 +130,12 @@ constexpr Product kShapes[] = {
     {"f64_attn_QKt", "float64 64x[128x64]@[128x64]^T", true, 64, 128, 128, 64, false, true},
 };
 constexpr int kThreadCounts[] = {1, 2};
+
+// kShapes, then the shapes recorded from the training steps (register_all).
+std::vector<Product>& products() {
+  static std::vector<Product> all(std::begin(kShapes), std::end(kShapes));
+  return all;
+}
 
 template <typename T>
 struct Operands {
@@ -303,6 +319,79 @@ void print_configuration() {
   std::fflush(stdout);
 }
 
+// ---- the products of the training steps ---------------------------------------------------
+
+// "128x[15x256]@[256x768]^T": batch items (when more than one), op(A) and op(B).
+std::string describe(const ag::kernels::GemmCall& c) {
+  char batch[24] = "";
+  if (c.batch > 1) std::snprintf(batch, sizeof batch, "%lldx", static_cast<long long>(c.batch));
+  char text[96];
+  std::snprintf(text, sizeof text, "%s%s[%lldx%lld]%s@[%lldx%lld]%s", batch,
+                c.float64 ? "f64 " : "", static_cast<long long>(c.M), static_cast<long long>(c.K),
+                c.trans_a ? "^T" : "", static_cast<long long>(c.K), static_cast<long long>(c.N),
+                c.trans_b ? "^T" : "");
+  return text;
+}
+
+// Records one training step of each model (bench/training_steps.h, one
+// thread, after a step that sizes the buffers), prints every shape its
+// products had with their calls and share of the step's GEMM time, and adds
+// the shapes that make up 95% of that time to products() as
+// <model>_<batch>x<M>x<N>x<K>_<NN|TN|NT|TT> (which operands are transposed),
+// so that each is timed beside OpenBLAS like kShapes. The operands are
+// contiguous here; in the step some are views (a GRU's gates, a head's
+// slice), with the same arithmetic.
+void record_step_shapes() {
+  struct Model {
+    const char* name;
+    std::unique_ptr<ag::bench::TrainingStep> step;
+  };
+  Model models[] = {{"g2p", std::make_unique<ag::bench::TrainingStep>(ag::bench::kG2p, "additive")},
+                    {"transformer", std::make_unique<ag::bench::TrainingStep>(ag::bench::kDates)}};
+  ag::set_num_threads(1);
+  for (Model& m : models) {
+    m.step->run();
+    const auto start = std::chrono::steady_clock::now();
+    ag::kernels::start_gemm_recording();
+    m.step->run();
+    const std::vector<ag::kernels::GemmCall> calls = ag::kernels::stop_gemm_recording();
+    const double step_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double gemm_seconds = 0;
+    int64_t call_count = 0;
+    for (const auto& c : calls) {
+      gemm_seconds += c.seconds;
+      call_count += c.calls;
+    }
+    std::printf("%s step: %.1f ms, of it GEMM %.1f ms (%.0f%%) in %lld calls of %zu shapes\n",
+                m.name, 1e3 * step_seconds, 1e3 * gemm_seconds, 100 * gemm_seconds / step_seconds,
+                static_cast<long long>(call_count), calls.size());
+    double covered = 0;
+    for (const ag::kernels::GemmCall& c : calls) {
+      const double share = c.seconds / gemm_seconds;
+      const bool timed = covered < 0.95;
+      // Named by the shape, so that a name means the same product in every
+      // run (the shares, and so the order, move from run to run).
+      char name[64];
+      std::snprintf(name, sizeof name, "%s_%lldx%lldx%lldx%lld_%c%c", m.name,
+                    static_cast<long long>(c.batch), static_cast<long long>(c.M),
+                    static_cast<long long>(c.N), static_cast<long long>(c.K), c.trans_a ? 'T' : 'N',
+                    c.trans_b ? 'T' : 'N');
+      std::printf("  %-28s %-36s %5lld calls %6.2f ms %5.1f%%%s\n", timed ? name : "",
+                  describe(c).c_str(), static_cast<long long>(c.calls), 1e3 * c.seconds,
+                  100 * share, timed ? "" : "  (not timed: past 95%)");
+      if (timed) {
+        char what[96];
+        std::snprintf(what, sizeof what, "%s x%lld %.0f%%", describe(c).c_str(),
+                      static_cast<long long>(c.calls), 100 * share);
+        products().push_back({name, what, c.float64, c.batch, c.M, c.N, c.K, c.trans_a, c.trans_b});
+      }
+      covered += share;
+    }
+  }
+  std::fflush(stdout);
+}
+
 void register_all() {
   // The walk of docs/matmul.md.
   for (int64_t n : {256, 1024}) {
@@ -327,7 +416,8 @@ void register_all() {
     add<float>("steps/5_threads2/" + N, sq, 2, attograd_gemm<float>);
   }
 
-  for (const Product& p : kShapes) {
+  record_step_shapes();
+  for (const Product& p : products()) {
     for (int threads : kThreadCounts) {
       const std::string prefix =
           std::string("gemm/") + p.name + "/" + std::to_string(threads) + "t/";
@@ -378,17 +468,17 @@ class ComparisonReporter : public benchmark::ConsoleReporter {
   // ratio = openblas / ours (> 1: attograd faster); `best` is the same ratio
   // of the fastest repetitions.
   void print_table() const {
-    std::printf("\n%-16s %-34s %7s %11s %11s %6s %6s\n", "shape", "what", "threads", "ours_us",
+    std::printf("\n%-28s %-40s %7s %11s %11s %6s %6s\n", "shape", "what", "threads", "ours_us",
                 "openblas_us", "ratio", "best");
     int slower = 0, rows = 0;
-    for (const Product& p : kShapes) {
+    for (const Product& p : products()) {
       for (int threads : kThreadCounts) {
         const std::string key =
             std::string("gemm/") + p.name + "/" + std::to_string(threads) + "t/";
         const auto ours = times_.find(key + "attograd"), blas = times_.find(key + "openblas");
         if (ours == times_.end()) continue;
-        std::printf("%-16s %-34s %7d %11.*f", p.name, p.what, threads, digits(median(ours->second)),
-                    median(ours->second));
+        std::printf("%-28s %-40s %7d %11.*f", p.name.c_str(), p.what.c_str(), threads,
+                    digits(median(ours->second)), median(ours->second));
         if (blas != times_.end()) {
           const double ratio = median(blas->second) / median(ours->second);
           const double best = *std::min_element(blas->second.begin(), blas->second.end()) /

@@ -509,3 +509,33 @@ TEST_F(ParallelForTest, NumThreads) {
 }
 
 }  // namespace
+
+// The recording bench_gemm takes of a training step's products: every call
+// of gemm() counted by shape, from every thread, and nothing once it stops.
+TEST(GemmRecording, CountsEachShapesCallsUntilItStops) {
+  const ag::Tensor a = ag::randn({6, 5}), b = ag::randn({5, 7});
+  const ag::Tensor qs = ag::randn({3, 4, 8}, ag::kFloat64), ks = ag::randn({3, 9, 8}, ag::kFloat64);
+  ag::kernels::start_gemm_recording();
+  ag::matmul(a, b);
+  ag::matmul(a, b);
+  ag::bmm(qs, ks.transpose(1, 2));  // [3, 4, 8] @ [3, 8, 9]
+  std::thread other([&] { ag::matmul(a, b); });
+  other.join();
+  const std::vector<ag::kernels::GemmCall> calls = ag::kernels::stop_gemm_recording();
+  ag::matmul(a, b);  // after the stop: not counted
+  ASSERT_EQ(calls.size(), 2u);
+  const auto find = [&](bool float64) {
+    return *std::find_if(calls.begin(), calls.end(),
+                         [&](const ag::kernels::GemmCall& c) { return c.float64 == float64; });
+  };
+  const ag::kernels::GemmCall mm = find(false), batched = find(true);
+  EXPECT_EQ(mm.calls, 3);
+  EXPECT_EQ((std::vector<int64_t>{mm.batch, mm.M, mm.N, mm.K}), (std::vector<int64_t>{1, 6, 7, 5}));
+  EXPECT_GE(mm.seconds, 0.0);
+  EXPECT_EQ(batched.calls, 1);
+  EXPECT_EQ((std::vector<int64_t>{batched.batch, batched.M, batched.N, batched.K}),
+            (std::vector<int64_t>{3, 4, 9, 8}));
+  EXPECT_GE(calls[0].seconds, calls[1].seconds);  // the most time first
+  ag::kernels::start_gemm_recording();            // a new recording starts empty
+  EXPECT_TRUE(ag::kernels::stop_gemm_recording().empty());
+}

@@ -12,9 +12,15 @@
 //           skip the driver and run the tiles on A and B in place
 //   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp; AArch64, tested under QEMU)
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
 #include <new>
 #include <numeric>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 #include "attograd/error.h"
 #include "cpu_features.h"
@@ -171,13 +177,61 @@ const char* gemm_path_name() {
   return gemm_path_name(default_gemm_path());
 }
 
+namespace {
+
+// The recording: its switch, read by every call, and its calls by shape.
+std::atomic<bool> recording{false};
+std::mutex recorded_mutex;
+using CallKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+std::map<CallKey, GemmCall> recorded;
+
+template <typename T>
+void run_recorded(GemmFn<T> fn, const GemmShape& s, const T* A, const T* B, T* C) {
+  const auto start = std::chrono::steady_clock::now();
+  fn(s, A, B, C);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  constexpr bool kFloat64 = std::is_same_v<T, double>;
+  const std::lock_guard<std::mutex> lock(recorded_mutex);
+  GemmCall& call = recorded[CallKey(s.batch, s.M, s.N, s.K, s.trans_a, s.trans_b, kFloat64)];
+  call = {s.batch,
+          s.M,
+          s.N,
+          s.K,
+          s.trans_a,
+          s.trans_b,
+          kFloat64,
+          call.calls + 1,
+          call.seconds + seconds};
+}
+
+}  // namespace
+
+void start_gemm_recording() {
+  const std::lock_guard<std::mutex> lock(recorded_mutex);
+  recorded.clear();
+  recording.store(true);
+}
+
+std::vector<GemmCall> stop_gemm_recording() {
+  recording.store(false);
+  const std::lock_guard<std::mutex> lock(recorded_mutex);
+  std::vector<GemmCall> calls;
+  for (const auto& [key, call] : recorded) calls.push_back(call);
+  std::stable_sort(calls.begin(), calls.end(),
+                   [](const GemmCall& a, const GemmCall& b) { return a.seconds > b.seconds; });
+  return calls;
+}
+
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
   static const GemmFn<float> fn = path_function<float>(default_gemm_path());
+  if (recording.load(std::memory_order_relaxed)) return run_recorded(fn, s, A, B, C);
   fn(s, A, B, C);
 }
 
 void gemm(const GemmShape& s, const double* A, const double* B, double* C) {
   static const GemmFn<double> fn = path_function<double>(default_gemm_path());
+  if (recording.load(std::memory_order_relaxed)) return run_recorded(fn, s, A, B, C);
   fn(s, A, B, C);
 }
 

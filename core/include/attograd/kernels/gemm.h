@@ -28,6 +28,20 @@ struct GemmShape {
 void gemm(const GemmShape& s, const float* A, const float* B, float* C);
 void gemm(const GemmShape& s, const double* A, const double* B, double* C);
 
+// ---- recording the products a program makes (bench_gemm's step shapes) ----
+// While a recording runs, gemm() counts and times its calls by shape (batch,
+// M, N, K, the transposes, float32 or float64), from every thread. Not
+// recording, a call costs one relaxed atomic load more.
+struct GemmCall {
+  int64_t batch = 1, M = 0, N = 0, K = 0;
+  bool trans_a = false, trans_b = false, float64 = false;
+  int64_t calls = 0;
+  double seconds = 0;  // the calls' wall time, summed
+};
+void start_gemm_recording();  // forgets an earlier recording's calls
+// Ends the recording: its shapes, the most time first.
+std::vector<GemmCall> stop_gemm_recording();
+
 // The plain triple loop: the reference the tests compare the fast path with.
 void gemm_naive(const GemmShape& s, const float* A, const float* B, float* C);
 void gemm_naive(const GemmShape& s, const double* A, const double* B, double* C);
