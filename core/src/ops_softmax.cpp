@@ -280,12 +280,18 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
              Tensor dx = empty(y_.shape(), y_.dtype());  // every row written
              dispatch_floating(y_.dtype(), "masked_softmax", [&](auto tag) {
                using T = decltype(tag);
-               for (size_t r = 0; r < rows.offset.size(); ++r) {
-                 const int64_t at = static_cast<int64_t>(r) * n;
-                 masked_backward_row<T>(y_.data_ptr<T>() + at, gc.data_ptr<T>() + at,
-                                        rows.data + rows.offset[r], rows.stride,
-                                        dx.data_ptr<T>() + at, n, zero_masked);
-               }
+               // The rows split across threads, as in the forward.
+               detail::parallel_for(
+                   static_cast<int64_t>(rows.offset.size()),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t r = begin; r < end; ++r) {
+                       const int64_t at = r * n;
+                       masked_backward_row<T>(y_.data_ptr<T>() + at, gc.data_ptr<T>() + at,
+                                              rows.data + rows.offset[static_cast<size_t>(r)],
+                                              rows.stride, dx.data_ptr<T>() + at, n, zero_masked);
+                     }
+                   },
+                   detail::grain_for(n));
              });
              return grads{dx};
            });
