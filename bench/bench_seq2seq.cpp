@@ -21,7 +21,9 @@
 // against attograd-translate; docs/seq2seq.md and docs/g2p.md ("Speed") have
 // the figures.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
+#include <cstdint>
 #include <string>
 
 #include "training_steps.h"
@@ -30,10 +32,23 @@ namespace {
 
 using ag::bench::StepShape;
 
+// The process's minor page faults so far: a step that reuses its buffers
+// makes none once the allocator's cache holds them.
+int64_t minor_page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 void run_steps(benchmark::State& state, ag::bench::TrainingStep& step) {
+  step.run();  // sizes the buffers
+  const int64_t faults_before = minor_page_faults();
   for (auto _ : state) benchmark::DoNotOptimize(step.run());
   state.counters["steps_per_s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["page_faults_per_step"] =
+      static_cast<double>(minor_page_faults() - faults_before) /
+      static_cast<double>(state.iterations());
 }
 
 void train_step(benchmark::State& state, const StepShape& shape, const std::string& scoring) {
