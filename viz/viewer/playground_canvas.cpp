@@ -192,7 +192,7 @@ void PlaygroundCanvas::draw_grid(ImDrawList* draw) const {
     draw->AddLine(ImVec2(vx.x, corner.y), ImVec2(vx.x, corner.y + side), u == 0 ? axis : grid);
     draw->AddLine(ImVec2(corner.x, hy.y), ImVec2(corner.x + side, hy.y), u == 0 ? axis : grid);
     if (u == 0 || u == -3) continue;
-    char text[8];
+    char text[12];  // any int: -O1 cannot see that u is in [-2, 3]
     std::snprintf(text, sizeof text, "%d", u);
     draw->AddText(ImVec2(vx.x + 3.0f, origin_.y + 2.0f), label, text);
     draw->AddText(ImVec2(origin_.x + 4.0f, hy.y - ImGui::GetTextLineHeight() - 1.0f), label, text);
