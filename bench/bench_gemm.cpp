@@ -1,5 +1,6 @@
 // GEMM speed, attograd against OpenBLAS at its best, side by side in one run.
 //
+//   peak/fma_<isa>                    the core's float32 FMA peak (GFLOPS), one thread
 //   steps/<step>/<N>                  the walk of docs/matmul.md at N = 256 and 1024
 //   gemm/<shape>/<t>t/<impl>          every shape attograd serves, on t = 1 and 2
 //                                     threads, impl = attograd or openblas
@@ -34,6 +35,9 @@
 #endif
 #if defined(__linux__)
 #include <unistd.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 #include <algorithm>
@@ -92,6 +96,67 @@ void gemm_blocked_loops(int64_t n, const float* A, const float* B, float* C) {
     }
   }
 }
+
+// ---- the machine's peak -------------------------------------------------------------------------
+
+#if defined(__x86_64__)
+// The core's float32 FMA peak: 12 independent chains of fused multiply-adds
+// on whole vectors (enough to cover the FMA units' latency), nothing loaded
+// or stored. A kernel's GFLOP/s over this is its share of the machine.
+// (One function per instruction set: a target attribute does not reach
+// into a template's or a lambda's body.)
+__attribute__((target("avx512f"))) float fma_peak_avx512(int64_t rounds) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-4f);
+  for (int64_t r = 0; r < rounds; ++r) {
+    for (__m512& v : acc) v = _mm512_fmadd_ps(v, a, b);
+  }
+  alignas(64) float lanes[16];
+  float sum = 0;
+  for (const __m512& v : acc) {
+    _mm512_store_ps(lanes, v);
+    for (float x : lanes) sum += x;
+  }
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) float fma_peak_avx2(int64_t rounds) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-4f);
+  for (int64_t r = 0; r < rounds; ++r) {
+    for (__m256& v : acc) v = _mm256_fmadd_ps(v, a, b);
+  }
+  alignas(32) float lanes[8];
+  float sum = 0;
+  for (const __m256& v : acc) {
+    _mm256_store_ps(lanes, v);
+    for (float x : lanes) sum += x;
+  }
+  return sum;
+}
+
+// peak/fma_avx512 (or peak/fma_avx2): GFLOPS of the loop above, one thread.
+void register_fma_peak() {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return;
+  benchmark::RegisterBenchmark(
+      avx512 ? "peak/fma_avx512" : "peak/fma_avx2",
+      [avx512](benchmark::State& state) {
+        constexpr int64_t kRounds = 1 << 20;
+        for (auto _ : state)
+          benchmark::DoNotOptimize(avx512 ? fma_peak_avx512(kRounds) : fma_peak_avx2(kRounds));
+        const double flops = 2.0 * 12 * (avx512 ? 16 : 8) * kRounds;
+        state.counters["GFLOPS"] =
+            benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+      })
+      ->Unit(benchmark::kMillisecond);
+}
+#else
+void register_fma_peak() {}
+#endif
 
 // ---- operands and timing ---------------------------------------------------------------------
 
@@ -393,6 +458,7 @@ void record_step_shapes() {
 }
 
 void register_all() {
+  register_fma_peak();
   // The walk of docs/matmul.md.
   for (int64_t n : {256, 1024}) {
     const std::string N = std::to_string(n);
