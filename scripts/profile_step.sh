@@ -37,6 +37,7 @@ kinds = [  # (kind, pattern), the first match wins
     ("allocation, freeing, page faults", r"malloc|free|_int_|unlink_chunk|consolidate|clear_page|"
                                          r"page_fault|memset|operator new|~Node|mmap|\[k\]"),
     ("optimizer (Adam, clipping)", r"adam|clip|norm"),
+    ("gradients summed into place, reductions", r"add_in_place|sum_dims|reduce"),
     ("element-wise ops", r"ag::(mul|add|sub|div|relu|gt|where|exp|tanh|sigmoid|neg)\b|binary|unary|"
                          r"expf|tanhf|logf"),
     ("autograd engine and dispatch", r"Node|backward|Engine|_Function_handler|shared_ptr|parallel"),
