@@ -9,7 +9,8 @@
 # with median times per call, ratio = openblas / ours (> 1: attograd is
 # faster; rows below 1.0 are flagged) and `best` the ratio of the fastest runs.
 #
-#   scripts/bench_gemm_compare.sh [REGEX]     e.g. 'attn|sq2048' (default: all shapes)
+#   scripts/bench_gemm_compare.sh [REGEX]     e.g. 'attn|sq2048' (default: all shapes);
+#                                             'g2p_|transformer_': the training steps' products
 #   BUILD_DIR=build-x REPS=9 scripts/bench_gemm_compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
