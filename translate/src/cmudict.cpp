@@ -69,14 +69,6 @@ bool drop_stress(std::string& phoneme) {
   return true;
 }
 
-// "KNIFE" -> "knife" (upstream's cmudict-0.7b writes its words in capitals).
-std::string folded(std::string word) {
-  for (char& c : word) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return word;
-}
-
 // "word(2)" -> "word"; anything else as it is ("word(x)" fails the word test later).
 std::string strip_alternate(const std::string& word) {
   const size_t open = word.rfind('(');
@@ -141,7 +133,8 @@ Cmudict parse_cmudict(std::istream& in, const std::string& path) {
              "nothing");
       pronunciation += (i > 1 ? " " : "") + phoneme;
     }
-    const std::string word = strip_alternate(folded(fields[0]));
+    // "KNIFE" -> "knife": upstream's cmudict-0.7b writes its words in capitals.
+    const std::string word = strip_alternate(fold_ascii_case(fields[0]));
     if (!is_kept_word(word)) {
       ++stats.skipped_word;
       continue;

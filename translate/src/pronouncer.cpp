@@ -172,10 +172,7 @@ void Pronouncer::add_lexicon(const Cmudict& dict) {
 std::string Pronouncer::normalize(const std::string& word) {
   const size_t begin = word.find_first_not_of(" \t\r\n");
   if (begin == std::string::npos) return "";
-  std::string out = word.substr(begin, word.find_last_not_of(" \t\r\n") + 1 - begin);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
+  return fold_ascii_case(word.substr(begin, word.find_last_not_of(" \t\r\n") + 1 - begin));
 }
 
 std::optional<std::string> Pronouncer::problem(const std::string& word) const {

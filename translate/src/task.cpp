@@ -65,6 +65,13 @@ std::vector<std::string> tokenize(const std::string& text, Tokenization tokeniza
   return tokens;
 }
 
+std::string fold_ascii_case(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
 std::vector<std::string> tokenize_chars(const std::string& text) {
   return tokenize(text, Tokenization::Characters);
 }

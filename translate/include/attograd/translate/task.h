@@ -38,6 +38,9 @@ Tokenization target_tokenization(Task task);
 // back, detokenize, is data.h's: it drops the Vocab's reserved tokens.)
 std::vector<std::string> tokenize(const std::string& text, Tokenization tokenization);
 std::vector<std::string> tokenize_chars(const std::string& text);  // Characters
+// A-Z folded to a-z, every other byte as it is ("Knife" -> "knife"): words
+// as CMUdict's readers and the Pronouncer compare them.
+std::string fold_ascii_case(std::string text);
 
 // ---- examples ----------------------------------------------------------------------
 // Which characters of a date's source spell one of its fields, [begin, end)
