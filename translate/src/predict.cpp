@@ -262,6 +262,12 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
   return out;
 }
 
+std::vector<std::string> alignment_columns(const std::string& text) {
+  std::vector<std::string> columns = tokenize_chars(text);
+  columns.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
+  return columns;
+}
+
 std::vector<Translation> translate(Translator& translator, const std::vector<std::string>& texts,
                                    int64_t batch_size, int64_t beam) {
   AG_CHECK(translator.model != nullptr, "translate", "the translator has no model");
@@ -297,8 +303,7 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
       const Prediction& p = predictions[i];
       Translation t;
       t.input = chunk[i];
-      t.source_tokens = tokenize_chars(chunk[i]);
-      t.source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
+      t.source_tokens = alignment_columns(chunk[i]);
       t.output = detokenize(translator.tgt_vocab.tokens(p.output), tokenization);
       t.output_tokens = output_tokens(p.output, p.finished);
       t.token_log_probs = p.token_log_probs;

@@ -357,9 +357,7 @@ std::string pronunciation_json(const std::string& shown, const Pronunciation& p)
                     ",\"output\":" + json_quote(best.phonemes) + ",\"source\":\"" +
                     source_name(p.source) + "\"," + variant_figures(best);
   if (p.source == PronunciationSource::Model) {
-    std::vector<std::string> source_tokens = tokenize_chars(p.word);
-    source_tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
-    out += ",\"source_tokens\":" + json_strings(source_tokens) +
+    out += ",\"source_tokens\":" + json_strings(alignment_columns(p.word)) +
            ",\"output_tokens\":" + json_strings(best.output_tokens) +
            ",\"weights\":" + json_array(best.alignment);
   }

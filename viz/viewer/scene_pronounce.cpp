@@ -90,14 +90,6 @@ std::string model_summary(const tr::Translator& t) {
   return t.config.encoder + " GRU encoder, " + t.config.attention + " attention, " + count;
 }
 
-// The alignment's columns: the word's letters and the <eos> the encoder reads
-// after them.
-std::vector<std::string> source_tokens(const std::string& word) {
-  std::vector<std::string> tokens = tr::tokenize_chars(word);
-  tokens.push_back(tr::Vocab::reserved_tokens()[tr::Vocab::kEos]);
-  return tokens;
-}
-
 std::vector<std::string> shipped_paths() {
   std::vector<std::string> paths;
   for (const char* relative : tr::kShippedG2pModels) paths.push_back(find_source_file(relative));
@@ -578,7 +570,7 @@ void PronounceScene::draw_model(AskedModel& m, size_t index, ImVec2 size) {
   } else {
     draw_pronounce_alignment("pronounce/" + m.name + "/alignment",
                              greedy ? "greedy answer's alignment" : "candidate's alignment",
-                             source_tokens(word_), shown.output_tokens, shown.alignment,
+                             tr::alignment_columns(word_), shown.output_tokens, shown.alignment,
                              ImVec2(ImGui::GetContentRegionAvail().x, map_height));
   }
   ImGui::SetCursorPosY(std::max(list_top, ImGui::GetCursorPosY()));

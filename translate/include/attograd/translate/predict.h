@@ -80,6 +80,10 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
                                                     const Tensor& src_valid_len, int64_t num_steps,
                                                     const BeamOptions& options = {});
 
+// An alignment's columns for `text`: its characters, then the <eos> the
+// encoder reads after them (Translation::source_tokens).
+std::vector<std::string> alignment_columns(const std::string& text);
+
 // What translate() gives for one text.
 struct Translation {
   std::string input;
