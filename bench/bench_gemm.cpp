@@ -386,14 +386,16 @@ void print_configuration() {
 
 // ---- the products of the training steps ---------------------------------------------------
 
-// "128x[15x256]@[256x768]^T": batch items (when more than one), op(A) and op(B).
+// "128x[15x256]@[768x256]^T": batch items (when more than one), then A and B
+// as stored, ^T where the product reads one transposed (kShapes' notation).
 std::string describe(const ag::kernels::GemmCall& c) {
+  const auto ll = [](int64_t v) { return static_cast<long long>(v); };
   char batch[24] = "";
-  if (c.batch > 1) std::snprintf(batch, sizeof batch, "%lldx", static_cast<long long>(c.batch));
+  if (c.batch > 1) std::snprintf(batch, sizeof batch, "%lldx", ll(c.batch));
   char text[96];
   std::snprintf(text, sizeof text, "%s%s[%lldx%lld]%s@[%lldx%lld]%s", batch,
-                c.float64 ? "f64 " : "", static_cast<long long>(c.M), static_cast<long long>(c.K),
-                c.trans_a ? "^T" : "", static_cast<long long>(c.K), static_cast<long long>(c.N),
+                c.float64 ? "f64 " : "", ll(c.trans_a ? c.K : c.M), ll(c.trans_a ? c.M : c.K),
+                c.trans_a ? "^T" : "", ll(c.trans_b ? c.N : c.K), ll(c.trans_b ? c.K : c.N),
                 c.trans_b ? "^T" : "");
   return text;
 }

@@ -194,15 +194,9 @@ void run_recorded(GemmFn<T> fn, const GemmShape& s, const T* A, const T* B, T* C
   constexpr bool kFloat64 = std::is_same_v<T, double>;
   const std::lock_guard<std::mutex> lock(recorded_mutex);
   GemmCall& call = recorded[CallKey(s.batch, s.M, s.N, s.K, s.trans_a, s.trans_b, kFloat64)];
-  call = {s.batch,
-          s.M,
-          s.N,
-          s.K,
-          s.trans_a,
-          s.trans_b,
-          kFloat64,
-          call.calls + 1,
-          call.seconds + seconds};
+  if (call.calls == 0) call = {s.batch, s.M, s.N, s.K, s.trans_a, s.trans_b, kFloat64};
+  ++call.calls;
+  call.seconds += seconds;
 }
 
 }  // namespace
