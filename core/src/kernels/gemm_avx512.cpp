@@ -92,7 +92,10 @@ struct Avx512Kernel {
   static constexpr int kColumnStep = kLanes;  // narrow tiles read whole vectors of B
 
   // C[0:m, 0:n] (+)= the tile, for m == R and n in ((Vs - 1) * kLanes, Vs * kLanes].
-  template <int R, int Vs>
+  // MaskedB: B's last vector of each k step is read with the mask of C's last
+  // one (gemm_small reads an unpacked B in place, where past its last column
+  // there may be no memory); a packed sliver is zero-padded and read whole.
+  template <int R, int Vs, bool MaskedB = false>
   AG_AVX512 static void tile(const MicroTile<T>& t) {
     const T* row[R];
 #pragma GCC unroll 6
@@ -105,11 +108,17 @@ struct Avx512Kernel {
       for (int v = 0; v < Vs; ++v) acc[i][v] = Vec<T>::zero();
     }
 
+    // The last vector of each row holds `last` columns of C (all kLanes but at
+    // the right edge).
+    const auto last = Vec<T>::first(t.n - (Vs - 1) * kLanes);
     const T* b = t.b;
     for (int64_t k = 0, ak = 0; k < t.kc; ++k, ak += t.a_cs, b += t.b_ks) {
       V bk[Vs];
 #pragma GCC unroll 4
-      for (int v = 0; v < Vs; ++v) bk[v] = Vec<T>::load(b + v * kLanes);
+      for (int v = 0; v < Vs; ++v) {
+        bk[v] = MaskedB && v == Vs - 1 ? Vec<T>::load(b + v * kLanes, last)
+                                       : Vec<T>::load(b + v * kLanes);
+      }
 #pragma GCC unroll 6
       for (int i = 0; i < R; ++i) {
         const V a = Vec<T>::broadcast(row[i][ak]);
@@ -118,11 +127,9 @@ struct Avx512Kernel {
       }
     }
 
-    // The last vector of each row holds `last` columns of C (all kLanes but at
-    // the right edge). C's address and the flag are read once: the stores go
-    // through a type that may alias anything, t's fields included, so the
-    // compiler would otherwise read them again after each store.
-    const auto last = Vec<T>::first(t.n - (Vs - 1) * kLanes);
+    // C's address and the flag are read once: the stores go through a type
+    // that may alias anything, t's fields included, so the compiler would
+    // otherwise read them again after each store.
     T* const c0 = t.c;
     const int64_t ldc = t.ldc;
     const bool accumulate = t.accumulate;
@@ -211,6 +218,10 @@ struct Avx512Kernel {
       {tile<6, 1>, tile<6, 2>, tile<6, 3>, tile<6, 4>},
   };
 
+  // gemm_small's last columns, fewer than a vector: kTailTiles[rows - 1].
+  static constexpr TileFn kTailTiles[kMR] = {tile<1, 1, true>, tile<2, 1, true>, tile<3, 1, true>,
+                                             tile<4, 1, true>, tile<5, 1, true>, tile<6, 1, true>};
+
   static void micro_kernel(const MicroTile<T>& t) {
     run_tile(t, t.m, t.n);
   }
@@ -234,13 +245,15 @@ struct Avx512Kernel {
   // panel loops: a third of the time) costs as much as OpenBLAS's whole
   // unpacked small-matrix path. Products this small fit in L1 whatever their
   // layout, so nothing is packed: the tiles read A and B in place and write C,
-  // all of k at once. Only the last columns of B, when N is not a multiple of
-  // the vector width, are copied (zero-padded to one vector) into a buffer on
-  // the stack, because a tile reads whole vectors of B and past the last
-  // column there may be no memory. A transposed B (each column a row apart)
-  // goes through the driver, which transposes it while packing.
+  // all of k at once. The last columns of B, when N is not a multiple of the
+  // vector width, are read with masked loads (kTailTiles), because past the
+  // last column there may be no memory. (They were copied, zero-padded, into
+  // a buffer on the stack: for a head's 8 columns, as the Transformer's
+  // P V has, the copy cost more than the product.) A transposed B (each
+  // column a row apart) goes through the driver, which transposes it while
+  // packing.
   static constexpr int64_t kSmallMacs = 32 * 1024;  // M N K of one batch item
-  static constexpr int64_t kSmallK = 64;            // the stack buffer: kSmallK x kLanes
+  static constexpr int64_t kSmallK = 64;            // the depths this path was measured at
 
   static bool is_small(const GemmShape& s) {
     return !s.trans_b && s.M > 0 && s.N > 0 && s.K > 0 && s.K <= kSmallK &&
@@ -248,9 +261,8 @@ struct Avx512Kernel {
   }
 
   static void gemm_small(const GemmShape& s, const T* A, const T* B, T* C) {
-    const int64_t full = s.N / kLanes * kLanes;  // columns read in place, whole vectors
+    const int64_t full = s.N / kLanes * kLanes;  // columns read as whole vectors
     const int tail = static_cast<int>(s.N - full);
-    T ragged[kSmallK * kLanes];
     MicroTile<T> t;
     t.kc = s.K;
     t.a_rs = s.trans_a ? 1 : s.lda;
@@ -261,12 +273,6 @@ struct Avx512Kernel {
       const T* a = A + item * s.stride_a;
       const T* b = B + item * s.stride_b;
       T* c = C + item * s.stride_c;
-      if (tail > 0 && (item == 0 || s.stride_b != 0)) {
-        for (int64_t k = 0; k < s.K; ++k) {
-          for (int j = 0; j < kLanes; ++j)
-            ragged[k * kLanes + j] = j < tail ? b[k * s.ldb + full + j] : T(0);
-        }
-      }
       for (int64_t i = 0; i < s.M; i += kMR) {
         const int m = static_cast<int>(std::min<int64_t>(kMR, s.M - i));
         t.m = m;
@@ -280,11 +286,10 @@ struct Avx512Kernel {
           run_tile(t, m, n);
         }
         if (tail > 0) {
-          t.b = ragged;
-          t.b_ks = kLanes;
+          t.b = b + full;
           t.c = c + i * s.ldc + full;
           t.n = tail;
-          run_tile(t, m, tail);
+          kTailTiles[m - 1](t);
         }
       }
     }
