@@ -27,17 +27,28 @@ function serve(dir, port = 0, extra = {}) {
       // Only files under DIR: a path climbing out with .. is not served.
       if (!file.startsWith(root + path.sep)) file = null;
     }
-    fs.readFile(file || "", (error, data) => {
-      if (error) {
+    fs.stat(file || "", (error, stat) => {
+      if (error || !stat.isFile()) {
         response.writeHead(404, {"Content-Type": "text/plain"});
         response.end(`not found: ${url}\n`);
         return;
       }
-      response.writeHead(200, {
+      // The browser asks again each time (no-cache) and gets "not modified"
+      // while the file is the same: then it reuses its copy, and for the
+      // .wasm the code it compiled from it last time.
+      const tag = `"${stat.size}-${stat.mtimeMs}"`;
+      const headers = {
         "Content-Type": kTypes[path.extname(file)] || "application/octet-stream",
         "Cache-Control": "no-cache",
-      });
-      response.end(data);
+        "ETag": tag,
+      };
+      if (request.headers["if-none-match"] === tag) {
+        response.writeHead(304, headers);
+        response.end();
+        return;
+      }
+      response.writeHead(200, {...headers, "Content-Length": stat.size});
+      fs.createReadStream(file).pipe(response);
     });
   });
   return new Promise((resolve, reject) => {

@@ -31,6 +31,18 @@ if [[ ! -f "$site/attograd-viewer.wasm" ]]; then
   echo "tests/web/run.sh: $site has no page; the test web_site builds it" >&2
   exit 1
 fi
+# One Chromium for all of the program's pages (drive.js --keep-open): starting
+# one per page cost about 1.5 s a page.
+export ATTOGRAD_WEB_DRIVE
+ATTOGRAD_WEB_DRIVE=$(mktemp -u "${TMPDIR:-/tmp}/attograd-drive-XXXXXX.sock")
+node tests/web/drive.js --keep-open "$ATTOGRAD_WEB_DRIVE" --site "$site" &
+driver=$!
+trap 'kill "$driver" 2> /dev/null; wait "$driver"' EXIT
+for ((tries = 0; tries < 300; ++tries)); do
+  [[ -S "$ATTOGRAD_WEB_DRIVE" ]] && break
+  kill -0 "$driver" 2> /dev/null || { echo "tests/web/run.sh: drive.js did not start" >&2; exit 1; }
+  sleep 0.1
+done
 # The page has no resident-set figure (/proc), so the memory-growth tests stay
 # desktop-only; --list-scenes runs the native binary.
-exec "$tests" --gtest_filter='-*NoMemoryGrowth*:*ListScenes*'
+"$tests" --gtest_filter='-*NoMemoryGrowth*:*ListScenes*'
