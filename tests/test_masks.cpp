@@ -434,6 +434,26 @@ TEST(MaskedSoftmaxKernelTest, MatchesTheComposedOpsForwardAndBackward) {
   }
 }
 
+// Rows longer than a SIMD vector, with a ragged end (float32 sums and scales
+// them in vector lanes): 37 keys, masked at random and causally.
+TEST(MaskedSoftmaxKernelTest, LongRowsMatchTheComposedOps) {
+  manual_seed(8);
+  const Shape shape{2, 3, 37};
+  for (const Tensor& keep : {lt(rand(shape), full({}, 0.6)), causal_mask(3, 37)}) {
+    for (bool zero_masked : {false, true}) {
+      Tensor x = (randn(shape, kFloat64) * 3.0).requires_grad_();
+      Tensor x32 = x.detach().to(kFloat32).requires_grad_();
+      const Tensor w = randn(shape, kFloat64);
+      sum(masked_softmax_last(x32, keep, -1e6, zero_masked) * w.to(kFloat32)).backward();
+      Tensor composed = softmax(where(keep, x, -1e6), -1);
+      if (zero_masked) composed = where(keep, composed, 0.0);
+      sum(composed * w).backward();
+      EXPECT_TRUE(testing::all_close(x32.grad().to(kFloat64), x.grad(), 1e-5, 1e-5))
+          << shape_str(keep.shape()) << (zero_masked ? " zero_masked" : "");
+    }
+  }
+}
+
 TEST(MaskedSoftmaxKernelTest, Gradcheck) {
   const Tensor keep = tensor({1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 1, 0}, {2, 2, 3}, kBool);
   for (bool zero_masked : {false, true}) {

@@ -224,15 +224,26 @@ void masked_forward_rows(const T* x, const KeepRows& keep, T* y, int64_t begin, 
 // backward: dx = k * y * (g~ - sum_j g~_j y_j), g~ = zero_masked ? k * g : g.
 // (With zero_masked, y is 0 where k is false, so the output y stands in for
 // the unmasked softmax in the sum: every masked term has g~ = 0 anyway.)
-// No float32 twin: one loop for both dtypes.
+// float32 runs the sum and the product in SIMD (vector_math.h: the sum in
+// float lanes, added in double at the end, as softmax's backward), with g~
+// written into dx first; float64 sums in double, one entry at a time.
 template <typename T>
 void masked_backward_row(const T* y, const T* g, const bool* k, int64_t k_stride, T* dx, int64_t n,
                          bool zero_masked) {
-  double s = 0;
-  for (int64_t j = 0; j < n; ++j)
-    if (k[j * k_stride] || !zero_masked) s += static_cast<double>(g[j]) * y[j];
-  const T sum = static_cast<T>(s);
-  for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? y[j] * (g[j] - sum) : T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (zero_masked)
+      for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? g[j] : 0.0f;
+    const float* g_used = zero_masked ? dx : g;  // g~
+    const float sum = static_cast<float>(detail::dot_f32(g_used, y, n));
+    detail::softmax_backward_given_f32(y, g_used, sum, dx, n);
+    for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? dx[j] : 0.0f;
+  } else {
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j)
+      if (k[j * k_stride] || !zero_masked) s += static_cast<double>(g[j]) * y[j];
+    const T sum = static_cast<T>(s);
+    for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? y[j] * (g[j] - sum) : T(0);
+  }
 }
 
 }  // namespace
