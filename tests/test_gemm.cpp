@@ -353,13 +353,14 @@ TEST_F(GemmTest, RowsApart) {
 }
 
 // Tiny products, which a kernel may run without the blocked driver (the
-// AVX-512 one reads A and B in place when M N K <= 32K and K <= 64): every
-// transpose, ragged N on either side of a vector, K on both sides of 64,
-// padded rows, batches with and without a shared B.
+// AVX-512 one reads A and B in place when M N K <= 32K and K <= 64, and
+// takes one or two rows times a transposed B as dot products): every
+// transpose, ragged N on either side of a vector, K on both sides of 64 and
+// of a vector, padded rows, batches with and without a shared B.
 TEST_F(GemmTest, TinyProducts) {
-  const std::vector<std::array<int64_t, 3>> shapes = {{20, 64, 8},  {1, 1, 1},    {6, 17, 3},
-                                                      {13, 5, 64},  {13, 5, 65},  {7, 63, 9},
-                                                      {5, 129, 33}, {32, 32, 32}, {33, 32, 32}};
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      {20, 64, 8},  {1, 1, 1},    {6, 17, 3},   {13, 5, 64}, {13, 5, 65}, {7, 63, 9}, {5, 129, 33},
+      {32, 32, 32}, {33, 32, 32}, {1, 15, 512}, {2, 6, 100}, {1, 5, 16},  {2, 3, 17}, {3, 4, 40}};
   for (const auto& [m, n, k] : shapes) {
     for (int t = 0; t < 4; ++t) {
       Case c = product(m, n, k, t);

@@ -64,6 +64,14 @@ struct Vec<float> {
   AG_AVX512_INLINE static V broadcast(float x) { return _mm512_set1_ps(x); }
   AG_AVX512_INLINE static V add(V x, V y) { return _mm512_add_ps(x, y); }
   AG_AVX512_INLINE static V fma(V x, V y, V acc) { return _mm512_fmadd_ps(x, y, acc); }
+  // The lanes' sum (GCC 12's _mm512_reduce_add_ps trips -Wmaybe-uninitialized).
+  AG_AVX512_INLINE static float sum(V v) {
+    alignas(64) float lane[kLanes];
+    _mm512_store_ps(lane, v);
+    float total = 0;
+    for (float x : lane) total += x;
+    return total;
+  }
 };
 
 template <>
@@ -80,6 +88,13 @@ struct Vec<double> {
   AG_AVX512_INLINE static V broadcast(double x) { return _mm512_set1_pd(x); }
   AG_AVX512_INLINE static V add(V x, V y) { return _mm512_add_pd(x, y); }
   AG_AVX512_INLINE static V fma(V x, V y, V acc) { return _mm512_fmadd_pd(x, y, acc); }
+  AG_AVX512_INLINE static double sum(V v) {
+    alignas(64) double lane[kLanes];
+    _mm512_store_pd(lane, v);
+    double total = 0;
+    for (double x : lane) total += x;
+    return total;
+  }
 };
 
 template <typename Scalar>
@@ -295,8 +310,63 @@ struct Avx512Kernel {
     }
   }
 
+  // ---- a row or two times a transposed B: dot products ----
+  //
+  // The additive attention's backward multiplies one row by a transposed B
+  // (dL/dweights [1 x 15] = dL/dcontext [1 x 512] times the values
+  // [15 x 512]^T, for each of 128 words): C(i, j) is the dot product of A's
+  // row i and B's row j, both contiguous in memory. The driver would first
+  // transpose B into a packed sliver, a copy as long as the product, and its
+  // 6-row tile would use one row; here both rows are read in place, a vector
+  // of k at a time (the last one masked), and each sum is added up across
+  // the lanes at the end.
+  static constexpr int64_t kRowDotsMaxM = 2;
+
+  static bool is_row_dots(const GemmShape& s) {
+    return s.trans_b && !s.trans_a && s.M > 0 && s.M <= kRowDotsMaxM && s.N > 0 && s.K >= kLanes &&
+           s.M * s.N * s.K <= kSmallMacs;
+  }
+
+  AG_AVX512 static void gemm_row_dots(const GemmShape& s, const T* A, const T* B, T* C) {
+    constexpr int kCols = 4;  // B rows at a time: 4 x M independent chains of FMAs
+    const int m = static_cast<int>(s.M);
+    for (int64_t item = 0; item < s.batch; ++item) {
+      const T* a = A + item * s.stride_a;
+      const T* b = B + item * s.stride_b;
+      T* c = C + item * s.stride_c;
+      for (int64_t j0 = 0; j0 < s.N; j0 += kCols) {
+        // B's rows j0.. (columns of op(B)); past the last, the last again,
+        // computed and not stored
+        const T* bj[kCols];
+        for (int jj = 0; jj < kCols; ++jj) bj[jj] = b + std::min(j0 + jj, s.N - 1) * s.ldb;
+        V acc[kRowDotsMaxM][kCols];
+        for (int i = 0; i < kRowDotsMaxM; ++i)
+          for (int jj = 0; jj < kCols; ++jj) acc[i][jj] = Vec<T>::zero();
+        for (int64_t k = 0; k < s.K; k += kLanes) {
+          // whole vectors, then the last, partial one
+          const auto lanes = Vec<T>::first(static_cast<int>(std::min<int64_t>(kLanes, s.K - k)));
+          for (int i = 0; i < m; ++i) {
+            const V ak = Vec<T>::load(a + i * s.lda + k, lanes);
+#pragma GCC unroll 4
+            for (int jj = 0; jj < kCols; ++jj)
+              acc[i][jj] = Vec<T>::fma(ak, Vec<T>::load(bj[jj] + k, lanes), acc[i][jj]);
+          }
+        }
+        const int cols = static_cast<int>(std::min<int64_t>(kCols, s.N - j0));
+        for (int i = 0; i < m; ++i) {
+          for (int jj = 0; jj < cols; ++jj) {
+            T& cij = c[i * s.ldc + j0 + jj];
+            cij = (s.beta != 0 ? cij : T(0)) + Vec<T>::sum(acc[i][jj]);
+          }
+        }
+      }
+    }
+  }
+
   static void gemm(const GemmShape& s, const T* A, const T* B, T* C) {
-    if (is_small(s)) {
+    if (is_row_dots(s)) {
+      gemm_row_dots(s, A, B, C);
+    } else if (is_small(s)) {
       gemm_small(s, A, B, C);
     } else {
       gemm_blocked<Avx512Kernel>(s, A, B, C);
