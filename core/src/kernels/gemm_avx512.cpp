@@ -64,14 +64,6 @@ struct Vec<float> {
   AG_AVX512_INLINE static V broadcast(float x) { return _mm512_set1_ps(x); }
   AG_AVX512_INLINE static V add(V x, V y) { return _mm512_add_ps(x, y); }
   AG_AVX512_INLINE static V fma(V x, V y, V acc) { return _mm512_fmadd_ps(x, y, acc); }
-  // The lanes' sum (GCC 12's _mm512_reduce_add_ps trips -Wmaybe-uninitialized).
-  AG_AVX512_INLINE static float sum(V v) {
-    alignas(64) float lane[kLanes];
-    _mm512_store_ps(lane, v);
-    float total = 0;
-    for (float x : lane) total += x;
-    return total;
-  }
 };
 
 template <>
@@ -88,14 +80,18 @@ struct Vec<double> {
   AG_AVX512_INLINE static V broadcast(double x) { return _mm512_set1_pd(x); }
   AG_AVX512_INLINE static V add(V x, V y) { return _mm512_add_pd(x, y); }
   AG_AVX512_INLINE static V fma(V x, V y, V acc) { return _mm512_fmadd_pd(x, y, acc); }
-  AG_AVX512_INLINE static double sum(V v) {
-    alignas(64) double lane[kLanes];
-    _mm512_store_pd(lane, v);
-    double total = 0;
-    for (double x : lane) total += x;
-    return total;
-  }
 };
+
+// The sum of a vector's lanes, for float and double (GCC 12's
+// _mm512_reduce_add_ps/_pd trip -Wmaybe-uninitialized).
+template <typename T>
+AG_AVX512_INLINE T lane_sum(typename Vec<T>::V v) {
+  T lane[Vec<T>::kLanes];
+  Vec<T>::store(lane, v);
+  T total = 0;
+  for (T x : lane) total += x;
+  return total;
+}
 
 template <typename Scalar>
 struct Avx512Kernel {
@@ -356,7 +352,7 @@ struct Avx512Kernel {
         for (int i = 0; i < m; ++i) {
           for (int jj = 0; jj < cols; ++jj) {
             T& cij = c[i * s.ldc + j0 + jj];
-            cij = (s.beta != 0 ? cij : T(0)) + Vec<T>::sum(acc[i][jj]);
+            cij = (s.beta != 0 ? cij : T(0)) + lane_sum<T>(acc[i][jj]);
           }
         }
       }
