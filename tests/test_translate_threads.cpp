@@ -5,6 +5,11 @@
 #include "attograd/translate/train.h"
 #include "test_util.h"
 
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <random>
+
 namespace ag::translate {
 namespace {
 
@@ -17,7 +22,9 @@ struct Trajectory {
   std::vector<std::vector<Tensor>> grads, params;
 };
 
-// `kind`: "additive" or "dot" (bahdanau's attention), or "transformer".
+// `kind`: "additive" or "dot" (bahdanau's attention), "bidirectional"
+// (additive attention over the bidirectional encoder, whose batches are cut
+// into parts by length), or "transformer".
 Trajectory train_steps(const Dataset& data, const std::string& kind, double dropout, int64_t batch,
                        int64_t threads, int64_t steps) {
   ag::manual_seed(7);
@@ -26,6 +33,8 @@ Trajectory train_steps(const Dataset& data, const std::string& kind, double drop
     config.model = kind;
     config.num_heads = 2;
     config.ffn_num_hiddens = 12;
+  } else if (kind == "bidirectional") {
+    config.encoder = kind;
   } else {
     config.attention = kind;
   }
@@ -72,9 +81,10 @@ void expect_same_trajectory(const Trajectory& threads, const Trajectory& one,
 
 TEST(TranslateThreads, ShardsGiveOneThreadsGradientsAndAdamSteps) {
   const Dataset data({Task::Dates, 300, 10, 3});
-  for (const std::string attention : {"additive", "dot", "transformer"}) {
-    // 13 rows: neither 2 nor 3 divides it (shards of 7 + 6 and 5 + 4 + 4);
-    // 12: 3 shards of 4.
+  for (const std::string attention : {"additive", "dot", "transformer", "bidirectional"}) {
+    // 13 rows: neither 2 nor 3 divides it (shards of 6 + 7 and 4 + 4 + 5);
+    // 12: 3 shards of 4. The bidirectional model's parts go by length, and
+    // one thread trains two of them.
     for (const int64_t batch : {13, 12}) {
       const Trajectory one = train_steps(data, attention, 0.0, batch, 1, 3);
       for (const int64_t threads : {2, 3}) {
@@ -98,6 +108,90 @@ TEST(TranslateThreads, DropoutIsReproducibleForAGivenThreadCount) {
     const Trajectory one = train_steps(data, kind, 0.2, 10, 1, 2);
     EXPECT_NE(a.losses, one.losses) << kind;
   }
+}
+
+// The largest part's rows x (longest source + longest target) over every
+// way of cutting the rows, longest first, into `parts` runs: the plain
+// search length_parts' dynamic programme must match.
+int64_t least_largest_work(const std::vector<int64_t>& src, const std::vector<int64_t>& tgt,
+                           int64_t parts) {
+  const auto n = static_cast<int64_t>(src.size());
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return src[static_cast<size_t>(a)] + tgt[static_cast<size_t>(a)] >
+           src[static_cast<size_t>(b)] + tgt[static_cast<size_t>(b)];
+  });
+  int64_t best = std::numeric_limits<int64_t>::max();
+  // every choice of parts - 1 cut points among the n - 1 gaps, as a bit mask
+  for (uint32_t mask = 0; mask < (1u << (n - 1)); ++mask) {
+    if (std::popcount(mask) != parts - 1) continue;
+    int64_t largest = 0, begin = 0;
+    for (int64_t i = 1; i <= n; ++i) {
+      if (i < n && !(mask >> (i - 1) & 1u)) continue;
+      int64_t s = 0, t = 0;
+      for (int64_t r = begin; r < i; ++r) {
+        s = std::max(s, src[static_cast<size_t>(order[static_cast<size_t>(r)])]);
+        t = std::max(t, tgt[static_cast<size_t>(order[static_cast<size_t>(r)])]);
+      }
+      largest = std::max(largest, (i - begin) * (s + t));
+      begin = i;
+    }
+    best = std::min(best, largest);
+  }
+  return best;
+}
+
+int64_t largest_work(const std::vector<std::vector<int64_t>>& parts,
+                     const std::vector<int64_t>& src, const std::vector<int64_t>& tgt) {
+  int64_t largest = 0;
+  for (const std::vector<int64_t>& part : parts) {
+    int64_t s = 0, t = 0;
+    for (int64_t r : part) {
+      s = std::max(s, src[static_cast<size_t>(r)]);
+      t = std::max(t, tgt[static_cast<size_t>(r)]);
+    }
+    largest = std::max(largest, static_cast<int64_t>(part.size()) * (s + t));
+  }
+  return largest;
+}
+
+TEST(TranslateThreads, LengthPartsPutTheLongWordsTogether) {
+  // Two long words among short ones: cut in batch order, both halves would
+  // run 20 steps for 3 rows (60); the long words' part runs 20 steps for 2
+  // rows (40), the short words' 4 steps for 4 rows (16).
+  const std::vector<int64_t> src = {10, 2, 2, 10, 2, 2}, tgt = {10, 2, 2, 10, 2, 2};
+  EXPECT_EQ(length_parts(src, tgt, 2), (std::vector<std::vector<int64_t>>{{0, 3}, {1, 2, 4, 5}}));
+  EXPECT_EQ(length_parts(src, tgt, 1), (std::vector<std::vector<int64_t>>{{0, 1, 2, 3, 4, 5}}));
+  // Random lengths: every row in one part, each part in batch order and not
+  // empty, and the largest part's work the least any cut gives.
+  std::mt19937 random(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t n = 1 + trial % 10, parts = 1 + trial % std::min<int64_t>(n, 4);
+    std::vector<int64_t> s(static_cast<size_t>(n)), t(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      s[static_cast<size_t>(i)] = 1 + static_cast<int64_t>(random() % 12);
+      t[static_cast<size_t>(i)] = 1 + static_cast<int64_t>(random() % 12);
+    }
+    const std::vector<std::vector<int64_t>> cut = length_parts(s, t, parts);
+    ASSERT_EQ(static_cast<int64_t>(cut.size()), parts);
+    std::vector<int64_t> seen;
+    for (const std::vector<int64_t>& part : cut) {
+      ASSERT_FALSE(part.empty());
+      ASSERT_TRUE(std::is_sorted(part.begin(), part.end()));
+      seen.insert(seen.end(), part.begin(), part.end());
+    }
+    std::sort(seen.begin(), seen.end());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], i);
+    EXPECT_EQ(largest_work(cut, s, t), least_largest_work(s, t, parts)) << "trial " << trial;
+  }
+  EXPECT_TRUE(throws_error([&] { length_parts(src, tgt, 0); }, {"length_parts", "0 parts"}));
+  EXPECT_TRUE(throws_error([&] { length_parts(src, tgt, 7); }, {"length_parts", "7 parts"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        length_parts(src, {1, 2}, 1);
+      },
+      {"length_parts", "6 source and 2 target lengths"}));
 }
 
 TEST(TranslateThreads, MoreThreadsThanRowsIsAnError) {

@@ -11,6 +11,7 @@
 
 #include "../core/src/vector_math.h"
 #include "attograd/kernels/optim.h"
+#include "attograd/threads.h"
 
 namespace {
 
@@ -215,6 +216,47 @@ TEST(OptimKernelTest, SumOfSquaresMatchesASequentialDoubleSum) {
     const std::vector<double> x64(x.begin(), x.end());
     EXPECT_NEAR(ag::kernels::sum_of_squares(x.data(), n), expected, 1e-12 * expected) << n;
     EXPECT_NEAR(ag::kernels::sum_of_squares(x64.data(), n), expected, 1e-12 * expected) << n;
+  }
+}
+
+// A weight of millions of elements is updated and summed in blocks on the
+// kernel threads: two threads give one thread's bits, and the blocked sum
+// stays a sum of squares.
+TEST(OptimKernelTest, TwoThreadsGiveOneThreadsBits) {
+  const int64_t n = 5 * 65536 + 123;  // five whole blocks and a ragged one
+  std::vector<float> g(static_cast<size_t>(n)), w0(static_cast<size_t>(n));
+  double expected = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const auto i = static_cast<size_t>(j);
+    g[i] = std::sin(0.37f * static_cast<float>(j % 1000) + 0.5f);
+    w0[i] = std::cos(0.1f * static_cast<float>(j % 777));
+    expected += static_cast<double>(g[i]) * g[i];
+  }
+  const int threads_before = ag::get_num_threads();
+  std::vector<float> w[2], m[2], v[2];
+  double squares[2];
+  for (int threads : {1, 2}) {
+    ag::set_num_threads(threads);
+    const auto t = static_cast<size_t>(threads - 1);
+    w[t] = w0;
+    m[t].assign(static_cast<size_t>(n), 0.0f);
+    v[t].assign(static_cast<size_t>(n), 0.0f);
+    for (int step = 1; step <= 3; ++step) {
+      ag::kernels::AdamStep s;
+      s.step_size = 1e-2 / (1 - std::pow(s.beta1, step));
+      s.bias_correction2_sqrt = std::sqrt(1 - std::pow(s.beta2, step));
+      ag::kernels::adam_update(w[t].data(), g.data(), m[t].data(), v[t].data(), n, s);
+    }
+    squares[t] = ag::kernels::sum_of_squares(g.data(), n);
+  }
+  ag::set_num_threads(threads_before);
+  EXPECT_EQ(squares[0], squares[1]);
+  EXPECT_NEAR(squares[0], expected, 1e-12 * expected);
+  for (size_t j = 0; j < w0.size(); ++j) {
+    ASSERT_EQ(w[0][j], w[1][j]) << j;
+    ASSERT_EQ(m[0][j], m[1][j]) << j;
+    ASSERT_EQ(v[0][j], v[1][j]) << j;
+    ASSERT_NE(w[0][j], w0[j]) << j;  // every weight moved
   }
 }
 

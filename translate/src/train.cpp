@@ -37,21 +37,12 @@ void check_same_data(const Translator& translator, const Dataset& data) {
 
 // ---- data parallelism ------------------------------------------------------------
 
-// Rows [begin, begin + size) of shard `shard` when `batch` rows are split into
-// `shards`: the first batch % shards shards take one row more.
-struct ShardRows {
-  int64_t begin = 0, size = 0;
-};
-ShardRows shard_rows(int64_t batch, int64_t shards, int64_t shard) {
-  const int64_t base = batch / shards, extra = batch % shards;
-  return {shard * base + std::min(shard, extra), base + (shard < extra ? 1 : 0)};
-}
-
-Batch shard_of(const Batch& batch, ShardRows rows) {
-  return {batch.src.narrow(0, rows.begin, rows.size),
-          batch.src_valid_len.narrow(0, rows.begin, rows.size),
-          batch.tgt.narrow(0, rows.begin, rows.size),
-          batch.tgt_valid_len.narrow(0, rows.begin, rows.size)};
+// The batch's rows `rows`, in that order.
+Batch rows_of(const Batch& batch, const std::vector<int64_t>& rows) {
+  const Tensor index = ag::tensor(std::vector<double>(rows.begin(), rows.end()),
+                                  {static_cast<int64_t>(rows.size())}, kInt64);
+  return {batch.src.index_select(0, index), batch.src_valid_len.index_select(0, index),
+          batch.tgt.index_select(0, index), batch.tgt_valid_len.index_select(0, index)};
 }
 
 // A seed for each shard's dropout from one draw per step (SplitMix64's
@@ -113,6 +104,16 @@ class Seq2SeqTrainer::DataParallel {
                    "' model from the translator's config does not have the translator's "
                    "parameters (changed since it was made?)");
     }
+    // Thread k's share of the parameters: those whose first element falls
+    // in the k-th of `shards` equal parts of all their elements.
+    int64_t total = 0, before = 0;
+    for (const Tensor& p : params) total += p.numel();
+    share_begin_.assign(static_cast<size_t>(shards) + 1, params.size());
+    share_begin_[0] = 0;
+    for (size_t i = 0, k = 1; i < params.size(); before += params[i++].numel())
+      for (; k < static_cast<size_t>(shards) && before * shards >= total * static_cast<int64_t>(k);
+           ++k)
+        share_begin_[k] = i;
 #if ATTOGRAD_HAS_THREADS
     errors_.resize(static_cast<size_t>(shards));
     try {
@@ -138,6 +139,11 @@ class Seq2SeqTrainer::DataParallel {
   }
   const std::vector<Tensor>& replica_params(int64_t shard) const {
     return replica_params_[static_cast<size_t>(shard - 1)];
+  }
+  // Parameters [first, second) are thread `thread`'s to sum after the shards.
+  std::pair<size_t, size_t> parameter_share(int64_t thread) const {
+    return {share_begin_[static_cast<size_t>(thread)],
+            share_begin_[static_cast<size_t>(thread) + 1]};
   }
 
   // Runs job(k) for every shard k, all at once (job(0) on the calling
@@ -173,6 +179,7 @@ class Seq2SeqTrainer::DataParallel {
  private:
   int64_t shards_;
   std::vector<std::unique_ptr<nn::EncoderDecoder>> replicas_;  // shards 1 .. shards - 1
+  std::vector<size_t> share_begin_;  // parameter_share(k) = [share_begin_[k], share_begin_[k + 1])
   std::vector<std::vector<Tensor>> replica_params_;
 #if ATTOGRAD_HAS_THREADS
   void work(int64_t shard) {
@@ -277,14 +284,10 @@ double Seq2SeqTrainer::step() {
   model_.set_need_weights(false);  // training shows nothing: stream where the model can
   const Batch batch = batches_.next();
   optimizer_->zero_grad();
-  double total = 0, tokens = 0;
-  if (parallel_) {
-    total = parallel_step(batch, &tokens);
-  } else {
-    const Tensor loss = summed_loss(model_, batch, &tokens);
-    loss.backward();
-    total = loss.item();
-  }
+  double tokens = 0;
+  const std::vector<std::vector<int64_t>> parts = batch_parts(batch);
+  const double total = parallel_ ? parallel_step(batch, parts, &tokens)
+                                 : train_parts(model_, batch, parts, 0, 1, &tokens);
   nn::clip_grad_norm_(params_, options_.max_grad_norm);
   if (options_.cosine_lr) {
     AG_CHECK(options_.steps >= 1, "train_seq2seq",
@@ -302,9 +305,42 @@ double Seq2SeqTrainer::step() {
 
 // The loss is summed over the batch's rows (d2l's l.sum().backward(); the
 // division by the token count is only for the reported figure), so the
-// gradient of the whole batch is the sum of the shards' gradients of their
+// gradient of the whole batch is the sum of its parts' gradients of their
 // own summed losses: no scaling.
-double Seq2SeqTrainer::parallel_step(const Batch& batch, double* tokens) {
+double Seq2SeqTrainer::train_parts(nn::EncoderDecoder& model, const Batch& batch,
+                                   const std::vector<std::vector<int64_t>>& parts, size_t first,
+                                   size_t stride, double* tokens) const {
+  double total = 0;
+  for (size_t p = first; p < parts.size(); p += stride) {
+    const bool whole = parts[p].size() == static_cast<size_t>(batch.src.size(0));
+    double part_tokens = 0;
+    const Tensor loss = summed_loss(model, whole ? batch : rows_of(batch, parts[p]), &part_tokens);
+    loss.backward();  // summed into the parameters' gradients
+    total += loss.item();
+    *tokens += part_tokens;
+  }
+  return total;
+}
+
+std::vector<std::vector<int64_t>> Seq2SeqTrainer::batch_parts(const Batch& batch) const {
+  const int64_t rows = batch.src.size(0);
+  const int64_t threads = parallel_ ? parallel_->shards() : 1;
+  if (!trim_) {  // every row runs every step: one part per thread, as equal as can be
+    std::vector<std::vector<int64_t>> parts(static_cast<size_t>(threads));
+    for (int64_t k = 0; k < threads; ++k)
+      for (int64_t r = rows * k / threads; r < rows * (k + 1) / threads; ++r)
+        parts[static_cast<size_t>(k)].push_back(r);
+    return parts;
+  }
+  std::vector<int64_t> src_len, tgt_len;
+  for (const double v : batch.src_valid_len.to_vector()) src_len.push_back(static_cast<int64_t>(v));
+  for (const double v : batch.tgt_valid_len.to_vector()) tgt_len.push_back(static_cast<int64_t>(v));
+  return length_parts(src_len, tgt_len, std::min(rows, std::max(kLengthParts, threads)));
+}
+
+double Seq2SeqTrainer::parallel_step(const Batch& batch,
+                                     const std::vector<std::vector<int64_t>>& parts,
+                                     double* tokens) {
   DataParallel& parallel = *parallel_;
   const int64_t shards = parallel.shards();
   const uint64_t dropout_seed = random_u64();  // one global draw per step, on this thread
@@ -321,23 +357,27 @@ double Seq2SeqTrainer::parallel_step(const Batch& batch, double* tokens) {
         model.zero_grad();
       }
       ThreadGenerator generator(shard_seed(dropout_seed, k));
-      const Batch shard = shard_of(batch, shard_rows(batch.src.size(0), shards, k));
-      const Tensor loss = summed_loss(model, shard, &shard_tokens[static_cast<size_t>(k)]);
-      loss.backward();
-      shard_total[static_cast<size_t>(k)] = loss.item();
+      const auto shard = static_cast<size_t>(k);  // part k (batch_parts: one per thread)
+      shard_total[shard] = train_parts(model, batch, parts, shard, static_cast<size_t>(shards),
+                                       &shard_tokens[shard]);
     });
   }
   // grad = shard 0's + shard 1's + ... in shard order (a fixed order: the
-  // same T gives the same sums).
-  NoGradGuard no_grad;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor grad = params_[i].grad();
-    for (int64_t k = 1; k < shards; ++k) {
-      const Tensor g = parallel.replica_params(k)[i].grad();
-      if (g.defined()) grad = grad.defined() ? grad + g : g.clone();
+  // same T gives the same sums), each thread summing a share of the
+  // parameters (about 1/T of their elements): done by this thread alone, the
+  // sums of a 3M-parameter model took as long as Adam's step.
+  parallel.run([&](int64_t thread) {
+    NoGradGuard no_grad;
+    const auto [begin, end] = parallel.parameter_share(thread);
+    for (size_t i = begin; i < end; ++i) {
+      Tensor grad = params_[i].grad();
+      for (int64_t k = 1; k < shards; ++k) {
+        const Tensor g = parallel.replica_params(k)[i].grad();
+        if (g.defined()) grad = grad.defined() ? grad + g : g.clone();
+      }
+      params_[i].set_grad(grad);
     }
-    params_[i].set_grad(grad);
-  }
+  });
   double total = 0;
   *tokens = 0;
   for (int64_t k = 0; k < shards; ++k) {
@@ -353,6 +393,60 @@ double Seq2SeqTrainer::next_loss() const {
   double tokens = 0;
   return summed_loss(model_, upcoming.next(), &tokens).item() *
          static_cast<double>(data_.tgt_steps()) / tokens;
+}
+
+std::vector<std::vector<int64_t>> length_parts(const std::vector<int64_t>& src_len,
+                                               const std::vector<int64_t>& tgt_len, int64_t parts) {
+  const auto n = static_cast<int64_t>(src_len.size());
+  AG_CHECK(tgt_len.size() == src_len.size() && parts >= 1 && parts <= n, "length_parts",
+           std::to_string(src_len.size()) + " source and " + std::to_string(tgt_len.size()) +
+               " target lengths for " + std::to_string(parts) +
+               " parts: expected as many of each, and 1 <= parts <= rows");
+  // The rows, longest first (source + target; ties in batch order).
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  const auto length = [&](int64_t row) {
+    return src_len[static_cast<size_t>(row)] + tgt_len[static_cast<size_t>(row)];
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return length(a) > length(b); });
+  // least[s][i]: the least largest work of cutting the first i rows into s
+  // runs, each at least one row, where a run's work is its rows times its
+  // longest source plus its longest target; cut[s][i]: where its last run
+  // starts. The last run, order[j .. i), grows a row at a time from i - 1
+  // down, its longest lengths kept as it grows.
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  const auto size = static_cast<size_t>(n + 1);
+  std::vector<std::vector<int64_t>> least(static_cast<size_t>(parts) + 1,
+                                          std::vector<int64_t>(size, kNone)),
+      cut(static_cast<size_t>(parts) + 1, std::vector<int64_t>(size, 0));
+  least[0][0] = 0;
+  for (int64_t s = 1; s <= parts; ++s)
+    for (int64_t i = s; i <= n - (parts - s); ++i) {
+      int64_t src = 0, tgt = 0;
+      for (int64_t j = i - 1; j >= s - 1; --j) {
+        const auto row = static_cast<size_t>(order[static_cast<size_t>(j)]);
+        src = std::max(src, src_len[row]);
+        tgt = std::max(tgt, tgt_len[row]);
+        const int64_t before = least[static_cast<size_t>(s - 1)][static_cast<size_t>(j)];
+        if (before == kNone) continue;
+        const int64_t largest = std::max(before, (i - j) * (src + tgt));
+        if (largest < least[static_cast<size_t>(s)][static_cast<size_t>(i)]) {
+          least[static_cast<size_t>(s)][static_cast<size_t>(i)] = largest;
+          cut[static_cast<size_t>(s)][static_cast<size_t>(i)] = j;
+        }
+      }
+    }
+  // The runs from the last back, each part's rows then in batch order.
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(parts));
+  for (int64_t s = parts, i = n; s >= 1; --s) {
+    const int64_t j = cut[static_cast<size_t>(s)][static_cast<size_t>(i)];
+    std::vector<int64_t>& part = rows[static_cast<size_t>(s - 1)];
+    part.assign(order.begin() + j, order.begin() + i);
+    std::sort(part.begin(), part.end());
+    i = j;
+  }
+  return rows;
 }
 
 double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,

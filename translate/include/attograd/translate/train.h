@@ -105,11 +105,41 @@ class Seq2SeqTrainer {
   // The summed loss of `batch` through `model` (graph recorded unless under
   // NoGradGuard) and its target token count.
   Tensor summed_loss(nn::EncoderDecoder& model, const Batch& batch, double* tokens) const;
-  // Forward and backward of every shard, gradients summed into params_;
-  // returns the summed loss and sets *tokens.
-  double parallel_step(const Batch& batch, double* tokens);
+  // The parts of a batch a step trains on, part k, k + T, ... on thread k
+  // of T, one after the other. A batch cut to its longest words (trim_) is
+  // cut by length (length_parts) into T parts, and into kLengthParts on
+  // fewer threads: on one thread, two parts that each run only their own
+  // words' steps beat the whole batch, and a third part gained nothing more
+  // (docs/performance.md). Else each thread gets one part, in batch order.
+  static constexpr int64_t kLengthParts = 2;
+  std::vector<std::vector<int64_t>> batch_parts(const Batch& batch) const;
+  // Forward and backward of parts first, first + stride, ... through
+  // `model`, their gradients summed into its parameters'; returns their
+  // summed loss and adds their target tokens to *tokens.
+  double train_parts(nn::EncoderDecoder& model, const Batch& batch,
+                     const std::vector<std::vector<int64_t>>& parts, size_t first, size_t stride,
+                     double* tokens) const;
+  // Every thread's parts on its replica, their gradients summed into
+  // params_; returns the summed loss and sets *tokens.
+  double parallel_step(const Batch& batch, const std::vector<std::vector<int64_t>>& parts,
+                       double* tokens);
   int64_t steps_taken_ = 0;
 };
+
+// A batch cut into `parts` by length, for a training step that trains on
+// each part cut to its own longest words (Seq2SeqTrainer::batch_parts):
+// given each row's source and target length, the rows of each part. A
+// part's work is about its rows times the steps its longest words need. Cut
+// in batch order, each half of a batch of 128 words held a word about as
+// long as the batch's longest, so each half ran nearly all of the batch's
+// steps. Here the rows are ordered longest first and cut into runs so that
+// the largest part's rows x (longest source + longest target) is as small
+// as it can be: the long words' part gets fewer rows, the short words' more,
+// and neither runs the other's padding. Each part's rows are in batch order;
+// every row is in one part. ag::Error unless there are as many target as
+// source lengths and 1 <= parts <= rows.
+std::vector<std::vector<int64_t>> length_parts(const std::vector<int64_t>& src_len,
+                                               const std::vector<int64_t>& tgt_len, int64_t parts);
 
 // Model selection: a copy of the model's state dict at the best (lowest)
 // score offered so far, e.g. the dev WER every N steps; restore() writes it
