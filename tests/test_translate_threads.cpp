@@ -110,9 +110,24 @@ TEST(TranslateThreads, DropoutIsReproducibleForAGivenThreadCount) {
   }
 }
 
-// The largest part's rows x (longest source + longest target) over every
-// way of cutting the rows, longest first, into `parts` runs: the plain
-// search length_parts' dynamic programme must match.
+// The largest part's rows x (longest source + longest target).
+int64_t largest_work(const std::vector<std::vector<int64_t>>& parts,
+                     const std::vector<int64_t>& src, const std::vector<int64_t>& tgt) {
+  int64_t largest = 0;
+  for (const std::vector<int64_t>& part : parts) {
+    int64_t s = 0, t = 0;
+    for (int64_t r : part) {
+      s = std::max(s, src[static_cast<size_t>(r)]);
+      t = std::max(t, tgt[static_cast<size_t>(r)]);
+    }
+    largest = std::max(largest, static_cast<int64_t>(part.size()) * (s + t));
+  }
+  return largest;
+}
+
+// largest_work's least over every way of cutting the rows, longest first,
+// into `parts` runs: the plain search length_parts' dynamic programme must
+// match.
 int64_t least_largest_work(const std::vector<int64_t>& src, const std::vector<int64_t>& tgt,
                            int64_t parts) {
   const auto n = static_cast<int64_t>(src.size());
@@ -126,34 +141,14 @@ int64_t least_largest_work(const std::vector<int64_t>& src, const std::vector<in
   // every choice of parts - 1 cut points among the n - 1 gaps, as a bit mask
   for (uint32_t mask = 0; mask < (1u << (n - 1)); ++mask) {
     if (std::popcount(mask) != parts - 1) continue;
-    int64_t largest = 0, begin = 0;
-    for (int64_t i = 1; i <= n; ++i) {
-      if (i < n && !(mask >> (i - 1) & 1u)) continue;
-      int64_t s = 0, t = 0;
-      for (int64_t r = begin; r < i; ++r) {
-        s = std::max(s, src[static_cast<size_t>(order[static_cast<size_t>(r)])]);
-        t = std::max(t, tgt[static_cast<size_t>(order[static_cast<size_t>(r)])]);
-      }
-      largest = std::max(largest, (i - begin) * (s + t));
-      begin = i;
+    std::vector<std::vector<int64_t>> cut(1);
+    for (int64_t i = 0; i < n; ++i) {
+      if (i > 0 && (mask >> (i - 1) & 1u)) cut.emplace_back();
+      cut.back().push_back(order[static_cast<size_t>(i)]);
     }
-    best = std::min(best, largest);
+    best = std::min(best, largest_work(cut, src, tgt));
   }
   return best;
-}
-
-int64_t largest_work(const std::vector<std::vector<int64_t>>& parts,
-                     const std::vector<int64_t>& src, const std::vector<int64_t>& tgt) {
-  int64_t largest = 0;
-  for (const std::vector<int64_t>& part : parts) {
-    int64_t s = 0, t = 0;
-    for (int64_t r : part) {
-      s = std::max(s, src[static_cast<size_t>(r)]);
-      t = std::max(t, tgt[static_cast<size_t>(r)]);
-    }
-    largest = std::max(largest, static_cast<int64_t>(part.size()) * (s + t));
-  }
-  return largest;
 }
 
 TEST(TranslateThreads, LengthPartsPutTheLongWordsTogether) {
