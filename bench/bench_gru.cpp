@@ -3,9 +3,15 @@
 //   gru/forward            under NoGradGuard (inference)
 //   gru/forward_backward   x requires grad; sum(output) + sum(h_n) backward,
 //                          which also fills every parameter's grad
+//   gru/g2p_encoder/...    the same two at the letters-to-sounds encoder's size
+//                          (one thread's shard of a batch): bidirectional,
+//                          x [T = 12, B = 64, 128], hidden 256, 2 layers
 // scripts/bench_gru_torch.py times the same with torch.nn.GRU; the figures
 // and the commands are in docs/speed.md.
 #include <benchmark/benchmark.h>
+
+#include <string>
+#include <utility>
 
 #include "attograd/attograd.h"
 
@@ -13,18 +19,25 @@ namespace {
 
 using ag::Tensor;
 
+struct Size {
+  int64_t steps, batch, input, hidden;
+  bool bidirectional;
+};
+constexpr Size kD2l{10, 64, 64, 32, false}, kG2pEncoder{12, 64, 128, 256, true};
+
 struct Setup {
-  Setup() : gru(64, 32, 2) {
+  explicit Setup(const Size& size)
+      : gru(size.input, size.hidden, 2, /*dropout=*/0, size.bidirectional) {
     ag::manual_seed(0);
-    x = ag::randn({10, 64, 64});
+    x = ag::randn({size.steps, size.batch, size.input});
     gru.eval();  // dropout is 0 anyway; eval as the torch side
   }
   ag::nn::GRU gru;
   Tensor x;
 };
 
-void forward(benchmark::State& state) {
-  Setup s;
+void forward(benchmark::State& state, const Size& size) {
+  Setup s(size);
   ag::NoGradGuard no_grad;
   for (auto _ : state) {
     auto [output, h_n] = s.gru(s.x);
@@ -32,8 +45,8 @@ void forward(benchmark::State& state) {
   }
 }
 
-void forward_backward(benchmark::State& state) {
-  Setup s;
+void forward_backward(benchmark::State& state, const Size& size) {
+  Setup s(size);
   Tensor x = s.x.clone().requires_grad_();
   for (auto _ : state) {
     s.gru.zero_grad();
@@ -48,9 +61,13 @@ void forward_backward(benchmark::State& state) {
 
 int main(int argc, char** argv) {
   ag::set_num_threads(1);
-  benchmark::RegisterBenchmark("gru/forward", forward)->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("gru/forward_backward", forward_backward)
-      ->Unit(benchmark::kMicrosecond);
+  for (const auto& [prefix, size] : {std::pair{"gru/", kD2l}, {"gru/g2p_encoder/", kG2pEncoder}}) {
+    benchmark::RegisterBenchmark((std::string(prefix) + "forward").c_str(), forward, size)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string(prefix) + "forward_backward").c_str(),
+                                 forward_backward, size)
+        ->Unit(benchmark::kMicrosecond);
+  }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -3,8 +3,11 @@
 (torch and the OpenBLAS under it, set as scripts/bench_attention_torch.py
 does, whose set-up this imports): x [10, 64, 64], hidden 32, 2 layers,
 per-call microseconds of forward (under torch.no_grad()) and
-forward+backward (sum(output) + sum(h_n) backward, x requiring grad).
-Prints "gru/forward <us>" and "gru/forward_backward <us>".
+forward+backward (sum(output) + sum(h_n) backward, x requiring grad); then
+the same at the letters-to-sounds encoder's size (bidirectional,
+x [12, 64, 128], hidden 256, 2 layers). Prints "gru/forward <us>",
+"gru/forward_backward <us>", "gru/g2p_encoder/forward <us>" and
+"gru/g2p_encoder/forward_backward <us>".
 
   /usr/bin/python3 scripts/bench_gru_torch.py
 """
@@ -15,11 +18,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_attention_torch import per_call_us, set_threads, torch  # noqa: E402
 
 
-def main():
-    set_threads(1, 1)
+def time_gru(prefix, steps, batch, input_size, hidden, bidirectional):
     torch.manual_seed(0)
-    gru = torch.nn.GRU(64, 32, num_layers=2).eval()
-    x = torch.randn(10, 64, 64)
+    gru = torch.nn.GRU(input_size, hidden, num_layers=2, bidirectional=bidirectional).eval()
+    x = torch.randn(steps, batch, input_size)
     xg = x.clone().requires_grad_()
 
     def forward():
@@ -33,7 +35,13 @@ def main():
         (output.sum() + h_n.sum()).backward()
 
     for name, fn in (("forward", forward), ("forward_backward", forward_backward)):
-        print(f"gru/{name} {per_call_us(fn):.2f}", flush=True)
+        print(f"{prefix}{name} {per_call_us(fn):.2f}", flush=True)
+
+
+def main():
+    set_threads(1, 1)
+    time_gru("gru/", 10, 64, 64, 32, False)
+    time_gru("gru/g2p_encoder/", 12, 64, 128, 256, True)
 
 
 if __name__ == "__main__":

@@ -131,9 +131,14 @@ std::vector<T> poisoned(size_t n) {
   return std::vector<T>(n, std::numeric_limits<T>::quiet_NaN());
 }
 
+// Which products check_case runs: gemm_with_path on every path and gemm(),
+// or gemm() with B packed beforehand for every path (kernels::PackedB).
+enum class BOperand { AsGiven, Packed };
+
 // Runs the case through every path, thread count and beta, against gemm_naive.
 template <typename T>
-void check_case(const Case& c, const std::vector<int>& thread_counts) {
+void check_case(const Case& c, const std::vector<int>& thread_counts,
+                BOperand operand = BOperand::AsGiven) {
   SCOPED_TRACE(describe(c) + (sizeof(T) == 4 ? ", float32" : ", float64"));
   Problem<T> p = make_problem<T>(c);
   // naive with beta = 0 gives the product; with beta = 1 it adds it to C.
@@ -178,6 +183,15 @@ void check_case(const Case& c, const std::vector<int>& thread_counts) {
         }
       }
     };
+    if (operand == BOperand::Packed) {
+      for (GemmPath path : ag::kernels::available_gemm_paths()) {
+        std::vector<T> storage(ag::kernels::PackedB<T>::elements(p.s, path));
+        const ag::kernels::PackedB<T> packed(p.s, p.b.data(), storage.data(), path);
+        check_path(std::string("B packed for ") + ag::kernels::gemm_path_name(path),
+                   [&](T* out) { ag::kernels::gemm(p.s, p.a.data(), packed, out); });
+      }
+      continue;
+    }
     for (GemmPath path : ag::kernels::available_gemm_paths()) {
       if (path == GemmPath::Naive) continue;
       check_path(ag::kernels::gemm_path_name(path), [&](T* out) {
@@ -188,9 +202,10 @@ void check_case(const Case& c, const std::vector<int>& thread_counts) {
   }
 }
 
-void check_both_types(const Case& c, const std::vector<int>& thread_counts = {1, 2}) {
-  check_case<float>(c, thread_counts);
-  check_case<double>(c, thread_counts);
+void check_both_types(const Case& c, const std::vector<int>& thread_counts = {1, 2},
+                      BOperand operand = BOperand::AsGiven) {
+  check_case<float>(c, thread_counts, operand);
+  check_case<double>(c, thread_counts, operand);
 }
 
 // An M x K by K x N product in transpose form t: bit 0 transposes A, bit 1 B.
@@ -240,6 +255,8 @@ TEST_F(GemmTest, UnavailablePathThrows) {
     float x = 0;
     GemmShape s;
     EXPECT_THROW(ag::kernels::gemm_with_path(path, s, &x, &x, &x), ag::Error)
+        << ag::kernels::gemm_path_name(path);
+    EXPECT_THROW(ag::kernels::PackedB<float>::elements(s, path), ag::Error)
         << ag::kernels::gemm_path_name(path);
   }
 }
@@ -434,6 +451,55 @@ TEST_F(GemmTest, ZeroSizeDimensions) {
       check_both_types(c);
     }
   }
+}
+
+// A B packed once (kernels::PackedB) for every path, against the naive
+// product: several k blocks and column panels (K over 384 floats, N over
+// 512), ragged slivers, both ways of storing B, C too short for rows apart
+// and tall enough for it, batches that share B, a transposed A; on 1 to 3
+// threads. Then the GRU's own products, the recurrence's h W_hh^T and
+// dgh W_hh for 64 rows and H = 256.
+TEST_F(GemmTest, PackedBMatchesNaive) {
+  struct Shape {
+    int64_t batch, M, N, K;
+  };
+  for (const Shape& sh : {Shape{1, 13, 600, 400}, Shape{3, 7, 70, 33}, Shape{1, 300, 131, 200},
+                          Shape{4, 31, 530, 65}, Shape{1, 1, 1, 1}}) {
+    for (int t = 0; t < 4; ++t) {
+      Case c = product(sh.M, sh.N, sh.K, t);
+      c.batch = sh.batch;
+      c.pad = 1;
+      c.broadcast_b = true;
+      check_both_types(c, {1, 2, 3}, BOperand::Packed);
+    }
+  }
+  check_both_types(product(64, 768, 256, 2), {1, 2}, BOperand::Packed);
+  check_both_types(product(64, 256, 768, 0), {1, 2}, BOperand::Packed);
+}
+
+TEST_F(GemmTest, PackedBRefusesAnotherShape) {
+  GemmShape s;
+  s.M = 4, s.N = 5, s.K = 6, s.lda = 6, s.ldb = 5, s.ldc = 5;
+  const std::vector<float> a(24, 1.0f), b(30, 1.0f);
+  std::vector<float> c(20, 0.0f);
+  std::vector<float> storage(ag::kernels::PackedB<float>::elements(s));
+  const ag::kernels::PackedB<float> packed(s, b.data(), storage.data());
+  EXPECT_EQ(packed.K(), 6);
+  EXPECT_EQ(packed.N(), 5);
+  ag::kernels::gemm(s, a.data(), packed, c.data());
+  EXPECT_EQ(c[0], 6.0f);
+  GemmShape other = s;
+  other.N = 4;
+  try {
+    ag::kernels::gemm(other, a.data(), packed, c.data());
+    FAIL() << "expected ag::Error";
+  } catch (const ag::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the packed B [6, 5]"), std::string::npos) << e.what();
+  }
+  GemmShape negative = s;
+  negative.K = -1;
+  EXPECT_THROW(ag::kernels::PackedB<float>::elements(negative), ag::Error);
 }
 
 // ---- the thread pool -----------------------------------------------------------------------

@@ -234,19 +234,17 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
   Tensor out = empty({T, B, H}, h0.dtype());        // h_t, every entry written below
   Tensor gates = empty({T, B, 3 * H}, h0.dtype());  // r, z, n of every step
   Tensor gh_n = empty({T, B, H}, h0.dtype());       // gh's n part: what the backward reads of gh
-  // Over several steps, W_hh^T [H, 3H] is copied once: an untransposed B this
-  // small (up to 32 KB) the product reads in place, where W_hh itself would be
-  // packed again every step.
-  const bool transpose_once = T > 1;
-  const Tensor w_op = transpose_once ? transpose(wc, 0, 1).contiguous() : wc;
   dispatch_floating(h0.dtype(), op, [&](auto tag) {
     using T_ = decltype(tag);
     std::vector<T_> gh(static_cast<size_t>(B * 3 * H));  // one step's gh [B, 3H]
-    const T_ *w = w_op.data_ptr<T_>(), *bias = bc.data_ptr<T_>();
-    // gh = h W_hh^T + gh (gh holding b_hh): [B, H] @ [H, 3H]
+    const T_* bias = bc.data_ptr<T_>();
+    // gh = h W_hh^T + gh (gh holding b_hh): [B, H] @ [H, 3H]. Every step
+    // multiplies by the same W_hh^T: packed once here, not at each step.
     kernels::GemmShape s;
-    s.M = B, s.N = 3 * H, s.K = H, s.trans_b = !transpose_once, s.lda = H;
-    s.ldb = transpose_once ? 3 * H : H, s.ldc = 3 * H, s.beta = 1;
+    s.M = B, s.N = 3 * H, s.K = H, s.trans_b = true, s.lda = H, s.ldb = H, s.ldc = 3 * H;
+    s.beta = 1;
+    Tensor packed = empty({kernels::PackedB<T_>::elements(s)}, h0.dtype());
+    const kernels::PackedB<T_> w(s, wc.data_ptr<T_>(), packed.data_ptr<T_>());
     for (int64_t i = 0; i < T; ++i) {
       const int64_t t = reverse ? T - 1 - i : i;  // the position visited i-th
       const int64_t prev = reverse ? t + 1 : t - 1;
@@ -275,12 +273,14 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                     db = zeros({3 * H}, hs.dtype());
              dispatch_floating(hs.dtype(), op, [&](auto tag) {
                using T_ = decltype(tag);
-               const T_ *w = wc.data_ptr<T_>(), *h = hs.data_ptr<T_>(), *h0p = h0c.data_ptr<T_>();
+               const T_ *h = hs.data_ptr<T_>(), *h0p = h0c.data_ptr<T_>();
                T_ *dghp = dgh.data_ptr<T_>(), *dhp = dh.data_ptr<T_>();
                std::vector<T_> g_t(static_cast<size_t>(B * H));
-               // dh += dgh_t W_hh: [B, 3H] @ [3H, H]
+               // dh += dgh_t W_hh: [B, 3H] @ [3H, H], W_hh packed once for every step
                kernels::GemmShape s;
                s.M = B, s.N = H, s.K = 3 * H, s.lda = 3 * H, s.ldb = H, s.ldc = H, s.beta = 1;
+               Tensor packed = empty({kernels::PackedB<T_>::elements(s)}, hs.dtype());
+               const kernels::PackedB<T_> w(s, wc.data_ptr<T_>(), packed.data_ptr<T_>());
                for (int64_t i = T - 1; i >= 0; --i) {
                  const int64_t t = reverse ? T - 1 - i : i;  // the position visited i-th
                  const int64_t prev = reverse ? t + 1 : t - 1;

@@ -135,11 +135,52 @@ GemmFn<T> path_function(GemmPath path) {
   }
 }
 
+void check_available(GemmPath path, const char* op) {
+  AG_CHECK(path_available(path), op,
+           std::string("the ") + gemm_path_name(path) + " kernel is not available on this CPU");
+}
+
 template <typename T>
 void run_path(GemmPath path, const GemmShape& s, const T* A, const T* B, T* C) {
-  AG_CHECK(path_available(path), "gemm_with_path",
-           std::string("the ") + gemm_path_name(path) + " kernel is not available on this CPU");
+  check_available(path, "gemm_with_path");
   path_function<T>(path)(s, A, B, C);
+}
+
+// The naive path "packs" op(B) as a plain row-major K x N matrix and
+// multiplies it with gemm_naive: the reference a packed B is tested against.
+template <typename T>
+void pack_plain(const GemmShape& s, const T* B, T* dst) {
+  for (int64_t k = 0; k < s.K; ++k)
+    for (int64_t j = 0; j < s.N; ++j)
+      dst[k * s.N + j] = s.trans_b ? B[j * s.ldb + k] : B[k * s.ldb + j];
+}
+template <typename T>
+void gemm_plain(const GemmShape& s, const T* A, const T* packed, T* C) {
+  GemmShape plain = s;
+  plain.trans_b = false;
+  plain.ldb = s.N;
+  gemm_naive(plain, A, packed, C);
+}
+
+// A packed B's functions on an available path.
+template <typename T>
+detail::PackedBPath<T> packed_b_functions(GemmPath path) {
+  switch (path) {
+#if defined(__x86_64__)
+    case GemmPath::Avx2:
+      return detail::packed_b_avx2<T>();
+    case GemmPath::Avx512:
+      return detail::packed_b_avx512<T>();
+#endif
+#if defined(__aarch64__)
+    case GemmPath::Neon:
+      return detail::packed_b_neon<T>();
+#endif
+    case GemmPath::Scalar:
+      return detail::packed_b_scalar<T>();
+    default:
+      return {1, pack_plain<T>, gemm_plain<T>};
+  }
 }
 
 }  // namespace
@@ -185,10 +226,13 @@ std::mutex recorded_mutex;
 using CallKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
 std::map<CallKey, GemmCall> recorded;
 
-template <typename T>
-void run_recorded(GemmFn<T> fn, const GemmShape& s, const T* A, const T* B, T* C) {
+// Runs the product (multiply()) and, while a recording runs, counts and times
+// it as shape s, a float64 one if T is double.
+template <typename T, class Multiply>
+void run(const GemmShape& s, Multiply&& multiply) {
+  if (!recording.load(std::memory_order_relaxed)) return multiply();
   const auto start = std::chrono::steady_clock::now();
-  fn(s, A, B, C);
+  multiply();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   constexpr bool kFloat64 = std::is_same_v<T, double>;
@@ -197,6 +241,18 @@ void run_recorded(GemmFn<T> fn, const GemmShape& s, const T* A, const T* B, T* C
   if (call.calls == 0) call = {s.batch, s.M, s.N, s.K, s.trans_a, s.trans_b, kFloat64};
   ++call.calls;
   call.seconds += seconds;
+}
+
+template <typename T>
+void gemm_packed(const GemmShape& s, const T* A, const PackedB<T>& B, T* C) {
+  AG_CHECK(s.K == B.K() && s.N == B.N(), "gemm",
+           "the product is [" + std::to_string(s.M) + ", " + std::to_string(s.K) + "] @ [" +
+               std::to_string(s.K) + ", " + std::to_string(s.N) + "], the packed B [" +
+               std::to_string(B.K()) + ", " + std::to_string(B.N()) + "]");
+  GemmShape shared = s;  // every batch item reads the one packed B
+  shared.trans_b = B.trans_b();
+  shared.stride_b = 0;
+  run<T>(shared, [&] { packed_b_functions<T>(B.path()).gemm(shared, A, B.data(), C); });
 }
 
 }  // namespace
@@ -219,14 +275,37 @@ std::vector<GemmCall> stop_gemm_recording() {
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
   static const GemmFn<float> fn = path_function<float>(default_gemm_path());
-  if (recording.load(std::memory_order_relaxed)) return run_recorded(fn, s, A, B, C);
-  fn(s, A, B, C);
+  run<float>(s, [&] { fn(s, A, B, C); });
 }
 
 void gemm(const GemmShape& s, const double* A, const double* B, double* C) {
   static const GemmFn<double> fn = path_function<double>(default_gemm_path());
-  if (recording.load(std::memory_order_relaxed)) return run_recorded(fn, s, A, B, C);
-  fn(s, A, B, C);
+  run<double>(s, [&] { fn(s, A, B, C); });
+}
+
+template <typename T>
+int64_t PackedB<T>::elements(const GemmShape& s, GemmPath path) {
+  AG_CHECK(s.K >= 0 && s.N >= 0, "PackedB",
+           "expected K, N >= 0, got " + std::to_string(s.K) + ", " + std::to_string(s.N));
+  check_available(path, "PackedB");
+  const int64_t nr = packed_b_functions<T>(path).nr;
+  return s.K * ((s.N + nr - 1) / nr * nr);  // whole slivers
+}
+
+template <typename T>
+PackedB<T>::PackedB(const GemmShape& s, const T* B, T* storage, GemmPath path)
+    : K_(s.K), N_(s.N), trans_b_(s.trans_b), path_(path), data_(storage) {
+  if (elements(s, path) > 0) packed_b_functions<T>(path).pack(s, B, storage);
+}
+template class PackedB<float>;
+template class PackedB<double>;
+
+void gemm(const GemmShape& s, const float* A, const PackedB<float>& B, float* C) {
+  gemm_packed(s, A, B, C);
+}
+
+void gemm(const GemmShape& s, const double* A, const PackedB<double>& B, double* C) {
+  gemm_packed(s, A, B, C);
 }
 
 void gemm_with_path(GemmPath path, const GemmShape& s, const float* A, const float* B, float* C) {

@@ -119,6 +119,13 @@ void gemm_avx2(const GemmShape& s, const double* A, const double* B, double* C) 
   gemm_blocked<Avx2Kernel<double>>(s, A, B, C);
 }
 
+template <typename T>
+PackedBPath<T> packed_b_avx2() {
+  return packed_b_path<Avx2Kernel<T>>();
+}
+template PackedBPath<float> packed_b_avx2<float>();
+template PackedBPath<double> packed_b_avx2<double>();
+
 }  // namespace ag::kernels::detail
 
 #endif  // __x86_64__

@@ -380,6 +380,13 @@ void gemm_avx512(const GemmShape& s, const double* A, const double* B, double* C
   Avx512Kernel<double>::gemm(s, A, B, C);
 }
 
+template <typename T>
+PackedBPath<T> packed_b_avx512() {
+  return packed_b_path<Avx512Kernel<T>>();
+}
+template PackedBPath<float> packed_b_avx512<float>();
+template PackedBPath<double> packed_b_avx512<double>();
+
 }  // namespace ag::kernels::detail
 
 #endif  // __x86_64__

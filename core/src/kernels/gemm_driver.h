@@ -330,9 +330,37 @@ inline int64_t row_block(int64_t M) {
   return ((M + blocks - 1) / blocks + kMR - 1) / kMR * kMR;
 }
 
-// One batch item, on the calling thread.
+// ---- a B packed beforehand (kernels::PackedB) -----------------------------------------------
+
+// Every panel pack_b makes of op(B), one after the other: k block pc (kKC
+// rows), then column panel jc (kNC columns) within it. Every panel but the
+// last of a block is kNC wide, a whole number of slivers, so block pc starts
+// at pc x (N rounded up to NR) and its panel jc at kc x jc from there.
+template <int NR>
+constexpr int64_t packed_b_width(int64_t N) {
+  return (N + NR - 1) / NR * NR;
+}
+template <int NR, typename Pointer>  // T* or const T*
+Pointer packed_b_panel(Pointer packed, int64_t N, int64_t pc, int64_t kc, int64_t jc) {
+  return packed + pc * packed_b_width<NR>(N) + kc * jc;
+}
+
+// Packs all of op(B) (s.K x s.N) into dst, which holds s.K x packed_b_width(s.N).
 template <class Kernel, typename T = typename Kernel::T>
-void gemm_item(const GemmShape& s, const T* A, const T* B, T* C) {
+void pack_whole_b(const GemmShape& s, const T* B, T* dst) {
+  for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
+    const int64_t kc = std::min(kKC<T>, s.K - pc);
+    for (int64_t jc = 0; jc < s.N; jc += kNC) {
+      pack_b<Kernel>(s, B, pc, kc, jc, std::min(kNC, s.N - jc),
+                     packed_b_panel<Kernel::kNR>(dst, s.N, pc, kc, jc));
+    }
+  }
+}
+
+// One batch item, on the calling thread. With `prepacked` (pack_whole_b of
+// op(B)), B is not read and nothing is packed.
+template <class Kernel, typename T = typename Kernel::T>
+void gemm_item(const GemmShape& s, const T* A, const T* B, T* C, const T* prepacked = nullptr) {
   constexpr int NR = Kernel::kNR;
   const bool pack_a = packs_a<Kernel>(s);
   const int64_t rows = pack_a ? row_block(s.M) : s.M;
@@ -352,8 +380,16 @@ void gemm_item(const GemmShape& s, const T* A, const T* B, T* C) {
       const ASlivers<T> a = pack_a ? a_packed(packed_a, ic, kc) : a_in_place(s, A, pc);
       for (int64_t jc = 0; jc < s.N; jc += kNC) {
         const int64_t nc = std::min(kNC, s.N - jc);
-        const BPanel<T> panel{B, pc, kc, jc, nc, columns_in_place<Kernel>(s, nc), packed_b};
-        if (panel.in_place < nc) {
+        const BPanel<T> panel =
+            prepacked ? BPanel<T>{B,
+                                  pc,
+                                  kc,
+                                  jc,
+                                  nc,
+                                  0,
+                                  packed_b_panel<Kernel::kNR>(prepacked, s.N, pc, kc, jc)}
+                      : BPanel<T>{B, pc, kc, jc, nc, columns_in_place<Kernel>(s, nc), packed_b};
+        if (!prepacked && panel.in_place < nc) {
           pack_b<Kernel>(s, B, pc, kc, jc + panel.in_place, nc - panel.in_place, packed_b);
         }
         multiply_panel<Kernel>(s, panel, a, C, ic, ic + mc, 0, nc);
@@ -563,8 +599,12 @@ void gemm_shared_panels(const GemmShape& s, const T* A, const T* B, T* C, const 
 // reads B's columns in groups of that many: kNR, or one vector for a kernel
 // with narrower variants) and static void micro_kernel(const MicroTile<T>&)
 // computing a kMR x kNR tile.
+//
+// With `prepacked` (pack_whole_b of op(B), which every batch item shares), B
+// is not read: there are no panels to pack and share, so the threads take
+// whole items or their own rows.
 template <class Kernel, typename T = typename Kernel::T>
-void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
+void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C, const T* prepacked = nullptr) {
   if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
   if (s.K <= 0) {  // an empty sum: C = 0, or C unchanged
     if (s.beta == 0) {
@@ -575,7 +615,7 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
     return;
   }
   auto item = [&](int64_t b) {
-    gemm_item<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c);
+    gemm_item<Kernel>(s, A + b * s.stride_a, B + b * s.stride_b, C + b * s.stride_c, prepacked);
   };
   const GemmSplit split = plan_gemm_split(s);
   if (!split.parallel) {
@@ -586,7 +626,7 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
     ag::detail::parallel_for(split.threads, [&](int64_t, int64_t) {
       for (int64_t b = next++; b < s.batch; b = next++) item(b);
     });
-  } else if (split.rows_apart) {
+  } else if (split.rows_apart || prepacked) {
     // Part t of the rows of every item, on thread t, exactly as one thread
     // would compute them: a gemm of its own on those rows of A and C.
     ag::detail::parallel_for(split.threads, [&](int64_t first, int64_t last) {
@@ -597,7 +637,7 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
         const int64_t a_offset = s.trans_a ? i0 : i0 * s.lda;  // op(A) row i0
         for (int64_t b = 0; b < s.batch; ++b) {
           gemm_item<Kernel>(rows, A + b * s.stride_a + a_offset, B + b * s.stride_b,
-                            C + b * s.stride_c + i0 * s.ldc);
+                            C + b * s.stride_c + i0 * s.ldc, prepacked);
         }
       }
     });
@@ -607,6 +647,35 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C) {
 }
 
 // ---- the paths (one translation unit each) -----------------------------------------------------
+
+// What kernels::PackedB needs of a path: its sliver width, how it packs
+// op(B), and its product with the packed B (s.stride_b is 0 there).
+template <typename T>
+struct PackedBPath {
+  int64_t nr;
+  void (*pack)(const GemmShape& s, const T* B, T* dst);  // dst: s.K x packed_b_width(s.N)
+  void (*gemm)(const GemmShape& s, const T* A, const T* packed, T* C);
+};
+template <class Kernel, typename T = typename Kernel::T>
+PackedBPath<T> packed_b_path() {
+  return {Kernel::kNR, pack_whole_b<Kernel>,
+          [](const GemmShape& s, const T* A, const T* packed, T* C) {
+            gemm_blocked<Kernel>(s, A, static_cast<const T*>(nullptr), C, packed);
+          }};
+}
+// Each path's, instantiated for float and double in its own file.
+template <typename T>
+PackedBPath<T> packed_b_scalar();
+#if defined(__x86_64__)
+template <typename T>
+PackedBPath<T> packed_b_avx2();
+template <typename T>
+PackedBPath<T> packed_b_avx512();
+#endif
+#if defined(__aarch64__)
+template <typename T>
+PackedBPath<T> packed_b_neon();
+#endif
 
 void gemm_scalar(const GemmShape& s, const float* A, const float* B, float* C);
 void gemm_scalar(const GemmShape& s, const double* A, const double* B, double* C);

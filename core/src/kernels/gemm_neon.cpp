@@ -113,6 +113,13 @@ void gemm_neon(const GemmShape& s, const double* A, const double* B, double* C) 
   gemm_blocked<NeonKernel<double>>(s, A, B, C);
 }
 
+template <typename T>
+PackedBPath<T> packed_b_neon() {
+  return packed_b_path<NeonKernel<T>>();
+}
+template PackedBPath<float> packed_b_neon<float>();
+template PackedBPath<double> packed_b_neon<double>();
+
 }  // namespace ag::kernels::detail
 
 #endif  // __aarch64__

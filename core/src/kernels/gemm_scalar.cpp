@@ -41,4 +41,11 @@ void gemm_scalar(const GemmShape& s, const double* A, const double* B, double* C
   gemm_blocked<ScalarKernel<double>>(s, A, B, C);
 }
 
+template <typename T>
+PackedBPath<T> packed_b_scalar() {
+  return packed_b_path<ScalarKernel<T>>();
+}
+template PackedBPath<float> packed_b_scalar<float>();
+template PackedBPath<double> packed_b_scalar<double>();
+
 }  // namespace ag::kernels::detail

@@ -28,6 +28,53 @@ struct GemmShape {
 void gemm(const GemmShape& s, const float* A, const float* B, float* C);
 void gemm(const GemmShape& s, const double* A, const double* B, double* C);
 
+// ---- kernel paths: which one gemm() runs, and forcing one (tests, benchmarks) ----
+enum class GemmPath {
+  Naive,   // gemm_naive
+  Scalar,  // blocked and packed, portable C++ micro-kernel
+  Avx2,    // x86-64 AVX2 + FMA micro-kernel
+  Avx512,  // x86-64 AVX-512F micro-kernel
+  Neon,    // AArch64 Advanced SIMD micro-kernel
+};
+// The paths this build can run on this CPU, slowest first; gemm() runs the last.
+std::vector<GemmPath> available_gemm_paths();
+GemmPath default_gemm_path();
+
+// ---- a B packed once, for many products with it ----
+// gemm() copies op(B) into the slivers its micro-kernel reads (gemm_driver.h)
+// at every call, unless B is small. A recurrence multiplies by the same
+// weight at every step (the GRU's W_hh, forward and backward), so it packs
+// the weight once and each step's product reads the packed copy.
+template <typename T>
+class PackedB {
+ public:
+  // The elements the packed op(B) of s takes on `path`: the storage to give
+  // the constructor (a tensor's, from the caching allocator: the kernels do
+  // not allocate what outlives a call).
+  static int64_t elements(const GemmShape& s, GemmPath path = default_gemm_path());
+  // Packs op(B) of s (s.K x s.N, read with s.trans_b and s.ldb; the other
+  // fields are not read) into `storage` for `path`'s micro-kernel (naive: op(B)
+  // as a plain row-major matrix). Throws ag::Error if the path is not
+  // available here.
+  PackedB(const GemmShape& s, const T* B, T* storage, GemmPath path = default_gemm_path());
+  int64_t K() const { return K_; }
+  int64_t N() const { return N_; }
+  bool trans_b() const { return trans_b_; }  // how B was stored (a recording shows it)
+  GemmPath path() const { return path_; }
+  const T* data() const { return data_; }
+
+ private:
+  int64_t K_, N_;
+  bool trans_b_;
+  GemmPath path_;
+  const T* data_;
+};
+// C[b] = op(A[b]) @ op(B) + beta * C[b] on the packed B's path, every batch
+// item with the same op(B); s.K and s.N must be the packed B's (ag::Error
+// otherwise), and s's other fields for B (trans_b, ldb, stride_b) are not read.
+void gemm(const GemmShape& s, const float* A, const PackedB<float>& B, float* C);
+void gemm(const GemmShape& s, const double* A, const PackedB<double>& B, double* C);
+
 // ---- recording the products a program makes (bench_gemm's step shapes) ----
 // While a recording runs, gemm() counts and times its calls by shape (batch,
 // M, N, K, the transposes, float32 or float64), from every thread. Not
@@ -46,17 +93,7 @@ std::vector<GemmCall> stop_gemm_recording();
 void gemm_naive(const GemmShape& s, const float* A, const float* B, float* C);
 void gemm_naive(const GemmShape& s, const double* A, const double* B, double* C);
 
-// ---- kernel paths: which one gemm() runs, and forcing one (tests, benchmarks) ----
-enum class GemmPath {
-  Naive,   // gemm_naive
-  Scalar,  // blocked and packed, portable C++ micro-kernel
-  Avx2,    // x86-64 AVX2 + FMA micro-kernel
-  Avx512,  // x86-64 AVX-512F micro-kernel
-  Neon,    // AArch64 Advanced SIMD micro-kernel
-};
-// The paths this build can run on this CPU, slowest first; gemm() runs the last.
-std::vector<GemmPath> available_gemm_paths();
-GemmPath default_gemm_path();
+// ---- the paths' names, and forcing a path (tests, benchmarks) ----
 const char* gemm_path_name(GemmPath path);  // "naive", "scalar", "avx2", "avx512", "neon"
 const char* gemm_path_name();               // the path gemm() runs
 // gemm through one given path; throws ag::Error if it is not available here.
