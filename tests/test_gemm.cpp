@@ -455,17 +455,17 @@ TEST_F(GemmTest, ZeroSizeDimensions) {
 
 // A B packed once (kernels::PackedB) for every path, against the naive
 // product: several k blocks and column panels (K over 384 floats, N over
-// 512), ragged slivers, both ways of storing B, C too short for rows apart
-// and tall enough for it, batches that share B, a transposed A; on 1 to 3
-// threads. Then the GRU's own products, the recurrence's h W_hh^T and
-// dgh W_hh for 64 rows and H = 256.
+// 512), ragged slivers, both ways of storing B (and of A, for the first
+// shape), C tall enough for rows apart, batches that share B; on 1 to 3
+// threads.
 TEST_F(GemmTest, PackedBMatchesNaive) {
   struct Shape {
     int64_t batch, M, N, K;
   };
-  for (const Shape& sh : {Shape{1, 13, 600, 400}, Shape{3, 7, 70, 33}, Shape{1, 300, 131, 200},
-                          Shape{4, 31, 530, 65}, Shape{1, 1, 1, 1}}) {
-    for (int t = 0; t < 4; ++t) {
+  for (const Shape& sh :
+       {Shape{1, 13, 600, 400}, Shape{3, 7, 70, 33}, Shape{1, 260, 131, 40}, Shape{1, 1, 1, 1}}) {
+    for (int t : {0, 2, 1, 3}) {
+      if (t % 2 == 1 && sh.N != 600) continue;
       Case c = product(sh.M, sh.N, sh.K, t);
       c.batch = sh.batch;
       c.pad = 1;
@@ -473,8 +473,6 @@ TEST_F(GemmTest, PackedBMatchesNaive) {
       check_both_types(c, {1, 2, 3}, BOperand::Packed);
     }
   }
-  check_both_types(product(64, 768, 256, 2), {1, 2}, BOperand::Packed);
-  check_both_types(product(64, 256, 768, 0), {1, 2}, BOperand::Packed);
 }
 
 TEST_F(GemmTest, PackedBRefusesAnotherShape) {
