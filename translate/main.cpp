@@ -458,6 +458,15 @@ double cpu_seconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
 }
 
+// Page faults this process has taken without reading a file (minor faults):
+// in a training step, a fresh buffer's first touch of each page, which
+// cached buffers (attograd/allocator.h) avoid.
+int64_t page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 // Resident set size in KiB (Linux /proc/self/statm; 0 elsewhere).
 int64_t rss_kib() {
   std::ifstream statm("/proc/self/statm");
@@ -531,6 +540,8 @@ class LazyDataset {
 struct TrainingFigures {
   int64_t steps = 0, best_step = -1, rss_first = 0;
   double seconds = 0, cpu_seconds = 0;  // training's, the evaluations excluded
+  int64_t page_faults = 0;              // the same
+  ag::AllocatorStats allocator;         // at the end of training (hits, misses: its own)
   double loss_last = std::nan(""), loss_tail = std::nan("");
 };
 
@@ -613,16 +624,25 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
   // The evaluations' time is measured apart and left out of the figures.
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
+  const int64_t faults_start = page_faults();
+  const ag::AllocatorStats allocator_start = ag::allocator_stats();
   double eval_seconds = 0, eval_cpu_seconds = 0;
+  int64_t eval_faults = 0;
   figures.loss_last = train_seq2seq(translator, d, train_options, [&](const StepInfo& s) {
     const auto before = std::chrono::steady_clock::now();
     const double cpu_before = cpu_seconds();
+    const int64_t faults_before = page_faults();
     on_step(s);
     eval_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
     eval_cpu_seconds += cpu_seconds() - cpu_before;
+    eval_faults += page_faults() - faults_before;
   });
   figures.cpu_seconds = cpu_seconds() - cpu_start - eval_cpu_seconds;
+  figures.page_faults = page_faults() - faults_start - eval_faults;
+  figures.allocator = ag::allocator_stats();
+  figures.allocator.hits -= allocator_start.hits;
+  figures.allocator.misses -= allocator_start.misses;
   figures.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
       eval_seconds;
@@ -762,7 +782,9 @@ void print_stats(const Options& o, const TrainingFigures& f, const Scores& score
             << (f.seconds > 0 ? f.steps / f.seconds : 0) << "\ntrain_cpu_seconds " << f.cpu_seconds
             << "\nsteps_per_cpu_sec " << (f.cpu_seconds > 0 ? f.steps / f.cpu_seconds : 0)
             << "\nloss_last " << f.loss_last << "\nloss_tail " << f.loss_tail << "\nbatch "
-            << o.batch << "\nlr " << o.lr;
+            << o.batch << "\nlr " << o.lr << "\ntrain_page_faults " << f.page_faults
+            << "\ntrain_allocator_hits " << f.allocator.hits << "\ntrain_allocator_misses "
+            << f.allocator.misses << "\nallocator_bytes_cached " << f.allocator.bytes_cached;
   if (scores.test) {
     std::cout << "\naccuracy " << scores.test->accuracy << "\nbleu " << scores.test->bleu;
     if (task == Task::Dates) std::cout << "\nalignment " << scores.test->alignment;

@@ -17,6 +17,7 @@
 // stays as the test reference (tests/test_gru.cpp).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -189,6 +190,34 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
 // dgi = dgh = 0 there and dh_prev = g_t'. (The cell is still computed for
 // padded rows, its result overwritten: a row-wise skip would cost more than
 // the few rows it saves.)
+// W_hh (contiguous) in the products of one gru_layer call, c (+)= a op(W_hh)
+// as s says. Over several steps it is packed once (kernels::PackedB), where
+// each step's product would copy it again. A single step (a decoder's) reads
+// it once: its product packs it panel by panel, each panel used while it is
+// still in cache, which measured faster than packing all of it first.
+template <typename T>
+class RecurrentWeight {
+ public:
+  RecurrentWeight(const kernels::GemmShape& s, const Tensor& w, int64_t steps)
+      : s_(s), w_(w.data_ptr<T>()) {
+    if (steps == 1) return;
+    bytes_ = empty({kernels::PackedB<T>::elements(s)}, w.dtype());
+    packed_.emplace(s, w_, bytes_.data_ptr<T>());
+  }
+  void multiply(const T* a, T* c) const {
+    if (packed_)
+      kernels::gemm(s_, a, *packed_, c);
+    else
+      kernels::gemm(s_, a, w_, c);
+  }
+
+ private:
+  kernels::GemmShape s_;
+  const T* w_;
+  Tensor bytes_;  // the packed copy's storage
+  std::optional<kernels::PackedB<T>> packed_;
+};
+
 Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
                  bool reverse, const Tensor& lengths) {
   const char* op = "gru_layer";
@@ -238,19 +267,17 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
     using T_ = decltype(tag);
     std::vector<T_> gh(static_cast<size_t>(B * 3 * H));  // one step's gh [B, 3H]
     const T_* bias = bc.data_ptr<T_>();
-    // gh = h W_hh^T + gh (gh holding b_hh): [B, H] @ [H, 3H]. Every step
-    // multiplies by the same W_hh^T: packed once here, not at each step.
+    // gh = h W_hh^T + gh (gh holding b_hh): [B, H] @ [H, 3H]
     kernels::GemmShape s;
     s.M = B, s.N = 3 * H, s.K = H, s.trans_b = true, s.lda = H, s.ldb = H, s.ldc = 3 * H;
     s.beta = 1;
-    Tensor packed = empty({kernels::PackedB<T_>::elements(s)}, h0.dtype());
-    const kernels::PackedB<T_> w(s, wc.data_ptr<T_>(), packed.data_ptr<T_>());
+    const RecurrentWeight<T_> w(s, wc, T);
     for (int64_t i = 0; i < T; ++i) {
       const int64_t t = reverse ? T - 1 - i : i;  // the position visited i-th
       const int64_t prev = reverse ? t + 1 : t - 1;
       const T_* h_prev = i == 0 ? h0c.data_ptr<T_>() : out.data_ptr<T_>() + prev * B * H;
       for (int64_t b = 0; b < B; ++b) std::copy_n(bias, 3 * H, gh.data() + b * 3 * H);
-      kernels::gemm(s, h_prev, w, gh.data());
+      w.multiply(h_prev, gh.data());
       cell_forward(gic.data_ptr<T_>() + t * B * 3 * H, gh.data(), h_prev,
                    out.data_ptr<T_>() + t * B * H, gates.data_ptr<T_>() + t * B * 3 * H, B, H);
       T_* n_part = gh_n.data_ptr<T_>() + t * B * H;
@@ -276,11 +303,10 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                const T_ *h = hs.data_ptr<T_>(), *h0p = h0c.data_ptr<T_>();
                T_ *dghp = dgh.data_ptr<T_>(), *dhp = dh.data_ptr<T_>();
                std::vector<T_> g_t(static_cast<size_t>(B * H));
-               // dh += dgh_t W_hh: [B, 3H] @ [3H, H], W_hh packed once for every step
+               // dh += dgh_t W_hh: [B, 3H] @ [3H, H]
                kernels::GemmShape s;
                s.M = B, s.N = H, s.K = 3 * H, s.lda = 3 * H, s.ldb = H, s.ldc = H, s.beta = 1;
-               Tensor packed = empty({kernels::PackedB<T_>::elements(s)}, hs.dtype());
-               const kernels::PackedB<T_> w(s, wc.data_ptr<T_>(), packed.data_ptr<T_>());
+               const RecurrentWeight<T_> w(s, wc, T);
                for (int64_t i = T - 1; i >= 0; --i) {
                  const int64_t t = reverse ? T - 1 - i : i;  // the position visited i-th
                  const int64_t prev = reverse ? t + 1 : t - 1;
@@ -297,7 +323,7 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
                      std::fill_n(dghp + (t * B + b) * 3 * H, 3 * H, T_(0));
                      std::copy_n(g_t.data() + b * H, H, dhp + b * H);
                    }
-                 if (i > 0 || h0_grad) kernels::gemm(s, dghp + t * B * 3 * H, w, dhp);
+                 if (i > 0 || h0_grad) w.multiply(dghp + t * B * 3 * H, dhp);
                }
                // dW_hh = dgh_first^T h0 + the other positions' dgh^T against
                // their predecessors: [3H, B] @ [B, H], then [3H, (T-1) B] @
