@@ -449,22 +449,22 @@ Options parse_args(int argc, char** argv) {
   return o;
 }
 
-// CPU seconds this process has used (user + system, every thread): on a busy
-// machine the fair measure of a one-thread run, beside the wall time.
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
-
-// Page faults this process has taken without reading a file (minor faults):
-// in a training step, a fresh buffer's first touch of each page, which
-// cached buffers (attograd/allocator.h) avoid.
-int64_t page_faults() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
+// What this process has used so far, read with one getrusage call.
+struct Usage {
+  // CPU seconds (user + system, every thread): on a busy machine the fair
+  // measure of a one-thread run, beside the wall time.
+  double cpu_seconds = 0;
+  // Page faults taken without reading a file (minor faults): in a training
+  // step, a fresh buffer's first touch of each page, which cached buffers
+  // (attograd/allocator.h) avoid.
+  int64_t page_faults = 0;
+};
+Usage usage() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return {static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+              static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6,
+          r.ru_minflt};
 }
 
 // Resident set size in KiB (Linux /proc/self/statm; 0 elsewhere).
@@ -623,23 +623,23 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
   train_options.threads = o.threads;
   // The evaluations' time is measured apart and left out of the figures.
   const auto start = std::chrono::steady_clock::now();
-  const double cpu_start = cpu_seconds();
-  const int64_t faults_start = page_faults();
+  const Usage usage_start = usage();
   const ag::AllocatorStats allocator_start = ag::allocator_stats();
   double eval_seconds = 0, eval_cpu_seconds = 0;
   int64_t eval_faults = 0;
   figures.loss_last = train_seq2seq(translator, d, train_options, [&](const StepInfo& s) {
     const auto before = std::chrono::steady_clock::now();
-    const double cpu_before = cpu_seconds();
-    const int64_t faults_before = page_faults();
+    const Usage usage_before = usage();
     on_step(s);
     eval_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
-    eval_cpu_seconds += cpu_seconds() - cpu_before;
-    eval_faults += page_faults() - faults_before;
+    const Usage usage_after = usage();
+    eval_cpu_seconds += usage_after.cpu_seconds - usage_before.cpu_seconds;
+    eval_faults += usage_after.page_faults - usage_before.page_faults;
   });
-  figures.cpu_seconds = cpu_seconds() - cpu_start - eval_cpu_seconds;
-  figures.page_faults = page_faults() - faults_start - eval_faults;
+  const Usage usage_end = usage();
+  figures.cpu_seconds = usage_end.cpu_seconds - usage_start.cpu_seconds - eval_cpu_seconds;
+  figures.page_faults = usage_end.page_faults - usage_start.page_faults - eval_faults;
   figures.allocator = ag::allocator_stats();
   figures.allocator.hits -= allocator_start.hits;
   figures.allocator.misses -= allocator_start.misses;

@@ -288,8 +288,7 @@ int64_t PackedB<T>::elements(const GemmShape& s, GemmPath path) {
   AG_CHECK(s.K >= 0 && s.N >= 0, "PackedB",
            "expected K, N >= 0, got " + std::to_string(s.K) + ", " + std::to_string(s.N));
   check_available(path, "PackedB");
-  const int64_t nr = packed_b_functions<T>(path).nr;
-  return s.K * ((s.N + nr - 1) / nr * nr);  // whole slivers
+  return s.K * detail::packed_b_width(s.N, packed_b_functions<T>(path).nr);  // whole slivers
 }
 
 template <typename T>

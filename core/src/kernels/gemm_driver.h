@@ -336,16 +336,15 @@ inline int64_t row_block(int64_t M) {
 // rows), then column panel jc (kNC columns) within it. Every panel but the
 // last of a block is kNC wide, a whole number of slivers, so block pc starts
 // at pc x (N rounded up to NR) and its panel jc at kc x jc from there.
-template <int NR>
-constexpr int64_t packed_b_width(int64_t N) {
+constexpr int64_t packed_b_width(int64_t N, int64_t NR) {
   return (N + NR - 1) / NR * NR;
 }
 template <int NR, typename Pointer>  // T* or const T*
 Pointer packed_b_panel(Pointer packed, int64_t N, int64_t pc, int64_t kc, int64_t jc) {
-  return packed + pc * packed_b_width<NR>(N) + kc * jc;
+  return packed + pc * packed_b_width(N, NR) + kc * jc;
 }
 
-// Packs all of op(B) (s.K x s.N) into dst, which holds s.K x packed_b_width(s.N).
+// Packs all of op(B) (s.K x s.N) into dst, which holds s.K x packed_b_width(s.N, NR).
 template <class Kernel, typename T = typename Kernel::T>
 void pack_whole_b(const GemmShape& s, const T* B, T* dst) {
   for (int64_t pc = 0; pc < s.K; pc += kKC<T>) {
@@ -380,15 +379,10 @@ void gemm_item(const GemmShape& s, const T* A, const T* B, T* C, const T* prepac
       const ASlivers<T> a = pack_a ? a_packed(packed_a, ic, kc) : a_in_place(s, A, pc);
       for (int64_t jc = 0; jc < s.N; jc += kNC) {
         const int64_t nc = std::min(kNC, s.N - jc);
-        const BPanel<T> panel =
-            prepacked ? BPanel<T>{B,
-                                  pc,
-                                  kc,
-                                  jc,
-                                  nc,
-                                  0,
-                                  packed_b_panel<Kernel::kNR>(prepacked, s.N, pc, kc, jc)}
-                      : BPanel<T>{B, pc, kc, jc, nc, columns_in_place<Kernel>(s, nc), packed_b};
+        const int64_t in_place = prepacked ? 0 : columns_in_place<Kernel>(s, nc);
+        const T* packed =
+            prepacked ? packed_b_panel<Kernel::kNR>(prepacked, s.N, pc, kc, jc) : packed_b;
+        const BPanel<T> panel{B, pc, kc, jc, nc, in_place, packed};
         if (!prepacked && panel.in_place < nc) {
           pack_b<Kernel>(s, B, pc, kc, jc + panel.in_place, nc - panel.in_place, packed_b);
         }
@@ -653,7 +647,7 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C, const T* pre
 template <typename T>
 struct PackedBPath {
   int64_t nr;
-  void (*pack)(const GemmShape& s, const T* B, T* dst);  // dst: s.K x packed_b_width(s.N)
+  void (*pack)(const GemmShape& s, const T* B, T* dst);  // dst: s.K x packed_b_width(s.N, nr)
   void (*gemm)(const GemmShape& s, const T* A, const T* packed, T* C);
 };
 template <class Kernel, typename T = typename Kernel::T>
