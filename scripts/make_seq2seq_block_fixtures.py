@@ -139,6 +139,13 @@ def losses():
     (loss * w).sum().backward()
     entries = {"logits": np64(logits), "labels": np64(labels), "valid_len": np64(valid_len),
                "ce.loss": np64(loss), "ce.w": np64(w), "ce.grad.logits": np64(logits.grad)}
+    # The same loss with torch's label_smoothing (no new random draws: the
+    # fixtures after this one stay as they were).
+    smoothed_logits = logits.detach().clone().requires_grad_()
+    smoothed = MaskedSoftmaxCELoss(label_smoothing=0.1)(smoothed_logits, labels, valid_len)
+    (smoothed * w).sum().backward()
+    entries.update({"ce_smooth.epsilon": np.array(0.1), "ce_smooth.loss": np64(smoothed),
+                    "ce_smooth.grad.logits": np64(smoothed_logits.grad)})
 
     # clip_grad_norm_: three parameters with gradients and one without.
     grads = [torch.randn(2, 3), torch.randn(4), torch.randn(3, 1)]

@@ -33,6 +33,30 @@ TEST(MaskedSoftmaxCeLossTest, MatchesD2l) {
   }
 }
 
+TEST(MaskedSoftmaxCeLossTest, LabelSmoothingMatchesTorch) {
+  // d2l's loss built on nn.CrossEntropyLoss(label_smoothing=0.1).
+  const double epsilon = fix("ce_smooth.epsilon").item();
+  for (const auto& [dtype, tol] : {std::pair{kFloat64, 1e-10}, {kFloat32, 1e-5}}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Tensor logits = fix("logits").to(dtype).clone().requires_grad_();
+    const Tensor loss =
+        nn::masked_softmax_ce_loss(logits, fix("labels"), fix("valid_len"), epsilon);
+    EXPECT_TRUE(all_close(loss, fix("ce_smooth.loss"), tol, tol));
+    EXPECT_FALSE(all_close(loss, fix("ce.loss"), tol, tol));  // the smoothing changed it
+    sum(loss * fix("ce.w").to(dtype)).backward();
+    EXPECT_TRUE(all_close(logits.grad(), fix("ce_smooth.grad.logits"), tol, tol));
+  }
+}
+
+TEST(MaskedSoftmaxCeLossTest, FullSmoothingIsTheUniformTarget) {
+  // label_smoothing = 1 ignores the labels: each valid position costs the
+  // mean of -log p over the classes, log V when every logit is equal.
+  const Tensor logits = zeros({1, 3, 4}, kFloat64);
+  const Tensor loss = nn::masked_softmax_ce_loss(logits, tensor({1, 2, 3}, {1, 3}, kInt64),
+                                                 tensor({2}, {1}, kInt64), 1.0);
+  EXPECT_NEAR(loss.item(), std::log(4.0) * 2 / 3, 1e-12);
+}
+
 TEST(MaskedSoftmaxCeLossTest, EqualsCrossEntropyOverTheValidPositions) {
   // One sequence: the loss is (valid / T) times the mean cross entropy of
   // the valid positions, which ag::cross_entropy computes on its own.
@@ -51,6 +75,11 @@ TEST(MaskedSoftmaxCeLossTest, Gradcheck) {
   EXPECT_TRUE(grad_ok(
       [&](const std::vector<Tensor>& in) {
         return nn::masked_softmax_ce_loss(in[0], labels, valid);
+      },
+      {leaf64({2, 4, 5}, -2, 2)}));
+  EXPECT_TRUE(grad_ok(
+      [&](const std::vector<Tensor>& in) {
+        return nn::masked_softmax_ce_loss(in[0], labels, valid, 0.3);
       },
       {leaf64({2, 4, 5}, -2, 2)}));
 }
@@ -80,6 +109,9 @@ TEST(MaskedSoftmaxCeLossTest, BadInput) {
   EXPECT_TRUE(
       throws_error(loss(logits.to(kInt64), labels, valid), {"masked_softmax_ce_loss", "logits"}));
   EXPECT_TRUE(throws_error(loss(logits, Tensor(), valid), {"masked_softmax_ce_loss", "defined"}));
+  for (const double epsilon : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN()})
+    EXPECT_TRUE(throws_error([&] { nn::masked_softmax_ce_loss(logits, labels, valid, epsilon); },
+                             {"masked_softmax_ce_loss", "label_smoothing", "[0, 1]"}));
 }
 
 // ---- clip_grad_norm_ -------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // views; saving and loading a model (identical predictions, clear errors for
 // other files); greedy prediction; a short training run on `reverse` that
 // must learn.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -167,6 +168,60 @@ TEST(TranslateTraining, StepByStepTrainerMatchesTrainSeq2seq) {
   const std::vector<double> before = b[0].to_vector();
   trainer.step();
   EXPECT_NE(b[0].to_vector(), before);
+}
+
+TEST(TranslateTraining, LabelSmoothingIsTheTrainedLoss) {
+  // The trainer's loss is nn::masked_softmax_ce_loss with the options'
+  // label_smoothing: with every logit near equal at the start, smoothing
+  // moves each token's loss only a little, but it moves it.
+  const Dataset data({Task::Reverse, 200, 20, 5});
+  ModelConfig config;
+  config.embed_size = config.num_hiddens = 8;
+  config.num_layers = 1;
+  config.dropout = 0;
+  std::vector<double> first_losses;
+  for (const double epsilon : {0.0, 0.5}) {
+    ag::manual_seed(1);
+    Translator translator = make_translator(config, data);
+    TrainOptions options;
+    options.label_smoothing = epsilon;
+    Seq2SeqTrainer trainer(translator, data, options);
+    first_losses.push_back(trainer.next_loss());
+  }
+  EXPECT_NE(first_losses[0], first_losses[1]);
+  EXPECT_NEAR(first_losses[0], first_losses[1], 0.05 * first_losses[0]);
+
+  Translator translator = make_translator(config, data);
+  TrainOptions bad;
+  bad.label_smoothing = 1.5;
+  EXPECT_TRUE(throws_error([&] { Seq2SeqTrainer trainer(translator, data, bad); },
+                           {"train_seq2seq", "label_smoothing", "1.5"}));
+}
+
+TEST(TranslateTraining, CheckpointAverageIsTheMeanOfTheLastSnapshots) {
+  const Dataset data({Task::Reverse, 200, 20, 5});
+  ModelConfig config;
+  config.embed_size = config.num_hiddens = 8;
+  config.num_layers = 1;
+  Translator translator = make_translator(config, data);
+  const std::vector<Tensor> params = translator.model->parameters();
+  const auto set_all = [&](float value) {  // every parameter entry, in place
+    for (const Tensor& p : params) std::fill_n(p.data_ptr<float>(), p.numel(), value);
+  };
+  CheckpointAverage average(*translator.model, 2);
+  EXPECT_TRUE(throws_error([&] { average.load_into_model(); },
+                           {"CheckpointAverage::load_into_model", "add() never ran"}));
+  for (const float value : {100.0f, 1.0f, 2.0f}) {  // 100 falls out: two are kept
+    set_all(value);
+    average.add();
+  }
+  EXPECT_EQ(average.size(), 2);
+  set_all(-7.0f);
+  average.load_into_model();
+  for (const Tensor& p : params)
+    for (const double v : p.to_vector()) ASSERT_EQ(v, 1.5);
+  EXPECT_TRUE(throws_error([&] { CheckpointAverage(*translator.model, 0); },
+                           {"CheckpointAverage", "count >= 1", "got 0"}));
 }
 
 TEST(TranslateModel, SaveLoadGivesIdenticalPredictions) {

@@ -59,6 +59,7 @@ TEST(TranslateCli, BadFlags) {
   EXPECT_TRUE(fails_with("--steps 1e3", "got '1e3'"));
   EXPECT_TRUE(fails_with("--batch 0", "--batch expects an integer"));
   EXPECT_TRUE(fails_with("--lr nan", "--lr expects a number"));
+  EXPECT_TRUE(fails_with("--label-smoothing 1.5", "--label-smoothing expects a number"));
   EXPECT_TRUE(fails_with("--threads 99999999999999999999", "--threads expects an integer"));
   EXPECT_TRUE(
       fails_with("--task french", "--task expects dates, reverse, sort or g2p, got 'french'"));
@@ -183,6 +184,9 @@ TEST(TranslateCli, G2pFlags) {
   EXPECT_TRUE(fails_with("--task g2p --heldout 10", "g2p's split comes from the dictionary"));
   EXPECT_TRUE(fails_with("--task dates --dict x.dict", "--dict is g2p's"));
   EXPECT_TRUE(fails_with("--evaluate x.dict", "--evaluate scores a g2p model"));
+  EXPECT_TRUE(fails_with("--average-last 3", "--average-last averages the parameters"));
+  EXPECT_TRUE(fails_with("--task g2p --average-last 3 --eval-every 0", "--eval-every N > 0"));
+  EXPECT_TRUE(fails_with("--task g2p --average-last 1", "--average-last expects an integer"));
   EXPECT_TRUE(fails_with("--task g2p --dict /nonexistent/cmu.dict",
                          "/nonexistent/cmu.dict': CMUdict is in Debian's package"));
 }
@@ -223,6 +227,18 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
     EXPECT_NE(saved.err.find(line), std::string::npos) << line << " in " << saved.err;
   for (const char* key : {"\ntest_wer ", "\ntest_per ", "\ndev_wer ", "\nbest_step "})
     EXPECT_NE(saved.out.find(key), std::string::npos) << key << " in " << saved.out;
+
+  // Label smoothing and checkpoint averaging: the mean of the last three
+  // evaluations' parameters is scored on dev, one more candidate.
+  const ProgramRun averaged =
+      run("--task g2p --dict " + sample +
+          " --steps 30 --embed 8 --hidden 16 --batch 16 --eval-every 10 --label-smoothing 0.1 "
+          "--average-last 3 --stats");
+  ASSERT_EQ(averaged.exit_code, 0) << averaged.err;
+  for (const char* line :
+       {"label smoothing 0.1", "the mean of the last 3 evaluations' parameters: dev WER"})
+    EXPECT_NE(averaged.err.find(line), std::string::npos) << line << " in " << averaged.err;
+  EXPECT_NE(averaged.out.find("\naveraged_checkpoints "), std::string::npos) << averaged.out;
 
   const std::string words = temp_file("words.txt");
   std::ofstream(words) << "knife\n\n  Box \r\nqueue\n";

@@ -76,6 +76,9 @@ training:
   --lr X                      Adam's learning rate (default: the task's)
   --lr-schedule constant|cosine  constant (d2l's), or half a cosine from --lr down
                               to 0 over the steps (default: the task's)
+  --label-smoothing E         train towards 1 - E on each target token and E spread
+                              over the whole vocabulary (torch's label_smoothing;
+                              default 0: d2l's loss)
   --seed S                    data, split, initialisation and batch order (default 0)
   --threads T                 threads (default 1): training splits each batch into T
                               shards trained at once on copies of the model (data
@@ -84,6 +87,9 @@ training:
   --heldout N                 a generated task's held-out examples (default 1000)
   --eval-every N              held-out accuracy (g2p: the dev WER) every N steps
                               (default: the task's; 0: never)
+  --average-last K            g2p: also score on dev the mean of the parameters at
+                              the last K evaluations (checkpoint averaging); kept
+                              when it beats every evaluation's dev WER
 files:
   --save FILE.npz             save the trained model (state dict with d2l's names + meta.*)
   --load FILE.npz             load a saved model instead of training one
@@ -138,7 +144,8 @@ prediction:
                               steps_per_cpu_sec, loss_tail (mean training loss of
                               the last tenth of the steps), accuracy, alignment,
                               rss_kib_first (after 1,000 steps), rss_kib_last;
-                              g2p: test_wer, test_per, dev_wer, best_step;
+                              g2p: test_wer, test_per, dev_wer, best_step,
+                              averaged_checkpoints (--average-last);
                               --evaluate: eval_wer, eval_per, ...)
   --help                      this text
 )";
@@ -172,9 +179,9 @@ struct Options {
   TaskDefaults defaults;                                       // of --task and --model
   ModelConfig config;
   std::optional<int64_t> steps;
-  int64_t batch = 0, threads = 1, heldout = 1000, eval_every = 0;
+  int64_t batch = 0, threads = 1, heldout = 1000, eval_every = 0, average_last = 0;
   std::optional<int64_t> train_size;
-  double lr = 0;
+  double lr = 0, label_smoothing = 0;
   std::string lr_schedule;  // "constant" or "cosine"; empty: the defaults'
   uint64_t seed = 0;
   std::string save, load, heatmap, dump_path;
@@ -295,6 +302,8 @@ void read_flags(const std::vector<std::string>& args, Options& o) {
       o.batch = parse_int(a, value(a), 1, 65536);
     } else if (a == "--lr") {
       o.lr = parse_double(a, value(a), 1e-9, 10.0);
+    } else if (a == "--label-smoothing") {
+      o.label_smoothing = parse_double(a, value(a), 0.0, 1.0);
     } else if (a == "--lr-schedule") {
       o.lr_schedule = value(a);
       if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
@@ -319,6 +328,8 @@ void read_flags(const std::vector<std::string>& args, Options& o) {
       o.score_outputs = value(a);
     } else if (a == "--eval-every") {
       o.eval_every = parse_int(a, value(a), 0, 100'000'000);
+    } else if (a == "--average-last") {
+      o.average_last = parse_int(a, value(a), 2, 1000);
     } else if (a == "--save") {
       o.save = value(a);
     } else if (a == "--load") {
@@ -427,6 +438,10 @@ void check_options(Options& o) {
     throw UsageError{"--nbest " + std::to_string(o.nbest) +
                      " needs a beam at least as wide; --beam is " + std::to_string(o.beam)};
   if (o.lr_schedule.empty()) o.lr_schedule = o.defaults.lr_schedule;
+  if (o.average_last > 0 && (task != Task::G2p || o.eval_every == 0))
+    throw UsageError{
+        "--average-last averages the parameters of the last dev evaluations: it needs "
+        "--task g2p (the task with a dev split) and --eval-every N > 0"};
   if (task != Task::G2p) {
     const int64_t train_size = o.train_size.value_or(o.defaults.train_size);
     if (o.heldout > train_size) throw UsageError{"--heldout cannot exceed --train-size"};
@@ -516,6 +531,7 @@ void print_setup(const Translator& translator, const Dataset& d, const Options& 
                o.lr_schedule.c_str(), static_cast<long long>(steps),
                static_cast<long long>(o.threads), o.threads == 1 ? "" : "s",
                static_cast<long long>(o.eval_every));
+  if (o.label_smoothing > 0) std::fprintf(stderr, "label smoothing %g\n", o.label_smoothing);
 }
 
 // The task's data, read or generated when first needed: a loaded model that
@@ -539,6 +555,7 @@ class LazyDataset {
 // What training measured, for its summary line and --stats.
 struct TrainingFigures {
   int64_t steps = 0, best_step = -1, rss_first = 0;
+  int64_t averaged = 0;  // the checkpoints averaged into the kept parameters (0: none)
   double seconds = 0, cpu_seconds = 0;  // training's, the evaluations excluded
   int64_t page_faults = 0;              // the same
   ag::AllocatorStats allocator;         // at the end of training (hits, misses: its own)
@@ -581,6 +598,8 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
   print_setup(translator, d, o, steps);
   const bool by_dev = !d.dev().empty();
   BestParameters best(*translator.model);
+  std::optional<CheckpointAverage> average;
+  if (o.average_last > 0) average.emplace(*translator.model, o.average_last);
   double accuracy = std::nan(""), last_draw = -1;
   // The training loss of one batch is noisy: loss_tail averages the last
   // tenth of the steps (the ablation compares it between two models).
@@ -594,6 +613,7 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
     if (evaluate_now) {
       accuracy = evaluate(translator, by_dev ? d.dev() : d.heldout()).accuracy;
       if (by_dev) best.offer(1 - accuracy, s.step);  // the dev WER
+      if (average) average->add();
     }
     // A TTY redraws one line ten times a second; a pipe or file gets a line
     // at every evaluation and every tenth of the run.
@@ -619,6 +639,7 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
   train_options.steps = steps;
   train_options.batch_size = o.batch;
   train_options.lr = o.lr;
+  train_options.label_smoothing = o.label_smoothing;
   train_options.seed = o.seed;
   train_options.threads = o.threads;
   // The evaluations' time is measured apart and left out of the figures.
@@ -654,11 +675,24 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
                figures.cpu_seconds, steps / std::max(figures.cpu_seconds, 1e-9), figures.loss_tail,
                static_cast<long long>(tail_steps));
   figures.best_step = steps;
+  if (average && average->size() >= 2) {
+    // The average is one more candidate for the dev split to judge; its
+    // step is the last one's, where it ends.
+    average->load_into_model();
+    const double wer = 1 - evaluate(translator, d.dev()).accuracy;
+    std::fprintf(stderr, "the mean of the last %lld evaluations' parameters: dev WER %.2f%%\n",
+                 static_cast<long long>(average->size()), 100 * wer);
+    if (best.offer(wer, steps)) figures.averaged = average->size();
+  }
   if (best.step() >= 0) {
     best.restore();
     figures.best_step = best.step();
-    std::fprintf(stderr, "kept the parameters of step %lld (best dev WER %.2f%%)\n",
-                 static_cast<long long>(figures.best_step), 100 * best.score());
+    if (figures.averaged > 0)
+      std::fprintf(stderr, "kept the mean of the last %lld evaluations' parameters\n",
+                   static_cast<long long>(figures.averaged));
+    else
+      std::fprintf(stderr, "kept the parameters of step %lld (best dev WER %.2f%%)\n",
+                   static_cast<long long>(figures.best_step), 100 * best.score());
   }
   return figures;
 }
@@ -796,7 +830,7 @@ void print_stats(const Options& o, const TrainingFigures& f, const Scores& score
   if (scores.dev)
     std::cout << "\ndev_wer " << scores.dev->pronunciation.wer << "\ndev_per "
               << scores.dev->pronunciation.per << "\ndev_words " << scores.dev->pronunciation.words
-              << "\nbest_step " << f.best_step;
+              << "\nbest_step " << f.best_step << "\naveraged_checkpoints " << f.averaged;
   if (scores.dict)
     std::cout << "\neval_wer " << scores.dict->pronunciation.wer << "\neval_per "
               << scores.dict->pronunciation.per << "\neval_words "

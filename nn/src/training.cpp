@@ -8,10 +8,13 @@
 
 namespace ag::nn {
 
-Tensor masked_softmax_ce_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid_len) {
+Tensor masked_softmax_ce_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid_len,
+                              double label_smoothing) {
   constexpr const char* kOp = "masked_softmax_ce_loss";
   AG_CHECK(logits.defined() && labels.defined() && valid_len.defined(), kOp,
            "logits, labels and valid_len must be defined");
+  AG_CHECK(label_smoothing >= 0 && label_smoothing <= 1, kOp,
+           "label_smoothing must be in [0, 1], got " + number_str(label_smoothing));
   const auto shapes = [&] {
     return "logits " + shape_str(logits.shape()) + ", labels " + shape_str(labels.shape()) +
            ", valid_len " + shape_str(valid_len.shape());
@@ -50,7 +53,14 @@ Tensor masked_softmax_ce_loss(const Tensor& logits, const Tensor& labels, const 
   // backward scatters the gradient back to those entries only.
   const Tensor log_probs = log_softmax(logits, -1);                             // [B, T, V]
   const Tensor picked = index_select(reshape(log_probs, {-1}), 0, flat_index);  // [B T]
-  const Tensor unweighted = neg(reshape(picked, {B, T}));                       // [B, T]
+  Tensor unweighted = neg(reshape(picked, {B, T}));                             // [B, T]
+  if (label_smoothing > 0) {
+    // torch's label_smoothing = e: the target is (1 - e) on the label and e
+    // spread evenly over all V classes, so each position's loss is
+    //   (1 - e) (-log p[label]) + e (1/V) sum_v -log p[v].
+    const Tensor uniform = neg(mean(log_probs, -1));  // [B, T]
+    unweighted = unweighted * (1 - label_smoothing) + uniform * label_smoothing;
+  }
   // d2l's weights: 1 before the valid length, 0 after.
   const Tensor weighted = where(sequence_mask(valid_len, T), unweighted, 0.0);  // [B, T]
   return mean(weighted, 1);                                                     // [B]

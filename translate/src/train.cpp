@@ -241,6 +241,8 @@ Seq2SeqTrainer::Seq2SeqTrainer(Translator& translator, const Dataset& data,
            "threads " + std::to_string(options.threads) + " must be in [1, batch size " +
                std::to_string(options.batch_size) +
                "]: each thread trains on a shard of the batch");
+  AG_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1, "train_seq2seq",
+           "label_smoothing must be in [0, 1], got " + number_str(options.label_smoothing));
   optimizer_ = std::make_unique<optim::Adam>(params_, options_.lr);
   if (options.threads > 1)
     parallel_ = std::make_unique<DataParallel>(translator, params_, options.threads);
@@ -269,8 +271,10 @@ Tensor Seq2SeqTrainer::summed_loss(nn::EncoderDecoder& model, const Batch& batch
   const int64_t Tt = tgt.size(1);
   // Teacher forcing: step t reads the true token t - 1 (<bos> at t = 0).
   const Tensor dec_input = cat({bos_.narrow(0, 0, tgt.size(0)), tgt.narrow(1, 0, Tt - 1)}, 1);
-  const Tensor logits = model(src, dec_input, batch.src_valid_len);                  // [B, Tt, V]
-  Tensor loss = nn::masked_softmax_ce_loss(logits, tgt, batch.tgt_valid_len).sum();  // sum of [B]
+  const Tensor logits = model(src, dec_input, batch.src_valid_len);  // [B, Tt, V]
+  Tensor loss =
+      nn::masked_softmax_ce_loss(logits, tgt, batch.tgt_valid_len, options_.label_smoothing)
+          .sum();  // sum of [B]
   // d2l's loss is each row's mean over all tgt_steps (padding counting as 0):
   // rescaled from the Tt steps kept, the objective is the untrimmed one.
   if (Tt != data_.tgt_steps())
@@ -483,6 +487,35 @@ bool BestParameters::offer(double score, int64_t step) {
 void BestParameters::restore() const {
   AG_CHECK(step_ >= 0, "BestParameters::restore", "no parameters were kept (offer() never ran)");
   model_.load_state_dict(best_, /*strict=*/true);
+}
+
+CheckpointAverage::CheckpointAverage(nn::Module& model, int64_t count)
+    : model_(model), count_(count) {
+  AG_CHECK(count >= 1, "CheckpointAverage",
+           "needs count >= 1 checkpoints to average, got " + std::to_string(count));
+}
+
+void CheckpointAverage::add() {
+  NoGradGuard no_grad;
+  std::map<std::string, Tensor> snapshot;
+  for (const auto& [name, value] : model_.state_dict()) snapshot[name] = value.clone();
+  snapshots_.push_back(std::move(snapshot));
+  if (size() > count_) snapshots_.pop_front();
+}
+
+void CheckpointAverage::load_into_model() const {
+  AG_CHECK(!snapshots_.empty(), "CheckpointAverage::load_into_model",
+           "no checkpoints to average (add() never ran)");
+  NoGradGuard no_grad;
+  // mean = (1/n) sum_k snapshot_k, entry by entry, summed in float64.
+  std::map<std::string, Tensor> mean = snapshots_.back();
+  for (auto& [name, value] : mean) {
+    if (!is_floating(value.dtype())) continue;
+    Tensor sum = zeros(value.shape(), kFloat64);
+    for (const auto& snapshot : snapshots_) sum = sum + snapshot.at(name).to(kFloat64);
+    value = (sum * (1.0 / static_cast<double>(size()))).to(value.dtype());
+  }
+  model_.load_state_dict(mean, /*strict=*/true);
 }
 
 }  // namespace ag::translate

@@ -16,7 +16,12 @@ namespace ag::nn {
 //   logits [B, T, V] (floating), labels [B, T] (int64, each in [0, V)),
 //   valid_len [B] (int64, each in [0, T])  ->  loss [B]
 //   loss[b] = (1/T) sum_{t < valid_len[b]} -log_softmax(logits[b, t])[labels[b, t]]
-Tensor masked_softmax_ce_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid_len);
+// label_smoothing e (torch.nn.CrossEntropyLoss's; in [0, 1], else
+// ag::Error) trains towards (1 - e) on the label and e spread evenly over
+// the V classes: each position's term becomes
+//   (1 - e) (-log p[label]) + (e / V) sum_v -log p[v].
+Tensor masked_softmax_ce_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid_len,
+                              double label_smoothing = 0);
 
 // torch.nn.utils.clip_grad_norm_: the L2 norm of all the gradients together
 // (parameters without a gradient are skipped); when it exceeds max_norm,

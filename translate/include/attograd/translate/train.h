@@ -8,8 +8,10 @@
 //   (evaluate, exact match, BLEU and each task's own figures: evaluation.h,
 //   included here: whoever trains, scores)
 //   BestParameters   the parameters at the best dev score (model selection)
+//   CheckpointAverage  the mean of the last few checkpoints' parameters
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +35,10 @@ struct TrainOptions {
   // updates shrink, and the held-out accuracy settles instead of swinging.
   bool cosine_lr = false;
   double max_grad_norm = 1.0;
+  // nn::masked_softmax_ce_loss's label_smoothing: 0 (d2l's) trains towards
+  // the label alone; e > 0 keeps e of the target spread over every token, so
+  // the model is not pushed to certainty on each training word.
+  double label_smoothing = 0;
   uint64_t seed = 0;  // the minibatch order
   // Data-parallel training: each minibatch is split along the batch into
   // `threads` shards (sizes differing by at most one) that run forward and
@@ -160,6 +166,30 @@ class BestParameters {
   std::map<std::string, Tensor> best_;
   double score_ = 0;
   int64_t step_ = -1;
+};
+
+// Checkpoint averaging (fairseq's scripts/average_checkpoints.py, as NMT and
+// G2P recipes use it): the mean of the parameters at the last `count`
+// snapshots, e.g. the last few evaluations of a run. Late in training the
+// parameters move around a minimum; their mean tends to sit nearer its
+// middle than any one of them, and may generalise better. Whether it does is
+// for the dev split to say (offer it to BestParameters). Floating entries of
+// the state dict are averaged; any other entry is taken from the newest
+// snapshot. REQUIRES: the model outlives this object.
+class CheckpointAverage {
+ public:
+  CheckpointAverage(nn::Module& model, int64_t count);  // count >= 1, else ag::Error
+  // A copy of the model's state dict now; the oldest goes beyond `count`.
+  void add();
+  int64_t size() const { return static_cast<int64_t>(snapshots_.size()); }
+  // Loads the mean of the snapshots into the model, in place (strict: the
+  // same names and shapes). ag::Error when nothing was added.
+  void load_into_model() const;
+
+ private:
+  nn::Module& model_;
+  int64_t count_;
+  std::deque<std::map<std::string, Tensor>> snapshots_;  // oldest first
 };
 
 }  // namespace ag::translate
