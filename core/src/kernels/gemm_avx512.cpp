@@ -229,9 +229,16 @@ struct Avx512Kernel {
       {tile<6, 1>, tile<6, 2>, tile<6, 3>, tile<6, 4>},
   };
 
-  // gemm_small's last columns, fewer than a vector: kTailTiles[rows - 1].
-  static constexpr TileFn kTailTiles[kMR] = {tile<1, 1, true>, tile<2, 1, true>, tile<3, 1, true>,
-                                             tile<4, 1, true>, tile<5, 1, true>, tile<6, 1, true>};
+  // gemm_small's last columns when N is not a multiple of the vector: the
+  // same tiles, their last vector of B read with a mask. kMaskedTiles[rows - 1][vectors - 1].
+  static constexpr TileFn kMaskedTiles[kMR][kVecs] = {
+      {tile<1, 1, true>, tile<1, 2, true>, tile<1, 3, true>, tile<1, 4, true>},
+      {tile<2, 1, true>, tile<2, 2, true>, tile<2, 3, true>, tile<2, 4, true>},
+      {tile<3, 1, true>, tile<3, 2, true>, tile<3, 3, true>, tile<3, 4, true>},
+      {tile<4, 1, true>, tile<4, 2, true>, tile<4, 3, true>, tile<4, 4, true>},
+      {tile<5, 1, true>, tile<5, 2, true>, tile<5, 3, true>, tile<5, 4, true>},
+      {tile<6, 1, true>, tile<6, 2, true>, tile<6, 3, true>, tile<6, 4, true>},
+  };
 
   static void micro_kernel(const MicroTile<T>& t) {
     run_tile(t, t.m, t.n);
@@ -256,13 +263,16 @@ struct Avx512Kernel {
   // panel loops: a third of the time) costs as much as OpenBLAS's whole
   // unpacked small-matrix path. Products this small fit in L1 whatever their
   // layout, so nothing is packed: the tiles read A and B in place and write C,
-  // all of k at once. The last columns of B, when N is not a multiple of the
-  // vector width, are read with masked loads (kTailTiles), because past the
-  // last column there may be no memory. (They were copied, zero-padded, into
-  // a buffer on the stack: for a head's 8 columns, as the Transformer's
-  // P V has, the copy cost more than the product.) A transposed B (each
-  // column a row apart) goes through the driver, which transposes it while
-  // packing.
+  // all of k at once. The last vector of B's columns, when N is not a
+  // multiple of the vector width, is read with a mask (kMaskedTiles), because
+  // past the last column there may be no memory. (It was copied, zero-padded,
+  // into a buffer on the stack: for a head's 8 columns, as the Transformer's
+  // P V has, the copy cost more than the product.) The masked vector is the
+  // last of a tile as wide as the columns, so 30 columns take one pass over k
+  // with two vectors of B per broadcast of A, where a pass of one whole
+  // vector and a second pass for the rest broadcast A twice. A transposed B
+  // (each column a row apart) goes through the driver, which transposes it
+  // while packing.
   static constexpr int64_t kSmallMacs = 32 * 1024;  // M N K of one batch item
   static constexpr int64_t kSmallK = 64;            // the depths this path was measured at
 
@@ -272,8 +282,6 @@ struct Avx512Kernel {
   }
 
   static void gemm_small(const GemmShape& s, const T* A, const T* B, T* C) {
-    const int64_t full = s.N / kLanes * kLanes;  // columns read as whole vectors
-    const int tail = static_cast<int>(s.N - full);
     MicroTile<T> t;
     t.kc = s.K;
     t.a_rs = s.trans_a ? 1 : s.lda;
@@ -289,18 +297,16 @@ struct Avx512Kernel {
         t.m = m;
         t.a = a + i * t.a_rs;
         t.b_ks = s.ldb;
-        for (int64_t j = 0; j < full; j += kNR) {
-          const int n = static_cast<int>(std::min<int64_t>(kNR, full - j));
+        for (int64_t j = 0; j < s.N; j += kNR) {
+          const int n = static_cast<int>(std::min<int64_t>(kNR, s.N - j));
           t.b = b + j;
           t.c = c + i * s.ldc + j;
           t.n = n;
-          run_tile(t, m, n);
-        }
-        if (tail > 0) {
-          t.b = b + full;
-          t.c = c + i * s.ldc + full;
-          t.n = tail;
-          kTailTiles[m - 1](t);
+          if (n % kLanes == 0) {
+            run_tile(t, m, n);
+          } else {
+            kMaskedTiles[m - 1][(n + kLanes - 1) / kLanes - 1](t);
+          }
         }
       }
     }
