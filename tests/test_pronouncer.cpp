@@ -88,8 +88,13 @@ TEST(Pronouncer, GreedyAnswersCarryTheModelsOwnProbabilities) {
     EXPECT_NEAR(v.log_prob, teacher_forced_log_prob(shipped(), words[k], v.phonemes), 1e-4);
     expect_consistent(v);
   }
+  // knife: the word the model is surest of. Trained with label smoothing
+  // 0.1, the model gives a phoneme it is sure of about 0.92, not nearly 1, so
+  // a sure answer of three phonemes and <eos> has a confidence near 0.7.
   EXPECT_EQ(answers[0].variants[0].phonemes, "N AY F");
-  EXPECT_GT(answers[0].variants[0].confidence, 0.9);  // a word the model is sure of
+  EXPECT_GT(answers[0].variants[0].confidence, 0.6);
+  for (size_t k = 1; k < words.size(); ++k)
+    EXPECT_GT(answers[0].variants[0].confidence, answers[k].variants[0].confidence) << words[k];
 }
 
 TEST(Pronouncer, TheNBestAreTheBeamsWithPosteriorsOverThem) {

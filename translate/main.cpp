@@ -679,9 +679,11 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
     // The average is one more candidate for the dev split to judge; its
     // step is the last one's, where it ends.
     average->load_into_model();
-    const double wer = 1 - evaluate(translator, d.dev()).accuracy;
-    std::fprintf(stderr, "the mean of the last %lld evaluations' parameters: dev WER %.2f%%\n",
-                 static_cast<long long>(average->size()), 100 * wer);
+    const Evaluation dev = evaluate(translator, d.dev());
+    const double wer = 1 - dev.accuracy;
+    std::fprintf(stderr,
+                 "the mean of the last %lld evaluations' parameters: dev WER %.2f%%, PER %.2f%%\n",
+                 static_cast<long long>(average->size()), 100 * wer, 100 * dev.pronunciation.per);
     if (best.offer(wer, steps)) figures.averaged = average->size();
   }
   if (best.step() >= 0) {

@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
              std::to_string(word_steps) + " steps" +
              (long_run ? "" : " (--long: " + std::to_string(kLongWordSteps) + ")") +
              ", and one word's alignment beside the shipped additive model's "
-             "(translate/models/g2p-cmudict.npz, trained for 33 minutes).");
+             "(translate/models/g2p-cmudict.npz, trained for 41 minutes).");
   tr::DatasetOptions word_options;
   word_options.task = tr::Task::G2p;
   word_options.max_length = 8;
