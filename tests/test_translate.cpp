@@ -139,9 +139,7 @@ TEST(TranslateTraining, StepByStepTrainerMatchesTrainSeq2seq) {
   Translator whole = trained_reverse(data, 6, 8, &first, &last);
 
   ag::manual_seed(1);
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 8;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(8);
   config.dropout = 0;
   Translator stepped = make_translator(config, data);
   TrainOptions options;
@@ -175,9 +173,7 @@ TEST(TranslateTraining, LabelSmoothingIsTheTrainedLoss) {
   // label_smoothing: with every logit near equal at the start, smoothing
   // moves each token's loss only a little, but it moves it.
   const Dataset data({Task::Reverse, 200, 20, 5});
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 8;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(8);
   config.dropout = 0;
   std::vector<double> first_losses;
   for (const double epsilon : {0.0, 0.5}) {
@@ -200,9 +196,7 @@ TEST(TranslateTraining, LabelSmoothingIsTheTrainedLoss) {
 
 TEST(TranslateTraining, CheckpointAverageIsTheMeanOfTheLastSnapshots) {
   const Dataset data({Task::Reverse, 200, 20, 5});
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 8;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   const std::vector<Tensor> params = translator.model->parameters();
   const auto set_all = [&](float value) {  // every parameter entry, in place
@@ -264,9 +258,7 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
   // A file whose meta says "dot" attention but holds additive attention's
   // parameters: the state dict does not fit.
   const Dataset data({Task::Sort, 500, 10, 1});
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 8;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   const std::string path = temp_file("mismatch.npz");
   save_translator(path, translator);
@@ -291,9 +283,7 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
 
 TEST(TranslateModel, NonFiniteParametersAreRefusedAtLoadAndInPrediction) {
   const Dataset data({Task::Sort, 500, 10, 1});
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 8;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   // A parameter with a NaN: prediction stops at the first output step,
   // greedy or beam, instead of ordering NaNs.
@@ -403,9 +393,7 @@ TEST(TranslateTrain, ReverseLearns) {
 
 TEST(TranslateTrain, MismatchedDataIsAnError) {
   const Dataset reverse({Task::Reverse, 500, 10, 1}), dates({Task::Dates, 500, 10, 1});
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 8;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, reverse);
   EXPECT_TRUE(throws_error([&] { train_seq2seq(translator, dates, TrainOptions{}); },
                            {"train_seq2seq", "'reverse'", "'dates'"}));

@@ -4,6 +4,7 @@
 // dropout stays reproducible for a given T; T > batch is a clear error.
 #include "attograd/translate/train.h"
 #include "test_util.h"
+#include "translate_test_util.h"
 
 #include <algorithm>
 #include <bit>
@@ -191,9 +192,7 @@ TEST(TranslateThreads, LengthPartsPutTheLongWordsTogether) {
 
 TEST(TranslateThreads, MoreThreadsThanRowsIsAnError) {
   const Dataset data({Task::Sort, 300, 10, 1});
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 4;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(4);
   Translator translator = make_translator(config, data);
   TrainOptions options;
   options.batch_size = 4;

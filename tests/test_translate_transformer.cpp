@@ -120,9 +120,7 @@ TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
 TEST(TranslateTransformer, VersionOneFilesStillLoad) {
   // A seq2seq file as format 1 wrote it: no meta.transformer, version 1.
   const Dataset data({Task::Sort, 300, 10, 1});
-  ModelConfig config;
-  config.embed_size = config.num_hiddens = 8;
-  config.num_layers = 1;
+  ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   const std::string path = temp_file("version1.npz");
   save_translator(path, translator);

@@ -10,6 +10,15 @@
 
 namespace ag::translate {
 
+// A Bahdanau model of one GRU layer whose embedding and hidden state are
+// `width` wide: the small model most translate tests build.
+inline ModelConfig one_layer_config(int64_t width) {
+  ModelConfig config;
+  config.embed_size = config.num_hiddens = width;
+  config.num_layers = 1;
+  return config;
+}
+
 // `a` and `b` translate every held-out source of `data` to the same output
 // with the same alignment, bit for bit (a model and the same model saved and
 // loaded, say).

@@ -472,13 +472,24 @@ double train_seq2seq(Translator& translator, const Dataset& data, const TrainOpt
   return last_loss;
 }
 
+namespace {
+
+// A copy of the model's state dict as it is now (the entries cloned, so
+// that training on does not change it): a checkpoint in memory.
+std::map<std::string, Tensor> state_copy(const nn::Module& model) {
+  NoGradGuard no_grad;
+  std::map<std::string, Tensor> copy;
+  for (const auto& [name, value] : model.state_dict()) copy[name] = value.clone();
+  return copy;
+}
+
+}  // namespace
+
 BestParameters::BestParameters(nn::Module& model) : model_(model) {}
 
 bool BestParameters::offer(double score, int64_t step) {
   if (step_ >= 0 && !(score < score_)) return false;
-  NoGradGuard no_grad;
-  best_.clear();
-  for (const auto& [name, value] : model_.state_dict()) best_[name] = value.clone();
+  best_ = state_copy(model_);
   score_ = score;
   step_ = step;
   return true;
@@ -496,10 +507,7 @@ CheckpointAverage::CheckpointAverage(nn::Module& model, int64_t count)
 }
 
 void CheckpointAverage::add() {
-  NoGradGuard no_grad;
-  std::map<std::string, Tensor> snapshot;
-  for (const auto& [name, value] : model_.state_dict()) snapshot[name] = value.clone();
-  snapshots_.push_back(std::move(snapshot));
+  snapshots_.push_back(state_copy(model_));
   if (size() > count_) snapshots_.pop_front();
 }
 
