@@ -110,6 +110,9 @@ TEST_F(NullBackend, EverySceneDrawsAndReportsItsInputs) {
   EXPECT_STREQ(scenes[0]->name(), "compare");
   for (auto& scene : scenes) {
     SCOPED_TRACE(scene->name());
+    // The tab's name and label, known before the scene is made, are the scene's.
+    EXPECT_STREQ(made_scene(*scene).name(), scene->name());
+    EXPECT_STREQ(made_scene(*scene).label(), scene->label());
     for (int i = 0; i < 3; ++i) frame([&] { scene->draw(); });
     EXPECT_FALSE(drawn_heatmaps().empty());
     EXPECT_FALSE(scene->inputs().empty());
@@ -164,7 +167,7 @@ TEST_F(NullBackend, KnobsChangeWhatTheSceneFeedsTheLibrary) {
   apply_setting(scenes, "training.task=nadaraya-watson");
   EXPECT_EQ(scene_named("training").inputs().count("x_train"), 1u);
   apply_setting(scenes, "training.lr=0.2");
-  auto& training = dynamic_cast<TrainingScene&>(scene_named("training"));
+  auto& training = dynamic_cast<TrainingScene&>(made_scene(scene_named("training")));
   EXPECT_DOUBLE_EQ(training.session().learning_rate(), 0.2);
   apply_setting(scenes, "training.paused=yes");
   frame([&] { training.draw(); });

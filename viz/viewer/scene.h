@@ -65,8 +65,14 @@ class Scene {
   virtual std::vector<Knob> knobs() { return {}; }
 };
 
-// Every scene, in tab order.
+// Every scene, in tab order. Each entry knows its scene's name and label and
+// makes the scene itself at its first use (a frame drawn, its inputs, knobs
+// or stats, a file opened): start-up makes none of them.
 std::vector<std::unique_ptr<Scene>> make_scenes();
+// The scene behind an entry of make_scenes() (made now if it was not yet),
+// for code that needs its own class (dynamic_cast<TrainingScene&>); any
+// other scene is returned as it is.
+Scene& made_scene(Scene& scene);
 
 // Applies one --set "SCENE.KNOB=VALUE" to its scene; returns that scene's
 // index. Throws ag::Error naming the unknown scene, knob or value and what

@@ -23,21 +23,79 @@ std::unique_ptr<Scene> make_translate_scene();
 std::unique_ptr<Scene> make_transformer_scene();
 std::unique_ptr<Scene> make_pronounce_scene();
 
+namespace {
+
+// One tab of make_scenes(): the scene's name and label, and the function that
+// makes it, called at the scene's first use (a frame drawn, its inputs, knobs,
+// stats or a file opened) rather than at start-up. The translate and
+// Transformer scenes build a data set and a model when they are made, most of
+// the viewer's start-up: a window, a page or a test that shows one scene no
+// longer pays for the others (docs/performance.md, "The seventh sitting").
+class SceneEntry final : public Scene {
+ public:
+  SceneEntry(const char* name, const char* label, std::unique_ptr<Scene> (*make)())
+      : name_(name), label_(label), make_(make) {}
+  const char* name() const override { return name_; }
+  const char* label() const override { return label_; }
+  void draw() override { scene().draw(); }
+  std::map<std::string, Tensor> inputs() const override { return scene().inputs(); }
+  void open_file(const std::string& path) override { scene().open_file(path); }
+  void print_stats(std::ostream& out) const override { scene().print_stats(out); }
+  void before_last_frame() override { scene().before_last_frame(); }
+  std::vector<Knob> knobs() override { return scene().knobs(); }
+
+  // The scene, made now if this is its first use.
+  Scene& scene() const {
+    if (!scene_) {
+      std::unique_ptr<Scene> made = make_();
+      // The tab bar shows the entry's label before the scene exists: the
+      // two must agree, or the tab would change its name when first opened.
+      AG_CHECK(std::string(made->name()) == name_ && std::string(made->label()) == label_,
+               "attograd-viewer",
+               std::string("the scene list names '") + name_ + "' (" + label_ +
+                   ") a scene that calls itself '" + made->name() + "' (" + made->label() + ")");
+      scene_ = std::move(made);
+    }
+    return *scene_;
+  }
+
+ private:
+  const char* name_;
+  const char* label_;
+  std::unique_ptr<Scene> (*make_)();
+  mutable std::unique_ptr<Scene> scene_;  // made at the first use
+};
+
+}  // namespace
+
 std::vector<std::unique_ptr<Scene>> make_scenes() {
+  const struct {
+    const char* name;
+    const char* label;
+    std::unique_ptr<Scene> (*make)();
+  } tabs[] = {
+      {"compare", "Compare", make_compare_scene},
+      {"playground", "Playground", make_playground_scene},
+      {"masks", "Masks", make_masks_scene},
+      {"scaling", "Scaling", make_scaling_scene},
+      {"multihead", "Multi-head", make_multihead_scene},
+      {"file", "File", make_file_scene},
+      {"training", "Training", make_training_scene},
+      {"step", "Step", make_step_scene},
+      {"graph", "Graph", make_graph_scene},
+      {"translate", "Translate", make_translate_scene},
+      {"transformer", "Transformer", make_transformer_scene},
+      {"pronounce", "Pronounce", make_pronounce_scene},
+  };
   std::vector<std::unique_ptr<Scene>> scenes;
-  scenes.push_back(make_compare_scene());
-  scenes.push_back(make_playground_scene());
-  scenes.push_back(make_masks_scene());
-  scenes.push_back(make_scaling_scene());
-  scenes.push_back(make_multihead_scene());
-  scenes.push_back(make_file_scene());
-  scenes.push_back(make_training_scene());
-  scenes.push_back(make_step_scene());
-  scenes.push_back(make_graph_scene());
-  scenes.push_back(make_translate_scene());
-  scenes.push_back(make_transformer_scene());
-  scenes.push_back(make_pronounce_scene());
+  for (const auto& tab : tabs)
+    scenes.push_back(std::make_unique<SceneEntry>(tab.name, tab.label, tab.make));
   return scenes;
+}
+
+Scene& made_scene(Scene& scene) {
+  auto* entry = dynamic_cast<SceneEntry*>(&scene);
+  return entry ? entry->scene() : scene;
 }
 
 // ---- knobs: --set SCENE.KNOB=VALUE -------------------------------------------------------
