@@ -57,6 +57,8 @@ constexpr double kMinParallelFlops = 2e6;
 constexpr int64_t kTasksPerThread = 4;
 // Rows of C per thread from which each thread takes its own rows (below).
 constexpr int64_t kRowsApartMin = 128;
+// Values of C per thread below which the threads do not share B panels (below).
+constexpr int64_t kSharedPanelsMinOutputs = 2048;
 
 GemmSplit plan_gemm_split(const GemmShape& s) {
   GemmSplit split;
@@ -79,6 +81,16 @@ GemmSplit plan_gemm_split(const GemmShape& s) {
   // A shorter C would give each thread a thin strip of rows, or none, so the
   // threads share each B panel and cut it in columns as well.
   split.rows_apart = !split.whole_items && s.M >= split.threads * kRowsApartMin;
+  // Sharing panels, each thread computes its blocks of C once per k block and
+  // then waits for the next block's panel. With a small C and a long k (a
+  // narrow layer's weight gradient, [rows x 32]^T @ [rows x 64]) its blocks
+  // are a few tiles, a few microseconds between waits, and one thread alone
+  // is faster (docs/performance.md, "The seventh sitting").
+  if (!split.whole_items && !split.rows_apart &&
+      s.M * s.N < split.threads * kSharedPanelsMinOutputs) {
+    split.parallel = false;
+    return split;
+  }
   split.tasks_per_panel = split.threads * kTasksPerThread;
   return split;
 }
