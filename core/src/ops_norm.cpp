@@ -22,10 +22,12 @@
 //   dL/dx = rstd / N (N ĝ - sum_k ĝ - x̂ sum_k(ĝ x̂)).
 // (dx̂[k]/dx[j] = rstd (δ_kj - 1/N - x̂[k] x̂[j] / N).)
 //
-// Moments and row sums accumulate in double, so float32 rows of any length
-// keep their precision. Rows are independent and split across threads; dw
-// and db add the rows up in row order on one thread, so the bits of every
-// result are the same for any number of threads.
+// float64 rows accumulate their sums in double (8 lanes, below); float32
+// rows take detail::layer_norm_rows_f32 and its backward, the same math in
+// SIMD with the sums in 16 float lanes (vector_math.cpp). Rows are
+// independent and split across threads; dw and db add the rows up in row
+// order on one thread, in double, so the bits of every result are the same
+// for any number of threads.
 #include <array>
 #include <cmath>
 #include <memory>
@@ -35,6 +37,7 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "parallel.h"
+#include "vector_math.h"
 
 namespace ag {
 
@@ -117,9 +120,13 @@ void forward(const T* x, const T* w, const T* b, T* y, int64_t m, int64_t n, dou
   detail::parallel_for(
       m,
       [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r)
-          forward_row(x + r * n, w, b, y + r * n, n, eps, moments.mean[static_cast<size_t>(r)],
-                      moments.rstd[static_cast<size_t>(r)]);
+        if constexpr (std::is_same_v<T, float>)
+          detail::layer_norm_rows_f32(x + begin * n, w, b, y + begin * n, end - begin, n, eps,
+                                      moments.mean.data() + begin, moments.rstd.data() + begin);
+        else
+          for (int64_t r = begin; r < end; ++r)
+            forward_row(x + r * n, w, b, y + r * n, n, eps, moments.mean[static_cast<size_t>(r)],
+                        moments.rstd[static_cast<size_t>(r)]);
       },
       detail::grain_for(3 * n));
 }
@@ -132,10 +139,15 @@ void backward(const T* x, const T* w, const T* g, T* dx, T* dw, T* db, int64_t m
     detail::parallel_for(
         m,
         [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r)
-            backward_row(x + r * n, w, g + r * n, dx + r * n, n,
-                         moments.mean[static_cast<size_t>(r)],
-                         moments.rstd[static_cast<size_t>(r)]);
+          if constexpr (std::is_same_v<T, float>)
+            detail::layer_norm_backward_rows_f32(x + begin * n, w, g + begin * n, dx + begin * n,
+                                                 end - begin, n, moments.mean.data() + begin,
+                                                 moments.rstd.data() + begin);
+          else
+            for (int64_t r = begin; r < end; ++r)
+              backward_row(x + r * n, w, g + r * n, dx + r * n, n,
+                           moments.mean[static_cast<size_t>(r)],
+                           moments.rstd[static_cast<size_t>(r)]);
         },
         detail::grain_for(4 * n));
   if (!dw && !db) return;

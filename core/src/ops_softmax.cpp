@@ -201,48 +201,57 @@ KeepRows keep_rows(const Tensor& keep, const Shape& shape) {
 
 // forward: y = softmax(where(k, x, fill)), then y = 0 where !k if zero_masked,
 // for the rows [begin, end) of x and y (n entries each, row r's keep flags at
-// k + offset[r], k_stride apart). float32 runs the rows' softmax in one
-// detail::softmax_rows_f32 call (the numbers of softmax_row_f32 per row).
+// k + offset[r], k_stride apart). float32 rows of up to kMaxPaddedRow keys
+// take detail::masked_softmax_rows_f32 (the same steps on rows padded to
+// whole SIMD vectors).
 template <typename T>
 void masked_forward_rows(const T* x, const KeepRows& keep, T* y, int64_t begin, int64_t end,
                          int64_t n, T fill, bool zero_masked) {
   if (n == 0) return;  // rows of no keys: nothing to normalise
+  if constexpr (std::is_same_v<T, float>) {
+    if (n <= detail::kMaxPaddedRow) {
+      detail::masked_softmax_rows_f32(x + begin * n, keep.data, keep.offset.data() + begin,
+                                      keep.stride, y + begin * n, end - begin, n, fill,
+                                      zero_masked);
+      return;
+    }
+  }
   const auto flags = [&](int64_t r) { return keep.data + keep.offset[static_cast<size_t>(r)]; };
-  for (int64_t r = begin; r < end; ++r)
-    for (int64_t j = 0; j < n; ++j) y[r * n + j] = flags(r)[j * keep.stride] ? x[r * n + j] : fill;
-  // in place: each entry is read before it is written
-  if constexpr (std::is_same_v<T, float>)
-    detail::softmax_rows_f32(y + begin * n, y + begin * n, end - begin, n);
-  else
-    for (int64_t r = begin; r < end; ++r) forward_row<T, false>(y + r * n, y + r * n, n);
-  if (zero_masked)
-    for (int64_t r = begin; r < end; ++r)
-      for (int64_t j = 0; j < n; ++j)
-        y[r * n + j] = flags(r)[j * keep.stride] ? y[r * n + j] : T(0);
+  for (int64_t r = begin; r < end; ++r) {
+    T* yr = y + r * n;
+    for (int64_t j = 0; j < n; ++j) yr[j] = flags(r)[j * keep.stride] ? x[r * n + j] : fill;
+    forward_row_fast<T, false>(yr, yr, n);  // in place: each entry is read before it is written
+    if (zero_masked)
+      for (int64_t j = 0; j < n; ++j) yr[j] = flags(r)[j * keep.stride] ? yr[j] : T(0);
+  }
 }
 
-// backward: dx = k * y * (g~ - sum_j g~_j y_j), g~ = zero_masked ? k * g : g.
-// (With zero_masked, y is 0 where k is false, so the output y stands in for
-// the unmasked softmax in the sum: every masked term has g~ = 0 anyway.)
-// float32 runs the sum and the product in SIMD (vector_math.h: the sum in
-// float lanes, added in double at the end, as softmax's backward), with g~
-// written into dx first; float64 sums in double, one entry at a time.
+// backward: dx = k * y * (g~ - sum_j g~_j y_j), g~ = zero_masked ? k * g : g,
+// for the rows [begin, end). (With zero_masked, y is 0 where k is false, so
+// the output y stands in for the unmasked softmax in the sum: every masked
+// term has g~ = 0 anyway.) float32 rows of up to kMaxPaddedRow keys take
+// detail::masked_softmax_backward_rows_f32; longer ones and float64 sum in
+// double, one entry at a time.
 template <typename T>
-void masked_backward_row(const T* y, const T* g, const bool* k, int64_t k_stride, T* dx, int64_t n,
-                         bool zero_masked) {
+void masked_backward_rows(const T* y, const T* g, const KeepRows& keep, T* dx, int64_t begin,
+                          int64_t end, int64_t n, bool zero_masked) {
   if constexpr (std::is_same_v<T, float>) {
-    if (zero_masked)
-      for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? g[j] : 0.0f;
-    const float* g_used = zero_masked ? dx : g;  // g~
-    const float sum = static_cast<float>(detail::dot_f32(g_used, y, n));
-    detail::softmax_backward_given_f32(y, g_used, sum, dx, n);
-    for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? dx[j] : 0.0f;
-  } else {
+    if (n <= detail::kMaxPaddedRow) {
+      detail::masked_softmax_backward_rows_f32(y + begin * n, g + begin * n, keep.data,
+                                               keep.offset.data() + begin, keep.stride,
+                                               dx + begin * n, end - begin, n, zero_masked);
+      return;
+    }
+  }
+  for (int64_t r = begin; r < end; ++r) {
+    const T *yr = y + r * n, *gr = g + r * n;
+    const bool* k = keep.data + keep.offset[static_cast<size_t>(r)];
     double s = 0;
     for (int64_t j = 0; j < n; ++j)
-      if (k[j * k_stride] || !zero_masked) s += static_cast<double>(g[j]) * y[j];
+      if (k[j * keep.stride] || !zero_masked) s += static_cast<double>(gr[j]) * yr[j];
     const T sum = static_cast<T>(s);
-    for (int64_t j = 0; j < n; ++j) dx[j] = k[j * k_stride] ? y[j] * (g[j] - sum) : T(0);
+    for (int64_t j = 0; j < n; ++j)
+      dx[r * n + j] = k[j * keep.stride] ? yr[j] * (gr[j] - sum) : T(0);
   }
 }
 
@@ -295,12 +304,8 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
                detail::parallel_for(
                    static_cast<int64_t>(rows.offset.size()),
                    [&](int64_t begin, int64_t end) {
-                     for (int64_t r = begin; r < end; ++r) {
-                       const int64_t at = r * n;
-                       masked_backward_row<T>(y_.data_ptr<T>() + at, gc.data_ptr<T>() + at,
-                                              rows.data + rows.offset[static_cast<size_t>(r)],
-                                              rows.stride, dx.data_ptr<T>() + at, n, zero_masked);
-                     }
+                     masked_backward_rows<T>(y_.data_ptr<T>(), gc.data_ptr<T>(), rows,
+                                             dx.data_ptr<T>(), begin, end, n, zero_masked);
                    },
                    detail::grain_for(n));
              });

@@ -154,24 +154,89 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
   for (int64_t k = 0; k < n; ++k) y[k] *= scale;
 }
 
-AG_SIMD_CLONES void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n) {
-  // Blocks of whole rows, about 4096 entries (in L1): y = x - max per row,
-  // then e^y over the whole block at once (the same float e^(x - max) as
-  // softmax_row_f32, but only the block's last entries take the scalar tail),
-  // then each row's sum and scale.
-  const int64_t block_rows = std::max<int64_t>(1, 4096 / n);
-  for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
-    const int64_t r1 = std::min(rows, r0 + block_rows);
-    for (int64_t r = r0; r < r1; ++r) {
-      const float max = max_of(x + r * n, n);
-      for (int64_t k = 0; k < n; ++k) y[r * n + k] = x[r * n + k] - max;
+namespace {
+
+// A masked row copied to `row` and padded to whole vectors (padded_width(n)
+// entries), so that every loop below runs on whole vectors: attention's rows
+// are short (11 or 30 keys in d2l's Transformer), and on its own such a row
+// is mostly a scalar tail, each tail a chain of dependent additions.
+inline int64_t padded_width(int64_t n) {
+  return (n + kLanes - 1) / kLanes * kLanes;
+}
+
+// keep flag j of a row whose flags start at k, `stride` apart
+inline bool kept(const bool* k, int64_t stride, int64_t j) {
+  return k[j * stride];
+}
+
+// max of a padded row: whole vectors, then the 16 lanes halved pairwise
+inline float max_of_padded(const float* x, int64_t width) {
+  Lanes lane;
+  std::memcpy(&lane, x, sizeof lane);
+  for (int64_t k = kLanes; k < width; k += kLanes) {
+    Lanes v;
+    std::memcpy(&v, x + k, sizeof v);
+    lane = v > lane ? v : lane;
+  }
+  float l[kLanes];
+  std::memcpy(l, &lane, sizeof l);
+  for (int64_t half = kLanes / 2; half > 0; half /= 2)
+    for (int64_t j = 0; j < half; ++j) l[j] = l[j + half] > l[j] ? l[j + half] : l[j];
+  return l[0];
+}
+
+}  // namespace
+
+AG_SIMD_CLONES void masked_softmax_rows_f32(const float* x, const bool* keep,
+                                            const int64_t* keep_offset, int64_t keep_stride,
+                                            float* y, int64_t rows, int64_t n, float fill,
+                                            bool zero_masked) {
+  const int64_t width = padded_width(n);
+  alignas(64) float row[kMaxPaddedRow];
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    const bool* kr = keep + keep_offset[r];
+    // row = where(keep, x, fill), padded with -inf: a padding entry's weight is
+    // exactly 0 (exp_at_most_zero clamps -inf to -88), even in a row whose every
+    // key is masked, where the fill is the max.
+    for (int64_t j = 0; j < n; ++j) row[j] = kept(kr, keep_stride, j) ? xr[j] : fill;
+    for (int64_t j = n; j < width; ++j) row[j] = -std::numeric_limits<float>::infinity();
+    // row = e^(row - max), summed in 16 lanes
+    const float max = max_of_padded(row, width);
+    float lane[kLanes] = {};
+    for (int64_t k = 0; k < width; k += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l)
+        lane[l] += row[k + l] = exp_at_most_zero(row[k + l], 1.0f, max);
+    const float scale = 1.0f / sum_lanes(lane);
+    float* yr = y + r * n;
+    for (int64_t j = 0; j < n; ++j)
+      yr[j] = zero_masked && !kept(kr, keep_stride, j) ? 0.0f : row[j] * scale;
+  }
+}
+
+AG_SIMD_CLONES void masked_softmax_backward_rows_f32(const float* y, const float* g,
+                                                     const bool* keep, const int64_t* keep_offset,
+                                                     int64_t keep_stride, float* dx, int64_t rows,
+                                                     int64_t n, bool zero_masked) {
+  const int64_t width = padded_width(n);
+  alignas(64) float g_row[kMaxPaddedRow], y_row[kMaxPaddedRow];
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *yr = y + r * n, *gr = g + r * n;
+    const bool* kr = keep + keep_offset[r];
+    // g~ = zero_masked ? keep * g : g, and y, padded with zeros (no term)
+    for (int64_t j = 0; j < n; ++j) {
+      g_row[j] = zero_masked && !kept(kr, keep_stride, j) ? 0.0f : gr[j];
+      y_row[j] = yr[j];
     }
-    for (int64_t i = r0 * n; i < r1 * n; ++i) y[i] = exp_one(y[i]);
-    for (int64_t r = r0; r < r1; ++r) {
-      float* yr = y + r * n;
-      const float scale = static_cast<float>(1.0 / sum_of(yr, nullptr, n));
-      for (int64_t k = 0; k < n; ++k) yr[k] *= scale;
-    }
+    for (int64_t j = n; j < width; ++j) g_row[j] = y_row[j] = 0.0f;
+    // sum = sum_j g~_j y_j, in 16 lanes
+    float lane[kLanes] = {};
+    for (int64_t k = 0; k < width; k += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) lane[l] += g_row[k + l] * y_row[k + l];
+    const float sum = sum_lanes(lane);
+    float* dxr = dx + r * n;
+    for (int64_t j = 0; j < n; ++j)
+      dxr[j] = kept(kr, keep_stride, j) ? y_row[j] * (g_row[j] - sum) : 0.0f;
   }
 }
 
@@ -267,6 +332,62 @@ AG_SIMD_CLONES void additive_scores_backward_row_f32(const float* q, const float
     }
   }
   for (int64_t x = 0; x < h; ++x) dq[x] *= w[x];
+}
+
+AG_SIMD_CLONES void layer_norm_rows_f32(const float* x, const float* w, const float* b, float* y,
+                                        int64_t rows, int64_t n, double eps, double* mean,
+                                        double* rstd) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    mean[r] = sum_of(xr, nullptr, n) / static_cast<double>(n);
+    const float m = static_cast<float>(mean[r]);
+    // two passes: sum((x - mean)^2) does not cancel as sum(x^2) - N mean^2 would
+    float lane[kLanes] = {};
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) lane[l] += (xr[k + l] - m) * (xr[k + l] - m);
+    double ss = sum_lanes(lane);
+    for (; k < n; ++k) ss += static_cast<double>((xr[k] - m) * (xr[k] - m));
+    rstd[r] = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
+    const float s = static_cast<float>(rstd[r]);
+    if (w && b)
+      for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - m) * s * w[j] + b[j];
+    else
+      for (int64_t j = 0; j < n; ++j)
+        yr[j] = (xr[j] - m) * s * (w ? w[j] : 1.0f) + (b ? b[j] : 0.0f);
+  }
+}
+
+AG_SIMD_CLONES void layer_norm_backward_rows_f32(const float* x, const float* w, const float* g,
+                                                 float* dx, int64_t rows, int64_t n,
+                                                 const double* mean, const double* rstd) {
+  const float N = static_cast<float>(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * n, *gr = g + r * n;
+    float* dxr = dx + r * n;
+    const float m = static_cast<float>(mean[r]), s = static_cast<float>(rstd[r]);
+    // ĝ = g w (written to dx first), then sum ĝ and sum ĝ x̂ in 16 lanes each
+    if (w)
+      for (int64_t j = 0; j < n; ++j) dxr[j] = gr[j] * w[j];
+    else
+      for (int64_t j = 0; j < n; ++j) dxr[j] = gr[j];
+    float lane_g[kLanes] = {}, lane_gx[kLanes] = {};
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) {
+        lane_g[l] += dxr[k + l];
+        lane_gx[l] += dxr[k + l] * ((xr[k + l] - m) * s);
+      }
+    float sum_g = sum_lanes(lane_g), sum_gx = sum_lanes(lane_gx);
+    for (; k < n; ++k) {
+      sum_g += dxr[k];
+      sum_gx += dxr[k] * ((xr[k] - m) * s);
+    }
+    const float scale = s / N;
+    for (int64_t j = 0; j < n; ++j)
+      dxr[j] = scale * (N * dxr[j] - sum_g - (xr[j] - m) * s * sum_gx);
+  }
 }
 
 AG_SIMD_CLONES void gru_cell_rows_f32(const float* gi, const float* gh, const float* h,

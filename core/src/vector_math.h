@@ -42,10 +42,21 @@ void tanh_f32(const float* x, float* y, int64_t n);
 // One softmax row of n > 0 entries: y = e^(x - max x) / sum e^(x - max x).
 // The sum uses 16 partial sums (SIMD lanes), added in double at the end.
 void softmax_row_f32(const float* x, float* y, int64_t n);
-// softmax_row_f32 on each row of x and y [rows, n] (y may be x), within 1e-6
-// relative. Short rows share one SIMD exp over a block of rows: on its own,
-// a row of 11 or 30 keys is all or half scalar tail.
-void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n);
+// The masked softmax's rows (ops_softmax.cpp's masked_softmax_last) for n
+// <= kMaxPaddedRow keys: for each of `rows` rows of x and y [rows, n], with
+// the row's keep flags at keep + keep_offset[r], keep_stride apart,
+//   y = softmax(where(keep, x, fill)), then y = 0 where !keep if zero_masked
+// (softmax_row_f32's numbers within 1e-6 relative; the sum is in float lanes).
+// y must not overlap x.
+constexpr int64_t kMaxPaddedRow = 1024;  // 4 KiB of stack a row
+void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* keep_offset,
+                             int64_t keep_stride, float* y, int64_t rows, int64_t n, float fill,
+                             bool zero_masked);
+// Its backward, from the saved y and g = dL/dy (dx must not overlap them):
+//   dx = keep * y * (g~ - sum_j g~_j y_j),  g~ = zero_masked ? keep * g : g.
+void masked_softmax_backward_rows_f32(const float* y, const float* g, const bool* keep,
+                                      const int64_t* keep_offset, int64_t keep_stride, float* dx,
+                                      int64_t rows, int64_t n, bool zero_masked);
 // Its backward for one row: dx = y * (g - sum_k g_k y_k).
 void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 
@@ -81,6 +92,19 @@ void additive_scores_row_f32(const float* q, const float* k, const float* w, flo
 void additive_scores_backward_row_f32(const float* q, const float* k, const float* w,
                                       const float* t_kept, const float* g, float* dq, float* dk,
                                       float* dw, int64_t tk, int64_t h);
+
+// LayerNorm's rows (ops_norm.cpp), float32 in SIMD: the float64 path's
+// math, with the sums in float lanes (mean's added in double) and each row's
+// mean and rstd returned in double. For each of `rows` rows of x and y
+// [rows, n], with w and b [n] (either may be null):
+//   mean = sum x / n,  rstd = 1 / sqrt(sum (x - mean)^2 / n + eps),
+//   y = (x - mean) rstd w + b.
+void layer_norm_rows_f32(const float* x, const float* w, const float* b, float* y, int64_t rows,
+                         int64_t n, double eps, double* mean, double* rstd);
+// Its backward for dx [rows, n], from g = dL/dy (dx must not overlap x or g):
+//   ĝ = g w,  x̂ = (x - mean) rstd,  dx = rstd / n (n ĝ - sum ĝ - x̂ sum ĝ x̂).
+void layer_norm_backward_rows_f32(const float* x, const float* w, const float* g, float* dx,
+                                  int64_t rows, int64_t n, const double* mean, const double* rstd);
 
 // GRU cell rows (ops_rnn.cpp's gru_cell and gru_layer), vectorised over H.
 // rows rows from the given pointers: gi, gh, gates, dgi, dgh [rows, 3H], h,
