@@ -160,29 +160,166 @@ namespace {
 // entries), so that every loop below runs on whole vectors: attention's rows
 // are short (11 or 30 keys in d2l's Transformer), and on its own such a row
 // is mostly a scalar tail, each tail a chain of dependent additions.
+// The forward's block of rows: 8 KiB (wasm's stack is 64 KiB), at least one
+// padded row of kMaxPaddedRow keys.
+constexpr int64_t kBlockFloats = 2048;
+static_assert(kBlockFloats >= kMaxPaddedRow && kMaxPaddedRow % kLanes == 0);
+
 inline int64_t padded_width(int64_t n) {
   return (n + kLanes - 1) / kLanes * kLanes;
 }
 
-// keep flag j of a row whose flags start at k, `stride` apart
-inline bool kept(const bool* k, int64_t stride, int64_t j) {
-  return k[j * stride];
+// The largest and the sum of v's 16 lanes, halved in registers (the upper
+// half against the lower, then again): through a float[16] on the stack, as
+// sum_lanes goes, each halving waits on a store, which in a row of 30 keys
+// costs as much as the row's arithmetic. `>` skips a NaN lane as max_of does.
+typedef float Lanes8 __attribute__((vector_size(8 * sizeof(float))));
+typedef float Lanes4 __attribute__((vector_size(4 * sizeof(float))));
+
+inline Lanes4 fold_to_four(const Lanes& v, bool take_max) {
+  const Lanes8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const Lanes8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const Lanes8 v8 = take_max ? (hi > lo ? hi : lo) : hi + lo;
+  const Lanes4 lo4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3);
+  const Lanes4 hi4 = __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
+  return take_max ? (hi4 > lo4 ? hi4 : lo4) : hi4 + lo4;
 }
 
-// max of a padded row: whole vectors, then the 16 lanes halved pairwise
-inline float max_of_padded(const float* x, int64_t width) {
-  Lanes lane;
-  std::memcpy(&lane, x, sizeof lane);
-  for (int64_t k = kLanes; k < width; k += kLanes) {
-    Lanes v;
-    std::memcpy(&v, x + k, sizeof v);
-    lane = v > lane ? v : lane;
+inline float max_lanes(const Lanes& v) {
+  const Lanes4 m = fold_to_four(v, true);
+  const float a = m[1] > m[0] ? m[1] : m[0], b = m[3] > m[2] ? m[3] : m[2];
+  return b > a ? b : a;
+}
+
+inline float add_lanes(const Lanes& v) {
+  const Lanes4 s = fold_to_four(v, false);
+  return (s[0] + s[2]) + (s[1] + s[3]);
+}
+
+// v = x[0..15] (unaligned; by reference: a 64-byte vector returned by value
+// changes the ABI between the clones)
+inline void load_lanes(Lanes& v, const float* x) {
+  std::memcpy(&v, x, sizeof v);
+}
+
+// A row's keep flag j: the flags start at k, `stride` apart; the stride is a
+// constant 1 where the kernels below are built for it (one flag per key, as
+// sequence_mask makes them), so that their loops over a row run on vectors.
+// (read as bytes: GCC 12 does not vectorise a loop that loads bools)
+template <bool kUnitStride>
+inline bool kept(const bool* k, int64_t stride, int64_t j) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(k);
+  return (kUnitStride ? bytes[j] : bytes[j * stride]) != 0;
+}
+
+// (always_inline: a call would run the default clone's code, SSE2, from the
+// AVX-512 and AVX2 clones below)
+template <bool kUnitStride>
+[[gnu::always_inline]] inline void masked_softmax_rows(const float* x, const bool* keep,
+                                                       const int64_t* keep_offset,
+                                                       int64_t keep_stride, float* y, int64_t rows,
+                                                       int64_t n, float fill, bool zero_masked) {
+  // A block of rows at a time, one pass per step: within a pass the rows do
+  // not wait on each other, so the core overlaps one row's reductions (each a
+  // chain of dependent steps) with the next row's loads.
+  const int64_t width = padded_width(n);
+  const int64_t block_rows = kBlockFloats / width;
+  alignas(64) float block[kBlockFloats];
+  float max[kBlockFloats / kLanes], scale[kBlockFloats / kLanes];
+  for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
+    const int64_t count = std::min(block_rows, rows - r0);
+    // block row i = where(keep, x, fill), padded with -inf: a padding entry's
+    // weight is exactly 0 (exp_at_most_zero clamps -inf to -88), even in a row
+    // whose every key is masked, where the fill is the max.
+    for (int64_t i = 0; i < count; ++i) {
+      const float* xr = x + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* row = block + i * width;
+      // (x read whatever the flag: a load under a condition stays a scalar branch)
+      for (int64_t j = 0; j < n; ++j) {
+        const float v = xr[j];
+        row[j] = kept<kUnitStride>(kr, keep_stride, j) ? v : fill;
+      }
+      for (int64_t j = n; j < width; ++j) row[j] = -std::numeric_limits<float>::infinity();
+      Lanes max_lane, v;
+      load_lanes(max_lane, row);
+      for (int64_t k = kLanes; k < width; k += kLanes) {
+        load_lanes(v, row + k);
+        max_lane = v > max_lane ? v : max_lane;
+      }
+      max[i] = max_lanes(max_lane);
+    }
+    // row = e^(row - max), summed in 16 lanes
+    for (int64_t i = 0; i < count; ++i) {
+      float* row = block + i * width;
+      Lanes sum_lane{}, v;
+      for (int64_t k = 0; k < width; k += kLanes) {
+        for (int64_t l = 0; l < kLanes; ++l)
+          row[k + l] = exp_at_most_zero(row[k + l], 1.0f, max[i]);
+        load_lanes(v, row + k);
+        sum_lane += v;
+      }
+      scale[i] = 1.0f / add_lanes(sum_lane);
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = block + i * width;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* yr = y + (r0 + i) * n;
+      if (zero_masked)
+        for (int64_t j = 0; j < n; ++j) {
+          const float w = row[j] * scale[i];
+          yr[j] = kept<kUnitStride>(kr, keep_stride, j) ? w : 0.0f;
+        }
+      else
+        for (int64_t j = 0; j < n; ++j) yr[j] = row[j] * scale[i];
+    }
   }
-  float l[kLanes];
-  std::memcpy(l, &lane, sizeof l);
-  for (int64_t half = kLanes / 2; half > 0; half /= 2)
-    for (int64_t j = 0; j < half; ++j) l[j] = l[j + half] > l[j] ? l[j + half] : l[j];
-  return l[0];
+}
+
+template <bool kUnitStride>
+[[gnu::always_inline]] inline void masked_softmax_backward_rows(
+    const float* y, const float* g, const bool* keep, const int64_t* keep_offset,
+    int64_t keep_stride, float* dx, int64_t rows, int64_t n, bool zero_masked) {
+  // As the forward: each row's sum first, for a block of rows, then their dx.
+  const int64_t width = padded_width(n);
+  constexpr int64_t kBlockRows = 128;
+  alignas(64) float g_row[kMaxPaddedRow], y_row[kMaxPaddedRow];
+  float sum[kBlockRows];
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+    const int64_t count = std::min(kBlockRows, rows - r0);
+    for (int64_t i = 0; i < count; ++i) {
+      const float *yr = y + (r0 + i) * n, *gr = g + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      // g~ = zero_masked ? keep * g : g, and y, padded with zeros (no term)
+      if (zero_masked)
+        for (int64_t j = 0; j < n; ++j) {
+          const float v = gr[j];
+          g_row[j] = kept<kUnitStride>(kr, keep_stride, j) ? v : 0.0f;
+        }
+      else
+        for (int64_t j = 0; j < n; ++j) g_row[j] = gr[j];
+      for (int64_t j = 0; j < n; ++j) y_row[j] = yr[j];
+      for (int64_t j = n; j < width; ++j) g_row[j] = y_row[j] = 0.0f;
+      // sum = sum_j g~_j y_j, in 16 lanes
+      Lanes sum_lane{}, gv, yv;
+      for (int64_t k = 0; k < width; k += kLanes) {
+        load_lanes(gv, g_row + k);
+        load_lanes(yv, y_row + k);
+        sum_lane += gv * yv;
+      }
+      sum[i] = add_lanes(sum_lane);
+    }
+    // dx = keep * y * (g - sum): where keep is true, g~ is g
+    for (int64_t i = 0; i < count; ++i) {
+      const float *yr = y + (r0 + i) * n, *gr = g + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* dxr = dx + (r0 + i) * n;
+      for (int64_t j = 0; j < n; ++j) {
+        const float d = yr[j] * (gr[j] - sum[i]);
+        dxr[j] = kept<kUnitStride>(kr, keep_stride, j) ? d : 0.0f;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -191,53 +328,21 @@ AG_SIMD_CLONES void masked_softmax_rows_f32(const float* x, const bool* keep,
                                             const int64_t* keep_offset, int64_t keep_stride,
                                             float* y, int64_t rows, int64_t n, float fill,
                                             bool zero_masked) {
-  const int64_t width = padded_width(n);
-  alignas(64) float row[kMaxPaddedRow];
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    const bool* kr = keep + keep_offset[r];
-    // row = where(keep, x, fill), padded with -inf: a padding entry's weight is
-    // exactly 0 (exp_at_most_zero clamps -inf to -88), even in a row whose every
-    // key is masked, where the fill is the max.
-    for (int64_t j = 0; j < n; ++j) row[j] = kept(kr, keep_stride, j) ? xr[j] : fill;
-    for (int64_t j = n; j < width; ++j) row[j] = -std::numeric_limits<float>::infinity();
-    // row = e^(row - max), summed in 16 lanes
-    const float max = max_of_padded(row, width);
-    float lane[kLanes] = {};
-    for (int64_t k = 0; k < width; k += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l)
-        lane[l] += row[k + l] = exp_at_most_zero(row[k + l], 1.0f, max);
-    const float scale = 1.0f / sum_lanes(lane);
-    float* yr = y + r * n;
-    for (int64_t j = 0; j < n; ++j)
-      yr[j] = zero_masked && !kept(kr, keep_stride, j) ? 0.0f : row[j] * scale;
-  }
+  if (keep_stride == 1)
+    masked_softmax_rows<true>(x, keep, keep_offset, 1, y, rows, n, fill, zero_masked);
+  else
+    masked_softmax_rows<false>(x, keep, keep_offset, keep_stride, y, rows, n, fill, zero_masked);
 }
 
 AG_SIMD_CLONES void masked_softmax_backward_rows_f32(const float* y, const float* g,
                                                      const bool* keep, const int64_t* keep_offset,
                                                      int64_t keep_stride, float* dx, int64_t rows,
                                                      int64_t n, bool zero_masked) {
-  const int64_t width = padded_width(n);
-  alignas(64) float g_row[kMaxPaddedRow], y_row[kMaxPaddedRow];
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *yr = y + r * n, *gr = g + r * n;
-    const bool* kr = keep + keep_offset[r];
-    // g~ = zero_masked ? keep * g : g, and y, padded with zeros (no term)
-    for (int64_t j = 0; j < n; ++j) {
-      g_row[j] = zero_masked && !kept(kr, keep_stride, j) ? 0.0f : gr[j];
-      y_row[j] = yr[j];
-    }
-    for (int64_t j = n; j < width; ++j) g_row[j] = y_row[j] = 0.0f;
-    // sum = sum_j g~_j y_j, in 16 lanes
-    float lane[kLanes] = {};
-    for (int64_t k = 0; k < width; k += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] += g_row[k + l] * y_row[k + l];
-    const float sum = sum_lanes(lane);
-    float* dxr = dx + r * n;
-    for (int64_t j = 0; j < n; ++j)
-      dxr[j] = kept(kr, keep_stride, j) ? y_row[j] * (g_row[j] - sum) : 0.0f;
-  }
+  if (keep_stride == 1)
+    masked_softmax_backward_rows<true>(y, g, keep, keep_offset, 1, dx, rows, n, zero_masked);
+  else
+    masked_softmax_backward_rows<false>(y, g, keep, keep_offset, keep_stride, dx, rows, n,
+                                        zero_masked);
 }
 
 AG_SIMD_CLONES void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz,
