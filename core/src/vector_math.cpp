@@ -156,15 +156,11 @@ AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
 
 namespace {
 
-// A masked row copied to `row` and padded to whole vectors (padded_width(n)
-// entries), so that every loop below runs on whole vectors: attention's rows
-// are short (11 or 30 keys in d2l's Transformer), and on its own such a row
-// is mostly a scalar tail, each tail a chain of dependent additions.
-// The forward's block of rows: 8 KiB (wasm's stack is 64 KiB), at least one
-// padded row of kMaxPaddedRow keys.
-constexpr int64_t kBlockFloats = 2048;
-static_assert(kBlockFloats >= kMaxPaddedRow && kMaxPaddedRow % kLanes == 0);
-
+// The masked softmax's rows are copied to a scratch and padded to whole
+// vectors (padded_width(n) entries), so that every loop below runs on whole
+// vectors: attention's rows are short (11 or 30 keys in d2l's Transformer),
+// and on its own such a row is mostly a scalar tail, each tail a chain of
+// dependent additions.
 inline int64_t padded_width(int64_t n) {
   return (n + kLanes - 1) / kLanes * kLanes;
 }
@@ -211,6 +207,11 @@ inline bool kept(const bool* k, int64_t stride, int64_t j) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(k);
   return (kUnitStride ? bytes[j] : bytes[j * stride]) != 0;
 }
+
+// The forward's scratch, a block of padded rows: 8 KiB (wasm's stack is 64
+// KiB), at least one row of kMaxPaddedRow keys.
+constexpr int64_t kBlockFloats = 2048;
+static_assert(kBlockFloats >= kMaxPaddedRow && kMaxPaddedRow % kLanes == 0);
 
 // (always_inline: a call would run the default clone's code, SSE2, from the
 // AVX-512 and AVX2 clones below)
