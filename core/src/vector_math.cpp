@@ -113,14 +113,47 @@ inline double sum_of(const float* a, const float* b, int64_t n) {
   return total;
 }
 
-// lane[0] + ... + lane[15], added pairwise (one loop per halving, so each
-// is a SIMD addition of two register halves).
-inline float sum_lanes(float* lane) {
+// The largest and the sum of v's 16 lanes, halved in registers (the upper
+// half against the lower, then again): halving a float[16] on the stack,
+// each step waits on a store, which in a row of 30 keys costs as much as
+// the row's arithmetic. (Which lane wins a comparison with a NaN differs
+// from max_of; a row with a NaN score is NaN either way, its exp being NaN.)
+typedef float Lanes8 __attribute__((vector_size(8 * sizeof(float))));
+typedef float Lanes4 __attribute__((vector_size(4 * sizeof(float))));
+
+inline Lanes4 fold_to_four(const Lanes& v, bool take_max) {
+  const Lanes8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const Lanes8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const Lanes8 v8 = take_max ? (hi > lo ? hi : lo) : hi + lo;
+  const Lanes4 lo4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3);
+  const Lanes4 hi4 = __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
+  return take_max ? (hi4 > lo4 ? hi4 : lo4) : hi4 + lo4;
+}
+
+inline float max_lanes(const Lanes& v) {
+  const Lanes4 m = fold_to_four(v, true);
+  const float a = m[1] > m[0] ? m[1] : m[0], b = m[3] > m[2] ? m[3] : m[2];
+  return b > a ? b : a;
+}
+
+inline float add_lanes(const Lanes& v) {
+  const Lanes4 s = fold_to_four(v, false);
+  return (s[0] + s[2]) + (s[1] + s[3]);
+}
+
+// v = x[0..15] (unaligned; by reference: a 64-byte vector returned by value
+// changes the ABI between the clones)
+inline void load_lanes(Lanes& v, const float* x) {
+  std::memcpy(&v, x, sizeof v);
+}
+
+// lane[0] + ... + lane[15] of a float[16] of partial sums, added pairwise
+// as add_lanes adds them.
+inline float sum_lanes(const float* lane) {
   static_assert(kLanes == 16);
-  for (int64_t l = 0; l < 8; ++l) lane[l] += lane[l + 8];
-  for (int64_t l = 0; l < 4; ++l) lane[l] += lane[l + 4];
-  for (int64_t l = 0; l < 2; ++l) lane[l] += lane[l + 2];
-  return lane[0] + lane[1];
+  Lanes v;
+  load_lanes(v, lane);
+  return add_lanes(v);
 }
 
 }  // namespace
@@ -163,39 +196,6 @@ namespace {
 // dependent additions.
 inline int64_t padded_width(int64_t n) {
   return (n + kLanes - 1) / kLanes * kLanes;
-}
-
-// The largest and the sum of v's 16 lanes, halved in registers (the upper
-// half against the lower, then again): through a float[16] on the stack, as
-// sum_lanes goes, each halving waits on a store, which in a row of 30 keys
-// costs as much as the row's arithmetic. `>` skips a NaN lane as max_of does.
-typedef float Lanes8 __attribute__((vector_size(8 * sizeof(float))));
-typedef float Lanes4 __attribute__((vector_size(4 * sizeof(float))));
-
-inline Lanes4 fold_to_four(const Lanes& v, bool take_max) {
-  const Lanes8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-  const Lanes8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const Lanes8 v8 = take_max ? (hi > lo ? hi : lo) : hi + lo;
-  const Lanes4 lo4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3);
-  const Lanes4 hi4 = __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
-  return take_max ? (hi4 > lo4 ? hi4 : lo4) : hi4 + lo4;
-}
-
-inline float max_lanes(const Lanes& v) {
-  const Lanes4 m = fold_to_four(v, true);
-  const float a = m[1] > m[0] ? m[1] : m[0], b = m[3] > m[2] ? m[3] : m[2];
-  return b > a ? b : a;
-}
-
-inline float add_lanes(const Lanes& v) {
-  const Lanes4 s = fold_to_four(v, false);
-  return (s[0] + s[2]) + (s[1] + s[3]);
-}
-
-// v = x[0..15] (unaligned; by reference: a 64-byte vector returned by value
-// changes the ABI between the clones)
-inline void load_lanes(Lanes& v, const float* x) {
-  std::memcpy(&v, x, sizeof v);
 }
 
 // A row's keep flag j: the flags start at k, `stride` apart; the stride is a

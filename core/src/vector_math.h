@@ -42,6 +42,8 @@ void tanh_f32(const float* x, float* y, int64_t n);
 // One softmax row of n > 0 entries: y = e^(x - max x) / sum e^(x - max x).
 // The sum uses 16 partial sums (SIMD lanes), added in double at the end.
 void softmax_row_f32(const float* x, float* y, int64_t n);
+// Its backward for one row: dx = y * (g - sum_k g_k y_k).
+void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 // The masked softmax's rows (ops_softmax.cpp's masked_softmax_last) for n
 // <= kMaxPaddedRow keys: for each of `rows` rows of x and y [rows, n], with
 // the row's keep flags at keep + keep_offset[r], keep_stride apart,
@@ -57,8 +59,6 @@ void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* ke
 void masked_softmax_backward_rows_f32(const float* y, const float* g, const bool* keep,
                                       const int64_t* keep_offset, int64_t keep_stride, float* dx,
                                       int64_t rows, int64_t n, bool zero_masked);
-// Its backward for one row: dx = y * (g - sum_k g_k y_k).
-void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n);
 
 // sum_k x[k] accumulated in double (double_lane_sum below; ag::sum of a
 // contiguous float32 tensor, reduce.cpp).
