@@ -75,6 +75,8 @@ TEST(TranslateCli, BadFlags) {
   EXPECT_TRUE(fails_with("--predict --json", "--predict needs at least one text"));
   EXPECT_TRUE(fails_with("--load x.npz --task sort", "--load takes the task"));
   EXPECT_TRUE(fails_with("--load x.npz --steps 10", "drop --steps"));
+  EXPECT_TRUE(fails_with("--load a.npz --load b.npz --save both.npz",
+                         "--save with 2 --load files: an ensemble is its members' files"));
 }
 
 TEST(TranslateCli, BadFiles) {
@@ -328,6 +330,27 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   EXPECT_TRUE(
       fails_with("--load " + dates + " --evaluate " + sample, "was trained on 'dates', not 'g2p'"));
   for (const auto& path : {model, words, dates}) std::filesystem::remove(path);
+}
+
+// --load twice: the two shipped g2p models as an ensemble, which pronounces,
+// scores a dictionary, and gives the n best with posteriors as one model.
+TEST(TranslateCli, AnEnsembleOfShippedModels) {
+  const std::string both =
+      "--load " + ag::testing::source_path("translate/models/g2p-cmudict.npz") + " --load " +
+      ag::testing::source_path("translate/models/g2p-cmudict-multihead.npz");
+  const ProgramRun predicted = run(both + " --predict knife psychology");
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  EXPECT_NE(predicted.out.find("N AY F"), std::string::npos) << predicted.out;
+  const std::string sample = ag::testing::source_path("tests/data/cmudict-sample.dict");
+  const ProgramRun evaluated = run(both + " --evaluate " + sample);
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.err;
+  EXPECT_NE(evaluated.err.find("278 words, WER"), std::string::npos) << evaluated.err;
+  const std::string words = temp_file("ensemble.words");
+  std::ofstream(words) << "knife\nqueue\n";
+  const ProgramRun nbest = run(both + " --predict-file " + words + " --nbest 3");
+  ASSERT_EQ(nbest.exit_code, 0) << nbest.err;
+  EXPECT_NE(nbest.out.find("knife\t1\t"), std::string::npos) << nbest.out;
+  EXPECT_NE(nbest.out.find("queue\t3\t"), std::string::npos) << nbest.out;
 }
 
 TEST(TranslateCli, Help) {

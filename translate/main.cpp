@@ -32,6 +32,7 @@
 
 #include "attograd/attograd.h"
 #include "attograd/translate/data.h"
+#include "attograd/translate/ensemble.h"
 #include "attograd/translate/model.h"
 #include "attograd/translate/pronouncer.h"
 #include "attograd/translate/report.h"
@@ -92,7 +93,10 @@ training:
                               when it beats every evaluation's dev WER
 files:
   --save FILE.npz             save the trained model (state dict with d2l's names + meta.*)
-  --load FILE.npz             load a saved model instead of training one
+  --load FILE.npz             load a saved model instead of training one; given
+                              more than once, an ensemble: the models' next-token
+                              probabilities averaged at every output step (the
+                              same task, vocabularies and step counts)
   --dump-heldout N FILE       write N held-out examples as "source<TAB>target<TAB>output" lines
 g2p (letters to sounds):
   --dict PATH                 the dictionary, CMUdict's format (default Debian's
@@ -184,7 +188,8 @@ struct Options {
   double lr = 0, label_smoothing = 0;
   std::string lr_schedule;  // "constant" or "cosine"; empty: the defaults'
   uint64_t seed = 0;
-  std::string save, load, heatmap, dump_path;
+  std::string save, heatmap, dump_path;
+  std::vector<std::string> load;  // --load, repeatable: one model, or an ensemble
   std::string dict = kDefaultCmudictPath, predict_file, evaluate, score_outputs;
   bool dict_given = false, heldout_given = false;
   int64_t dump_count = 0;
@@ -333,7 +338,7 @@ void read_flags(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--save") {
       o.save = value(a);
     } else if (a == "--load") {
-      o.load = value(a);
+      o.load.push_back(value(a));
     } else if (a == "--heatmap") {
       o.heatmap = value(a);
     } else if (a == "--dump-heldout") {
@@ -403,6 +408,9 @@ void check_options(Options& o) {
     if (o.steps.value_or(0) > 0)
       throw UsageError{
           "--load restores a trained model; it does not train it further (drop --steps)"};
+    if (o.load.size() > 1 && !o.save.empty())
+      throw UsageError{"--save with " + std::to_string(o.load.size()) +
+                       " --load files: an ensemble is its members' files, not one file"};
   }
   if (o.config.model == "transformer" && !o.bahdanau_flags.empty())
     throw UsageError{join(o.bahdanau_flags) +
@@ -580,9 +588,9 @@ struct PredictFigures {
 //    fresh one for the task's data.
 Translator load_or_make(const Options& o, LazyDataset& data) {
   if (o.load.empty()) return make_translator(o.config, data.get(task_from_name(o.task)));
-  Translator translator = load_translator(o.load);
+  Translator translator = load_ensemble(o.load);
   if (!o.evaluate.empty() && translator.task != Task::G2p)
-    throw ag::Error("--evaluate: the model in " + o.load + " was trained on '" +
+    throw ag::Error("--evaluate: the model in " + o.load.front() + " was trained on '" +
                     task_name(translator.task) + "', not 'g2p'");
   return translator;
 }
@@ -770,8 +778,8 @@ int64_t predict_file(Translator translator, const Options& o, PredictFigures& fi
   const std::vector<ListedWord> lines = read_words(o.predict_file);
   if (translator.task != Task::G2p) {
     if (o.nbest > 0 || !o.lexicons.empty())
-      throw ag::Error("--nbest, --pmass and --lexicon pronounce words: the model in " + o.load +
-                      " was trained on '" + task_name(translator.task) + "'");
+      throw ag::Error("--nbest, --pmass and --lexicon pronounce words: the model in " +
+                      o.load.front() + " was trained on '" + task_name(translator.task) + "'");
     std::vector<std::string> texts;
     for (const ListedWord& line : lines) texts.push_back(line.text);
     const std::vector<Translation> translations = translate(translator, texts, 1000, o.beam);

@@ -140,6 +140,9 @@ Vocab meta_vocab(const std::map<std::string, Tensor>& file, const std::string& n
 
 void save_translator(const std::string& path, const Translator& translator) {
   AG_CHECK(translator.model != nullptr, "save_translator", "the translator has no model");
+  AG_CHECK(translator.members.empty(), "save_translator",
+           path + ": an ensemble of " + std::to_string(translator.members.size()) +
+               " models is not one file; its members are saved as their own files");
   std::map<std::string, Tensor> file = translator.model->state_dict();
   const ModelConfig& c = translator.config;
   file["meta.format"] = tensor({static_cast<double>(kFormatVersion)}, {1}, kInt64);

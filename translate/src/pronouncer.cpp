@@ -13,6 +13,7 @@
 #endif
 
 #include "attograd/attograd.h"
+#include "attograd/translate/ensemble.h"
 #include "attograd/translate/predict.h"
 #include "one_kernel_thread.h"
 
@@ -78,9 +79,10 @@ Translator replica_of(const Translator& t) {
   copy.tgt_vocab = t.tgt_vocab;
   copy.src_steps = t.src_steps;
   copy.tgt_steps = t.tgt_steps;
+  copy.members = t.members;
   {
     SkipDrawsGuard no_draws;  // every value is loaded next
-    copy.model = make_model(t.config, t.src_vocab.size(), t.tgt_vocab.size());
+    copy.model = make_translator_model(t);
   }
   copy.model->to(t.model->parameters().at(0).dtype());
   copy.model->load_state_dict(t.model->state_dict(), /*strict=*/true);

@@ -79,6 +79,10 @@ struct Translator {
   Vocab src_vocab, tgt_vocab;
   int64_t src_steps = 0, tgt_steps = 0;
   std::unique_ptr<nn::EncoderDecoder> model;
+  // An ensemble's members' configs (load_ensemble, ensemble.h; config is
+  // the first's); empty for one model. An ensemble is not saved as one
+  // file: its members are its files.
+  std::vector<ModelConfig> members;
 };
 
 // Whether the model's valid logits do not depend on padding (the
