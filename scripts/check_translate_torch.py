@@ -12,14 +12,17 @@ phonemes joined by spaces.
   scripts/check_translate_torch.py BUILD_DIR [--model bahdanau] [--task dates]
                                    [--attention additive] [--encoder unidirectional]
                                    [--heads N] [--steps 1500] [--count 200] [--keep DIR]
-  scripts/check_translate_torch.py BUILD_DIR --load MODEL.npz [--seed S] [--count 200]
+  scripts/check_translate_torch.py BUILD_DIR --load MODEL.npz [--load MODEL2.npz ...]
+                                   [--seed S] [--count 200]
 
 Runs BUILD_DIR/attograd-translate --model M --task T [--attention A] --steps N --save M.npz
 --dump-heldout COUNT H.tsv (or, with --load, --load MODEL.npz --seed S
 --dump-heldout COUNT H.tsv: the held-out set of the seed it was trained
 with), then decodes every held-out source of H.tsv with
 d2l's predict_seq2seq (one sentence at a time, characters as tokens) and
-compares with the program's output. Prints "agree K of COUNT" and exits 1
+compares with the program's output. Several --load files are an ensemble
+(translate/ensemble.h): at every step the models' softmaxes averaged, the
+argmax of the mean taken. Prints "agree K of COUNT" and exits 1
 unless all agree. Run with /usr/bin/python3 (it has torch).
 """
 import argparse
@@ -76,9 +79,10 @@ def load_translate_model(path):
     return net, src_vocab, tgt_vocab, src_steps, tgt_steps, meta_text(npz, "meta.task")
 
 
-def predict_seq2seq(net, text, src_vocab, tgt_vocab, src_steps, tgt_steps, separator=""):
+def predict_seq2seq(nets, text, src_vocab, tgt_vocab, src_steps, tgt_steps, separator=""):
     """d2l's predict_seq2seq with characters as source tokens ('<pad>' 0, '<bos>' 1,
-    '<eos>' 2); the output tokens joined by `separator` (g2p's phonemes: a space)."""
+    '<eos>' 2); the output tokens joined by `separator` (g2p's phonemes: a space).
+    More than one net: an ensemble, the argmax of the mean of their softmaxes."""
     src_index = {t: i for i, t in enumerate(src_vocab)}
     pad, bos, eos = src_index["<pad>"], tgt_vocab.index("<bos>"), tgt_vocab.index("<eos>")
     src_tokens = [src_index[c] for c in text] + [src_index["<eos>"]]
@@ -86,12 +90,16 @@ def predict_seq2seq(net, text, src_vocab, tgt_vocab, src_steps, tgt_steps, separ
     src_tokens = (src_tokens + [pad] * src_steps)[:src_steps]  # truncate_pad
     enc_X = torch.tensor([src_tokens], dtype=torch.long)
     with torch.no_grad():
-        dec_state = net.decoder.init_state(net.encoder(enc_X, enc_valid_len), enc_valid_len)
+        states = [net.decoder.init_state(net.encoder(enc_X, enc_valid_len), enc_valid_len)
+                  for net in nets]
         dec_X = torch.tensor([[bos]], dtype=torch.long)
         output = []
         for _ in range(tgt_steps):
-            Y, dec_state = net.decoder(dec_X, dec_state)
-            dec_X = Y.argmax(dim=2)
+            probs = 0
+            for k, net in enumerate(nets):
+                Y, states[k] = net.decoder(dec_X, states[k])
+                probs = probs + torch.softmax(Y, dim=2)
+            dec_X = (Y if len(nets) == 1 else probs).argmax(dim=2)
             pred = int(dec_X.item())
             if pred == eos:
                 break
@@ -112,20 +120,23 @@ def main():
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--keep", help="directory to keep the model and the dump in")
-    parser.add_argument("--load", help="a model attograd-translate saved (no training)")
+    parser.add_argument("--load", action="append",
+                        help="a model attograd-translate saved (no training); repeated: an "
+                             "ensemble")
     parser.add_argument("--seed", type=int, default=0, help="with --load: its training seed")
     args = parser.parse_args()
     torch.set_num_threads(1)
     work = args.keep or tempfile.mkdtemp(prefix="check_translate_")
     program = os.path.join(args.build_dir, "attograd-translate")
     if args.load:
-        model = args.load
-        dump = os.path.join(work, os.path.basename(model) + "_heldout.tsv")
-        subprocess.run([program, "--load", model, "--seed", str(args.seed), "--dump-heldout",
+        models = args.load
+        dump = os.path.join(work, "+".join(os.path.basename(m) for m in models) + "_heldout.tsv")
+        loads = [flag for m in models for flag in ("--load", m)]
+        subprocess.run([program, *loads, "--seed", str(args.seed), "--dump-heldout",
                         str(args.count), dump], check=True)
     else:
         name = args.model if args.model == "transformer" else f"{args.attention}_{args.encoder}"
-        model = os.path.join(work, f"{args.task}_{name}.npz")
+        models = [os.path.join(work, f"{args.task}_{name}.npz")]
         dump = os.path.join(work, f"{args.task}_{name}_heldout.tsv")
         options = []
         if args.model == "bahdanau":
@@ -133,20 +144,22 @@ def main():
             if args.heads:
                 options += ["--heads", str(args.heads)]
         subprocess.run([program, "--model", args.model, "--task", args.task, *options, "--steps",
-                        str(args.steps), "--save", model, "--dump-heldout", str(args.count), dump],
+                        str(args.steps), "--save", models[0], "--dump-heldout", str(args.count), dump],
                        check=True)
-    net, src_vocab, tgt_vocab, src_steps, tgt_steps, task = load_translate_model(model)
+    loaded = [load_translate_model(m) for m in models]
+    nets = [net for net, *_ in loaded]
+    _, src_vocab, tgt_vocab, src_steps, tgt_steps, task = loaded[0]
     separator = " " if task == "g2p" else ""
     agree, lines = 0, open(dump).read().splitlines()
     for line in lines:
         source, target, ours = line.split("\t")
-        theirs = predict_seq2seq(net, source, src_vocab, tgt_vocab, src_steps, tgt_steps,
+        theirs = predict_seq2seq(nets, source, src_vocab, tgt_vocab, src_steps, tgt_steps,
                                  separator)
         if theirs == ours:
             agree += 1
         else:
             print(f"differ: {source!r}: attograd {ours!r}, PyTorch {theirs!r} (target {target!r})")
-    print(f"agree {agree} of {len(lines)} ({model})")
+    print(f"agree {agree} of {len(lines)} ({' + '.join(models)})")
     sys.exit(0 if agree == len(lines) and lines else 1)
 
 
