@@ -18,7 +18,10 @@
 #    WORK_DIR/student.npz; its dev WER decides, its test WER is measured
 #    once at its end, on the dictionary's own test words.
 #
-# Defaults: build, g2p-distill. Every log is kept in WORK_DIR.
+# Defaults: build, g2p-distill. Every log is kept in WORK_DIR. G2P_DICT
+# names another dictionary (default Debian's CMUdict), G2P_DISTILL_OPTIONS
+# options added to every training run (tests/g2p_distill_test.sh: a tiny
+# model on the committed sample).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -26,13 +29,14 @@ work=${2:-g2p-distill}
 shift $(($# > 2 ? 2 : $#))
 teachers=("$@")
 program=$build/attograd-translate
-dict=/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict
+dict=${G2P_DICT:-/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict}
+read -r -a extra <<<"${G2P_DISTILL_OPTIONS:-}"
 [[ -x $program ]] || { echo "g2p_distill.sh: $program: build it first (scripts/test.sh)" >&2; exit 2; }
 [[ -r $dict ]] || { echo "g2p_distill.sh: $dict: apt-get install pocketsphinx-en-us" >&2; exit 2; }
 mkdir -p "$work"
 
 # The shipped model's command (docs/g2p.md, "The shipped model"), with the
-# options after it.
+# options after it (a later flag overrides an earlier one).
 recipe=(--task g2p --encoder bidirectional --embed 128 --hidden 256 --layers 2 --batch 128
         --lr 0.0015 --lr-schedule cosine --steps 10000 --label-smoothing 0.1 --average-last 5
         --eval-every 1000 --threads 2 --stats)
@@ -40,15 +44,16 @@ train() {  # train NAME OPTIONS...: WORK_DIR/NAME.npz, its log NAME.log, figures
   local name=$1
   shift
   echo "training $name: ${recipe[*]} $*" >&2
-  "$program" "${recipe[@]}" "$@" --save "$work/$name.npz" >"$work/$name.stats" 2>"$work/$name.log"
+  "$program" "${recipe[@]}" "$@" "${extra[@]}" --save "$work/$name.npz" >"$work/$name.stats" \
+    2>"$work/$name.log" || { tail -n 3 "$work/$name.log" >&2; exit 1; }
   grep -E "^(dev_wer|test_wer|test_per|train_seconds) " "$work/$name.stats" >&2 || true
 }
 
 start=$SECONDS
 if ((${#teachers[@]} == 0)); then
-  train teacher-seed0 --dropout 0.1 --seed 0
-  train teacher-seed1 --dropout 0.1 --seed 1
-  train teacher-nodropout --dropout 0 --seed 0
+  train teacher-seed0 --dict "$dict" --dropout 0.1 --seed 0
+  train teacher-seed1 --dict "$dict" --dropout 0.1 --seed 1
+  train teacher-nodropout --dict "$dict" --dropout 0 --seed 0
   teachers=("$work/teacher-seed0.npz" "$work/teacher-seed1.npz" "$work/teacher-nodropout.npz")
 fi
 
@@ -70,13 +75,15 @@ echo "the ensemble of ${#teachers[@]} pronounces $(wc -l <"$work/train.words") t
 "$program" "${loads[@]}" --threads 2 --predict-file "$work/train.words" >"$work/teacher.tsv"
 
 # 3. The dictionary again, each training word with the ensemble's answer
-#    alone (its first line; its other lines dropped).
+#    alone (its first line; its other lines dropped). A word the ensemble
+#    answers with no phoneme keeps the dictionary's lines.
 python3 - "$dict" "$work/teacher.tsv" "$work/distilled.dict" <<'EOF'
 import re, sys
 teacher = {}
 for line in open(sys.argv[2], encoding="utf-8"):
     word, rank, posterior, phonemes, source = line.rstrip("\n").split("\t")
-    teacher[word] = phonemes
+    if phonemes:
+        teacher[word] = phonemes
 out, dictionary = [], {}
 for line in open(sys.argv[1], encoding="utf-8"):
     parts = line.split()

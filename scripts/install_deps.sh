@@ -4,7 +4,8 @@
 #                                    OpenBLAS, stb, the DejaVu font (the heatmaps' labels; the
 #                                    tests check their anti-aliasing), and CMUdict
 #                                    (pocketsphinx-en-us: what attograd-translate --task g2p
-#                                    reads; the tests use a sample)
+#                                    reads; the tests use a sample), and Python 3
+#                                    (scripts/g2p_distill.sh and its test; no modules)
 #   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, Xvfb
 #   scripts/install_deps.sh web      the first plus Emscripten, Node.js, Chromium (the browser
 #                                    viewer, scripts/web.sh, and its headless test)
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config ccache libgtest-dev libbenchmark-dev zlib1g-dev
-          libopenblas-dev libstb-dev fonts-dejavu-core pocketsphinx-en-us)
+          libopenblas-dev libstb-dev fonts-dejavu-core pocketsphinx-en-us python3)
 for group in "${@:-tests}"; do
   case "$group" in
     tests) ;;
