@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Letters to sounds, distilled: an ensemble of three models teaches one
 # (sequence-level knowledge distillation, Kim and Rush 2016). docs/g2p.md,
-# "An ensemble teaches one model", has the figures of a run.
+# "An ensemble of three", has the figures of a run (the student was no
+# better than one teacher).
 #
 #   scripts/g2p_distill.sh [BUILD_DIR] [WORK_DIR] [TEACHER.npz ...]
 #

@@ -1,12 +1,14 @@
 // The letters-to-sounds models shipped in the repository
 // (translate::kShippedG2pModels: g2p-cmudict.npz, additive, and
-// g2p-cmudict-multihead.npz, both trained by the commands in docs/g2p.md):
+// g2p-cmudict-multihead.npz, both trained by the commands in docs/g2p.md;
+// translate::kShippedG2pEnsemble, three additive files as one):
 // each loads, says what it is, and pronounces the words of docs/g2p.md as
 // written here, greedy and with a beam of 5. The files' figures (test WER
 // and PER) are docs/g2p.md's; CI does not train.
 #include <string>
 #include <vector>
 
+#include "attograd/translate/ensemble.h"
 #include "attograd/translate/model.h"
 #include "attograd/translate/predict.h"
 #include "test_util.h"
@@ -82,6 +84,43 @@ TEST(G2pModel, PronounceTheTrickyWords) {
     // A character the model cannot read is an error naming it.
     EXPECT_TRUE(
         testing::throws_error([&] { translate::translate(t, {"caf\xc3\xa9"}); }, {"'\xc3\xa9'"}));
+  }
+}
+
+// The best shipped model: the three files of translate::kShippedG2pEnsemble
+// (each the shipped recipe: seed 0, seed 1, seed 0 without dropout) load as
+// one ensemble and pronounce the tricky words as docs/g2p.md shows, greedy
+// and with a beam of 5. Its test WER and PER are docs/g2p.md's.
+TEST(G2pModel, TheShippedEnsemblePronouncesTheTrickyWords) {
+  std::vector<std::string> paths;
+  for (const char* path : translate::kShippedG2pEnsemble)
+    paths.push_back(testing::source_path(path));
+  ASSERT_EQ(paths.size(), 3u);
+  Translator t = translate::load_ensemble(paths);
+  ASSERT_EQ(t.members.size(), 3u);
+  for (const translate::ModelConfig& member : t.members) {
+    EXPECT_EQ(member.attention, "additive");
+    EXPECT_EQ(member.encoder, "bidirectional");
+    EXPECT_EQ(member.num_hiddens, 256);
+  }
+  EXPECT_EQ(t.members[2].dropout, 0.0);
+  const std::vector<std::pair<std::string, std::string>> words = {
+      {"knife", "N AY F"},
+      {"box", "B AA K S"},
+      {"thought", "TH AO T"},
+      {"queue", "K Y UW"},
+      {"xylophone", "Z AY L AH F OW N"},
+      {"psychology", "S AY K AA L AH JH IY"},
+      {"colonel", "K AA L AH N EH L"}};
+  std::vector<std::string> inputs;
+  for (const auto& [word, _] : words) inputs.push_back(word);
+  const std::vector<Translation> greedy = translate::translate(t, inputs);
+  const std::vector<Translation> beam = translate::translate(t, inputs, 1000, 5);
+  for (size_t i = 0; i < words.size(); ++i) {
+    EXPECT_EQ(greedy[i].output, words[i].second) << words[i].first;
+    EXPECT_EQ(beam[i].output, words[i].second) << words[i].first << " (beam 5)";
+    const Tensor& a = greedy[i].alignment;  // the members' mean: rows still distributions
+    EXPECT_TRUE(testing::all_close(a.sum(1), ones({a.size(0)}, kFloat64), 1e-5));
   }
 }
 

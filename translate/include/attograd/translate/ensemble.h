@@ -10,7 +10,7 @@
 // unchanged: its decoder's "logits" are log P(y_t | y_<t, x), whose
 // log_softmax is themselves. Its alignment is the members' mean. Members
 // disagree where a word is hard; the average is more often right than any
-// one of them (docs/g2p.md, "An ensemble and a student").
+// one of them (docs/g2p.md, "An ensemble of three").
 //
 //   Translator t = load_ensemble({"a.npz", "b.npz", "c.npz"});
 //   attograd-translate --load a.npz --load b.npz --load c.npz --predict-file words.txt
@@ -24,6 +24,14 @@
 #include "attograd/translate/model.h"
 
 namespace ag::translate {
+
+// The best shipped letters-to-sounds model (docs/g2p.md, "An ensemble of
+// three"), relative to the source tree: three additive models of the
+// shipped recipe (seed 0, the default model; seed 1; seed 0 without
+// dropout), decoded as one.
+inline constexpr const char* kShippedG2pEnsemble[] = {"translate/models/g2p-cmudict.npz",
+                                                      "translate/models/g2p-cmudict-seed1.npz",
+                                                      "translate/models/g2p-cmudict-nodropout.npz"};
 
 // The members, decoding as one model (at least one; each keeps its own
 // encoder, decoder and state). Their vocabularies must agree; the caller
