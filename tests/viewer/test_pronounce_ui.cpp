@@ -10,6 +10,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "attograd/translate/ensemble.h"
 #include "null_backend.h"
 #include "scene_pronounce.h"
 #include "test_util.h"
@@ -120,6 +121,52 @@ TEST_F(PronounceUi, AModelThatDoesNotLoadIsItsColumnsMessage) {
   EXPECT_NE(scene.models()[0].name, scene.models()[1].name);
   EXPECT_EQ(scene.answer(0)->phonemes, scene.answer(1)->phonemes);
   EXPECT_NE(stats().find("pronounce_models additive,additive_2\n"), std::string::npos) << stats();
+}
+
+// "a+b+c" in the models knob is one column: the files decoded as an ensemble
+// (translate/ensemble.h), answering as the library's Pronouncer of the same
+// files (attograd-translate --load a --load b --load c); a file of it that
+// does not load is that column's message.
+TEST_F(PronounceUi, AnEnsembleIsOneColumn) {
+  std::vector<std::string> paths;
+  std::string ensemble;
+  for (const char* path : tr::kShippedG2pEnsemble) {
+    paths.push_back(ag::testing::source_path(path));
+    ensemble += (ensemble.empty() ? "" : "+") + paths.back();
+  }
+  set("models", ensemble + "," + paths[0]);
+  set("word", "colonel");
+  set("beam", "3");
+  frame();
+  ASSERT_EQ(scene.models().size(), 2u);
+  ASSERT_EQ(scene.models()[0].load_error, "");
+  EXPECT_EQ(scene.models()[0].name, "ensemble");
+  EXPECT_EQ(scene.models()[1].name, "additive");
+  EXPECT_EQ(scene.pronouncer(0).translator().members.size(), 3u);
+  tr::Pronouncer own(paths);
+  const tr::Translation greedy = tr::translate(own.translator(), {"colonel"})[0];
+  ASSERT_NE(scene.answer(0), nullptr);
+  EXPECT_EQ(scene.answer(0)->phonemes, greedy.output);
+  EXPECT_EQ(greedy.output, "K AA L AH N EH L");  // docs/g2p.md's tricky word
+  EXPECT_NEAR(scene.answer(0)->confidence, std::exp(greedy.log_prob()), 1e-12);
+  const tr::Pronunciation nbest = own.pronounce({"colonel"}, {.nbest = 3})[0];
+  ASSERT_EQ(scene.beam(0).size(), nbest.variants.size());
+  for (size_t i = 0; i < nbest.variants.size(); ++i) {
+    EXPECT_EQ(scene.beam(0)[i].phonemes, nbest.variants[i].phonemes);
+    EXPECT_NEAR(scene.beam(0)[i].posterior, nbest.variants[i].posterior, 1e-12);
+  }
+  const std::vector<double> shown = scene.inputs().at("ensemble.alignment").to_vector();
+  const std::vector<double> expected = greedy.alignment.to_vector();
+  ASSERT_EQ(shown.size(), expected.size());
+  for (size_t i = 0; i < shown.size(); ++i) EXPECT_NEAR(shown[i], expected[i], 1e-12);
+  EXPECT_NE(stats().find("pronounce_models ensemble,additive\n"), std::string::npos) << stats();
+
+  set("models", paths[0] + "+/nonexistent/g2p.npz," + paths[0]);
+  frame();
+  ASSERT_EQ(scene.models().size(), 2u);
+  EXPECT_EQ(scene.answer(0), nullptr);
+  EXPECT_NE(scene.models()[0].load_error.find("/nonexistent/g2p.npz"), std::string::npos);
+  EXPECT_NE(scene.answer(1), nullptr);
 }
 
 TEST_F(PronounceUi, TypingAnswersAtOnceAndTheBeamFollowsWhenItPauses) {

@@ -211,6 +211,15 @@ TEST(ViewerOptions, SetIsRepeatableAndCommaSeparated) {
   EXPECT_TRUE(throws_error([] { parse_options({"--set", "masks"}); }, {"SCENE.KNOB=VALUE"}));
   EXPECT_TRUE(throws_error([] { parse_options({"--set", "a=b.c"}); }, {"'a=b.c'"}));
   EXPECT_TRUE(throws_error([] { parse_options({"--set", "a.b=1,"}); }, {"got ''"}));
+  // A part without '=' continues a list knob's value.
+  EXPECT_EQ(
+      parse_options({"--set", "pronounce.models=a.npz,b+c.npz,pronounce.word=knife"}).settings,
+      (std::vector<std::string>{"pronounce.models=a.npz,b+c.npz", "pronounce.word=knife"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse_options({"--set", "a.npz,pronounce.word=x"});
+      },
+      {"got 'a.npz'"}));
 }
 
 TEST(ViewerOptions, ParsesTheCommandLineTestsUse) {

@@ -160,6 +160,13 @@ const char* source_name(PronunciationSource source) {
 Pronouncer::Pronouncer(const std::string& model_path)
     : translator_(checked_g2p(load_translator(model_path), model_path)) {}
 
+Pronouncer::Pronouncer(const std::vector<std::string>& model_paths)
+    : translator_(checked_g2p(load_ensemble(model_paths), [&] {
+        std::string joined;
+        for (const std::string& path : model_paths) joined += (joined.empty() ? "" : "+") + path;
+        return joined;
+      }())) {}
+
 Pronouncer::Pronouncer(Translator translator)
     : translator_(checked_g2p(std::move(translator), "the translator")) {}
 

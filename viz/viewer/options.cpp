@@ -58,17 +58,25 @@ ViewerOptions parse_options(const std::vector<std::string>& args) {
       options.scene = value();
       options.scene_chosen = true;
     } else if (flag == "--set") {
-      // Comma-separated settings (the page's ?set=a.b=c,d.e=f) or one.
+      // Comma-separated settings (the page's ?set=a.b=c,d.e=f) or one. A
+      // part without '=' continues the setting before it: a list knob's
+      // value (pronounce.models=a.npz,b.npz).
       const std::string& settings = value();
       size_t start = 0;
+      const size_t first = options.settings.size();
       while (start <= settings.size()) {
         const size_t comma = std::min(settings.find(',', start), settings.size());
         const std::string setting = settings.substr(start, comma - start);
+        start = comma + 1;
+        if (!setting.empty() && setting.find('=') == std::string::npos &&
+            options.settings.size() > first) {
+          options.settings.back() += "," + setting;
+          continue;
+        }
         AG_CHECK(setting.find('.') < setting.find('=') && setting.find('=') != std::string::npos,
                  "attograd-viewer",
                  "--set takes SCENE.KNOB=VALUE (e.g. masks.mode=causal), got '" + setting + "'");
         options.settings.push_back(setting);
-        start = comma + 1;
       }
     } else if (flag == "--list-knobs") {
       options.list_knobs = true;

@@ -31,8 +31,9 @@ struct Knob {
 // A knob whose value is one of `choices`; `set` gets the chosen index.
 Knob choice_knob(std::string name, std::string help, std::vector<std::string> choices,
                  std::function<void(int)> set);
-// A list knob's value, "a,b" -> {"a", "b"} (empty parts dropped).
-std::vector<std::string> split_commas(const std::string& text);
+// A list knob's value, "a,b" -> {"a", "b"} (empty parts dropped); another
+// separator splits a part further ("a+b" -> {"a", "b"}).
+std::vector<std::string> split_list(const std::string& text, char separator = ',');
 // A knob whose value is a number in [low, high] (a whole number when `whole`).
 Knob number_knob(std::string name, std::string help, double low, double high, bool whole,
                  std::function<void(double)> set);

@@ -72,8 +72,10 @@ void draw_pronounce_alignment(const std::string& id, const std::string& title,
 // ---- state and knobs ----------------------------------------------------------------------
 namespace {
 
-// A model's name in ask mode: its scoring function, or "transformer".
+// A model's name in ask mode: its scoring function, "transformer", or
+// "ensemble" (several files decoded as one).
 std::string model_name(const tr::Translator& t) {
+  if (!t.members.empty()) return "ensemble";
   return t.config.model == "transformer" ? "transformer" : t.config.attention;
 }
 
@@ -83,6 +85,10 @@ std::string model_summary(const tr::Translator& t) {
   for (const Tensor& p : t.model->parameters()) parameters += p.numel();
   char count[32];
   std::snprintf(count, sizeof count, "%.1fM parameters", parameters / 1e6);
+  if (!t.members.empty()) {
+    return std::to_string(t.members.size()) + " models as one (their probabilities averaged), " +
+           t.config.encoder + " GRU encoder, " + t.config.attention + " attention, " + count;
+  }
   if (t.config.model == "transformer") {
     return "d2l's Transformer, " + std::to_string(t.config.num_blks) + " blocks of " +
            std::to_string(t.config.num_hiddens) + ", " + count;
@@ -118,7 +124,8 @@ void PronounceScene::load() {
     m.path = path;
     m.name = std::filesystem::path(path).stem().string();  // until it loads
     try {
-      m.pronouncer.emplace(path);  // refuses a model of another task
+      // "a.npz+b.npz": an ensemble of the files (translate/ensemble.h).
+      m.pronouncer.emplace(split_list(path, '+'));  // refuses a model of another task
       m.name = model_name(m.pronouncer->translator());
     } catch (const Error& e) {
       m.pronouncer.reset();
@@ -268,9 +275,9 @@ std::vector<Knob> PronounceScene::knobs() {
                   [this](double beam) { set_beam(static_cast<int>(beam)); }),
       Knob{"models",
            "ask mode: the g2p model files shown side by side (attograd-translate --save; "
-           "default: the shipped ones)",
+           "default: the shipped ones); a+b+c is one column, the files decoded as an ensemble",
            "paths, comma-separated",
-           [this](const std::string& paths) { set_model_paths(split_commas(paths)); }},
+           [this](const std::string& paths) { set_model_paths(split_list(paths)); }},
       scoring_pair_knob([this](const ScoringPair& models) { set_train_models(models); }),
       Knob{"dict", "the CMUdict file (Debian's pocketsphinx-en-us)", "a path",
            [this](const std::string& path) { set_dict_path(path); }},
@@ -371,7 +378,13 @@ void PronounceScene::draw_controls() {
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
                          m.name.c_str());
       ImGui::SameLine();
-      ImGui::TextDisabled("%s", std::filesystem::path(m.path).filename().string().c_str());
+      // Its file's name, or an ensemble's files' ("a.npz + b.npz"), wrapped.
+      std::string files;
+      for (const std::string& path : split_list(m.path, '+'))
+        files += (files.empty() ? "" : " + ") + std::filesystem::path(path).filename().string();
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled("%s", files.c_str());
+      ImGui::PopTextWrapPos();
       show_note(m.load_error.empty() ? model_summary(m.pronouncer->translator()).c_str()
                                      : "(not loaded)");
     }

@@ -4,7 +4,9 @@
 //          learner types, side by side: each one's ARPAbet and IPA, which
 //          letters each sound looked at (the alignment) and the beam's best
 //          K; the dictionary's own pronunciations when the word is in it,
-//          and where the answers differ from it and from each other.
+//          and where the answers differ from it and from each other. The
+//          models knob names other files; "a.npz+b.npz" is one column, an
+//          ensemble (translate/ensemble.h).
 //   train  two small models of two scoring functions (additive and dot
 //          product by default) learn the dictionary live from the same data,
 //          seed and minibatches (as the translate scene does for dates): loss

@@ -113,11 +113,11 @@ Knob choice_knob(std::string name, std::string help, std::vector<std::string> ch
   return knob;
 }
 
-std::vector<std::string> split_commas(const std::string& text) {
+std::vector<std::string> split_list(const std::string& text, char separator) {
   std::vector<std::string> parts;
   size_t begin = 0;
   while (begin <= text.size()) {
-    const size_t comma = std::min(text.find(',', begin), text.size());
+    const size_t comma = std::min(text.find(separator, begin), text.size());
     if (comma > begin) parts.push_back(text.substr(begin, comma - begin));
     begin = comma + 1;
   }

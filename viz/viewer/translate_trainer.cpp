@@ -100,7 +100,7 @@ Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set) {
               "over)",
               "two of " + nn::scoring_function_names() + ", comma-separated (default additive,dot)",
               [set = std::move(set)](const std::string& value) {
-                const std::vector<std::string> names = split_commas(value);
+                const std::vector<std::string> names = split_list(value);
                 AG_CHECK(
                     names.size() == 2, "attograd-viewer",
                     "scoring takes two scoring functions, e.g. additive,dot; got '" + value + "'");

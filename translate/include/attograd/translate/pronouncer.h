@@ -89,6 +89,8 @@ class Pronouncer {
   // Loads a g2p model (load_translator); a model of another task is an
   // ag::Error naming the file and its task.
   explicit Pronouncer(const std::string& model_path);
+  // Several files: their ensemble (load_ensemble; one file: that model).
+  explicit Pronouncer(const std::vector<std::string>& model_paths);
   explicit Pronouncer(Translator translator);
 
   // Adds a lexicon in CMUdict's format; its words override earlier lexicons'.
