@@ -37,8 +37,15 @@ inline std::string dumped_source(const SceneRun& run, const std::string& saved_m
 inline std::string program_json(const std::string& model, const std::string& text,
                                 const std::string& out = "") {
   const std::string path = out.empty() ? model + ".json" : out;
-  const std::string command = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " --load '" + model +
-                              "' --predict '" + text + "' --json >'" + path + "' 2>&1";
+  // "a.npz+b.npz": an ensemble, each file its own --load.
+  std::string loads;
+  for (size_t begin = 0; begin <= model.size();) {
+    const size_t plus = std::min(model.find('+', begin), model.size());
+    loads += " --load '" + model.substr(begin, plus - begin) + "'";
+    begin = plus + 1;
+  }
+  const std::string command = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + loads + " --predict '" +
+                              text + "' --json >'" + path + "' 2>&1";
   const int status = std::system(command.c_str());
   const std::string json = ag::testing::read_file(path);
   AG_CHECK(status == 0, "program_json", command + " failed: " + json);

@@ -7,6 +7,7 @@
 // always does), and --stats shows the loss falling.
 #include <gtest/gtest.h>
 
+#include "attograd/translate/ensemble.h"
 #include "attograd/translate/model.h"
 #include "attograd/translate/predict.h"
 #include "attograd/translate/pronouncer.h"
@@ -66,6 +67,42 @@ TEST(ScreenPronounce, EveryShippedModelAnswersAsTheProgramWithItsAlignment) {
     }
     EXPECT_NE(run.output.find("pronounce_models " + names + "\n"), std::string::npos) << run.output;
   }
+}
+
+// An ensemble column (the models knob's a+b+c: kShippedG2pEnsemble's three
+// files) answers as attograd-translate --load a --load b --load c, and its
+// map's cells have the colours of the ensemble's alignment, the members'
+// mean (docs/g2p.md's screenshot, on adage). Desktop only: the page
+// preloads just the two models its scene shows (viz/viewer/CMakeLists.txt).
+TEST(ScreenPronounce, AnEnsembleColumnAnswersAsTheProgram) {
+#ifdef ATTOGRAD_WEB_SITE
+  GTEST_SKIP() << "the page preloads only kShippedG2pModels, not the ensemble's other files";
+#endif
+  ag::testing::ScratchDir dir("screen_pronounce_ensemble");
+  std::vector<std::string> paths;
+  std::string ensemble;
+  for (const char* file : tr::kShippedG2pEnsemble) {
+    paths.push_back(ag::testing::source_path(file));
+    ensemble += (ensemble.empty() ? "" : "+") + paths.back();
+  }
+  const std::string word = "adage";
+  const SceneRun run = run_scene("pronounce", 6,
+                                 {"--set", "pronounce.models=" + ensemble + "," + paths[0], "--set",
+                                  "pronounce.word=" + word, "--stats"});
+  ASSERT_EQ(run.exit_code, 0);
+  tr::Translator model = tr::load_ensemble(paths);
+  const tr::Translation expected = tr::translate(model, {word})[0];
+  EXPECT_EQ(expected.output, "AE D IH JH");
+  EXPECT_EQ(expected.output, json_output(program_json(ensemble, word, dir / "ensemble.json")));
+  EXPECT_NE(run.output.find("pronounce_output_ensemble " + expected.output + "\n"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("pronounce_models ensemble,additive\n"), std::string::npos)
+      << run.output;
+  const LayoutEntry& map = find_map(run, "pronounce/ensemble/alignment");
+  EXPECT_EQ(map.rows, expected.alignment.size(0));
+  EXPECT_EQ(map.cols, static_cast<int64_t>(word.size()) + 1);
+  EXPECT_TRUE(cells_match(run, "pronounce/ensemble/alignment", expected.alignment));
 }
 
 TEST(ScreenPronounce, TrainModeLossFallsAndStatsReportTheDevWer) {
