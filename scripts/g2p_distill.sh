@@ -60,16 +60,7 @@ fi
 
 # 2. The training words (translate's split: crc32(word) % 20 >= 2), and the
 #    ensemble's pronunciation of each.
-python3 - "$dict" "$work/train.words" <<'EOF'
-import re, sys, zlib
-words = {}
-for line in open(sys.argv[1], encoding="utf-8"):
-    parts = line.split()
-    word = re.sub(r"\(\d+\)$", "", parts[0]) if parts else ""
-    if re.fullmatch(r"[a-z']+", word) and zlib.crc32(word.encode()) % 20 >= 2:
-        words[word] = True
-open(sys.argv[2], "w").write("\n".join(words) + "\n")
-EOF
+python3 scripts/g2p_test_split.py "$dict" "$work/train.dict" "$work/train.words" --split train
 loads=()
 for t in "${teachers[@]}"; do loads+=(--load "$t"); done
 echo "the ensemble of ${#teachers[@]} pronounces $(wc -l <"$work/train.words") training words" >&2

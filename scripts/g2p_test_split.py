@@ -1,26 +1,32 @@
 #!/usr/bin/python3
-"""The g2p test split as files: every pronunciation of each test word.
+"""A g2p split as files (the test split unless told): every pronunciation
+of each of its words.
 
-translate's split (cmudict.h): words of ^[a-z']+$ with crc32(word) % 20 == 0.
+translate's split (cmudict.h): words of ^[a-z']+$ with crc32(word) % 20 == 0
+test, == 1 dev, the rest training.
 
-    g2p_test_split.py CMUDICT TEST.dict TEST.words
+    g2p_test_split.py CMUDICT TEST.dict TEST.words [--split test|dev|train]
 
-TEST.dict keeps the dictionary's lines of the test words (for
+TEST.dict keeps the dictionary's lines of the split's words (for
 attograd-translate --evaluate), TEST.words the words, one a line, in the
-dictionary's order (for --predict-file).
+dictionary's order (for --predict-file; g2p_distill.sh's training words).
 """
 import re
 import sys
 import zlib
 
-source, dict_out, words_out = sys.argv[1:]
+source, dict_out, words_out, *option = sys.argv[1:]
+split = option[1] if option[:1] == ["--split"] and len(option) == 2 else "test"
+if option and (option[:1] != ["--split"] or split not in ("test", "dev", "train")):
+    sys.exit("g2p_test_split.py: the optional fourth argument is --split test|dev|train")
+in_split = {"test": lambda r: r == 0, "dev": lambda r: r == 1, "train": lambda r: r >= 2}[split]
 lines, words = [], []
 for line in open(source, encoding="utf-8"):
     parts = line.split()
     if not parts:
         continue
     word = re.sub(r"\(\d+\)$", "", parts[0])
-    if re.fullmatch(r"[a-z']+", word) and zlib.crc32(word.encode()) % 20 == 0:
+    if re.fullmatch(r"[a-z']+", word) and in_split(zlib.crc32(word.encode()) % 20):
         lines.append(line.rstrip("\n"))
         if not words or words[-1] != word:
             words.append(word)

@@ -51,36 +51,41 @@ TEST(G2pModel, LoadAsTheBidirectionalG2pModels) {
   EXPECT_EQ(shipped(1).config.num_heads, 4);
 }
 
+using WordsAndAnswers = std::vector<std::pair<std::string, std::string>>;
+
+// `t` says each word's answer, greedy and with a beam of 5: the beam's 5
+// candidates best first, and one alignment row per output phoneme and
+// <eos>, one column per letter and <eos>, each row a distribution.
+void expect_pronounces(Translator& t, const WordsAndAnswers& words) {
+  std::vector<std::string> inputs;
+  for (const auto& [word, _] : words) inputs.push_back(word);
+  const std::vector<Translation> greedy = translate::translate(t, inputs);
+  const std::vector<Translation> beam = translate::translate(t, inputs, 1000, 5);
+  for (size_t i = 0; i < words.size(); ++i) {
+    EXPECT_EQ(greedy[i].output, words[i].second) << words[i].first;
+    EXPECT_EQ(beam[i].output, words[i].second) << words[i].first << " (beam 5)";
+    ASSERT_EQ(beam[i].beam.size(), 5u) << words[i].first;
+    for (size_t k = 1; k < beam[i].beam.size(); ++k)  // finished candidates, best first
+      if (beam[i].beam[k].finished) {
+        EXPECT_LE(beam[i].beam[k].score, beam[i].beam[k - 1].score);
+      }
+    const Tensor& a = greedy[i].alignment;
+    EXPECT_EQ(a.shape(), (Shape{static_cast<int64_t>(greedy[i].output_tokens.size()),
+                                static_cast<int64_t>(words[i].first.size()) + 1}));
+    EXPECT_TRUE(testing::all_close(a.sum(1), ones({a.size(0)}, kFloat64), 1e-5));
+  }
+}
+
 TEST(G2pModel, PronounceTheTrickyWords) {
   for (size_t m = 0; m < std::size(translate::kShippedG2pModels); ++m) {
     SCOPED_TRACE(translate::kShippedG2pModels[m]);
     Translator& t = shipped(m);
-    const std::vector<std::pair<std::string, std::string>> words = {
-        {"knife", "N AY F"},
-        {"box", "B AA K S"},
-        {"thought", "TH AO T"},
-        {"queue", "K Y UW"},
-        {"xylophone", "Z AY L AH F OW N"},
-        {"psychology", "S AY K AA L AH JH IY"}};
-    std::vector<std::string> inputs;
-    for (const auto& [word, _] : words) inputs.push_back(word);
-    const std::vector<Translation> greedy = translate::translate(t, inputs);
-    const std::vector<Translation> beam = translate::translate(t, inputs, 1000, 5);
-    for (size_t i = 0; i < words.size(); ++i) {
-      EXPECT_EQ(greedy[i].output, words[i].second) << words[i].first;
-      EXPECT_EQ(beam[i].output, words[i].second) << words[i].first << " (beam 5)";
-      ASSERT_EQ(beam[i].beam.size(), 5u) << words[i].first;
-      for (size_t k = 1; k < beam[i].beam.size(); ++k)  // finished candidates, best first
-        if (beam[i].beam[k].finished) {
-          EXPECT_LE(beam[i].beam[k].score, beam[i].beam[k - 1].score);
-        }
-      // The alignment: one row per output phoneme and <eos>, one column per
-      // letter and <eos>, each row a distribution.
-      const Tensor& a = greedy[i].alignment;
-      EXPECT_EQ(a.shape(), (Shape{static_cast<int64_t>(greedy[i].output_tokens.size()),
-                                  static_cast<int64_t>(words[i].first.size()) + 1}));
-      EXPECT_TRUE(testing::all_close(a.sum(1), ones({a.size(0)}, kFloat64), 1e-5));
-    }
+    expect_pronounces(t, {{"knife", "N AY F"},
+                          {"box", "B AA K S"},
+                          {"thought", "TH AO T"},
+                          {"queue", "K Y UW"},
+                          {"xylophone", "Z AY L AH F OW N"},
+                          {"psychology", "S AY K AA L AH JH IY"}});
     // A character the model cannot read is an error naming it.
     EXPECT_TRUE(
         testing::throws_error([&] { translate::translate(t, {"caf\xc3\xa9"}); }, {"'\xc3\xa9'"}));
@@ -104,24 +109,14 @@ TEST(G2pModel, TheShippedEnsemblePronouncesTheTrickyWords) {
     EXPECT_EQ(member.num_hiddens, 256);
   }
   EXPECT_EQ(t.members[2].dropout, 0.0);
-  const std::vector<std::pair<std::string, std::string>> words = {
-      {"knife", "N AY F"},
-      {"box", "B AA K S"},
-      {"thought", "TH AO T"},
-      {"queue", "K Y UW"},
-      {"xylophone", "Z AY L AH F OW N"},
-      {"psychology", "S AY K AA L AH JH IY"},
-      {"colonel", "K AA L AH N EH L"}};
-  std::vector<std::string> inputs;
-  for (const auto& [word, _] : words) inputs.push_back(word);
-  const std::vector<Translation> greedy = translate::translate(t, inputs);
-  const std::vector<Translation> beam = translate::translate(t, inputs, 1000, 5);
-  for (size_t i = 0; i < words.size(); ++i) {
-    EXPECT_EQ(greedy[i].output, words[i].second) << words[i].first;
-    EXPECT_EQ(beam[i].output, words[i].second) << words[i].first << " (beam 5)";
-    const Tensor& a = greedy[i].alignment;  // the members' mean: rows still distributions
-    EXPECT_TRUE(testing::all_close(a.sum(1), ones({a.size(0)}, kFloat64), 1e-5));
-  }
+  // The alignment is the members' mean: its rows are still distributions.
+  expect_pronounces(t, {{"knife", "N AY F"},
+                        {"box", "B AA K S"},
+                        {"thought", "TH AO T"},
+                        {"queue", "K Y UW"},
+                        {"xylophone", "Z AY L AH F OW N"},
+                        {"psychology", "S AY K AA L AH JH IY"},
+                        {"colonel", "K AA L AH N EH L"}});
 }
 
 TEST(G2pModel, AWideBeamNeverSaysASpecialToken) {

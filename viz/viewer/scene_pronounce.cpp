@@ -79,21 +79,23 @@ std::string model_name(const tr::Translator& t) {
   return t.config.model == "transformer" ? "transformer" : t.config.attention;
 }
 
-// "bidirectional GRU encoder, additive attention, 3.1M parameters".
+// "bidirectional GRU encoder, additive attention, 3.1M parameters"; an
+// ensemble's begins "3 models as one (...), " and describes its first.
 std::string model_summary(const tr::Translator& t) {
   int64_t parameters = 0;
   for (const Tensor& p : t.model->parameters()) parameters += p.numel();
   char count[32];
   std::snprintf(count, sizeof count, "%.1fM parameters", parameters / 1e6);
-  if (!t.members.empty()) {
-    return std::to_string(t.members.size()) + " models as one (their probabilities averaged), " +
-           t.config.encoder + " GRU encoder, " + t.config.attention + " attention, " + count;
-  }
+  const std::string ensemble =
+      t.members.empty()
+          ? ""
+          : std::to_string(t.members.size()) + " models as one (their probabilities averaged), ";
   if (t.config.model == "transformer") {
-    return "d2l's Transformer, " + std::to_string(t.config.num_blks) + " blocks of " +
+    return ensemble + "d2l's Transformer, " + std::to_string(t.config.num_blks) + " blocks of " +
            std::to_string(t.config.num_hiddens) + ", " + count;
   }
-  return t.config.encoder + " GRU encoder, " + t.config.attention + " attention, " + count;
+  return ensemble + t.config.encoder + " GRU encoder, " + t.config.attention + " attention, " +
+         count;
 }
 
 std::vector<std::string> shipped_paths() {
@@ -123,9 +125,13 @@ void PronounceScene::load() {
     AskedModel& m = models_.emplace_back();
     m.path = path;
     m.name = std::filesystem::path(path).stem().string();  // until it loads
+    // "a.npz+b.npz": an ensemble of the files (translate/ensemble.h).
+    const std::vector<std::string> files = split_list(path, '+');
+    for (const std::string& file : files)
+      m.file_names +=
+          (m.file_names.empty() ? "" : " + ") + std::filesystem::path(file).filename().string();
     try {
-      // "a.npz+b.npz": an ensemble of the files (translate/ensemble.h).
-      m.pronouncer.emplace(split_list(path, '+'));  // refuses a model of another task
+      m.pronouncer.emplace(files);  // refuses a model of another task
       m.name = model_name(m.pronouncer->translator());
     } catch (const Error& e) {
       m.pronouncer.reset();
@@ -378,12 +384,8 @@ void PronounceScene::draw_controls() {
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
                          m.name.c_str());
       ImGui::SameLine();
-      // Its file's name, or an ensemble's files' ("a.npz + b.npz"), wrapped.
-      std::string files;
-      for (const std::string& path : split_list(m.path, '+'))
-        files += (files.empty() ? "" : " + ") + std::filesystem::path(path).filename().string();
-      ImGui::PushTextWrapPos(0.0f);
-      ImGui::TextDisabled("%s", files.c_str());
+      ImGui::PushTextWrapPos(0.0f);  // an ensemble's names may take lines
+      ImGui::TextDisabled("%s", m.file_names.c_str());
       ImGui::PopTextWrapPos();
       show_note(m.load_error.empty() ? model_summary(m.pronouncer->translator()).c_str()
                                      : "(not loaded)");

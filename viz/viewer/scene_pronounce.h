@@ -140,7 +140,8 @@ class PronounceTrainer : public Trainer {
 // One model of ask mode: its file, its name, and its answers to the shown
 // word, as the library's Pronouncer gives them (attograd-translate's).
 struct AskedModel {
-  std::string path;
+  std::string path;        // a file, or files joined by '+' (an ensemble)
+  std::string file_names;  // the file's name, or the files' joined by " + " (the panel's)
   // Its scoring function ("additive", "general", ...) or "transformer":
   // the column's title and --stats' pronounce_output_NAME.
   std::string name;
