@@ -5,8 +5,10 @@
 #
 # The layers, lowest first; a file may include its own layer and those below:
 #   0 base      leaf utilities that know no Tensor: error.h, threads.h, allocator.h and
-#               core/src's parallel.h, vector_math.h, zip.h (+ their .cpp)
-#   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers
+#               core/src's parallel.h, zip.h (+ their .cpp)
+#   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers; and
+#               core/src's vector_math.h/.cpp, the row kernels (SIMD exp, softmax,
+#               LayerNorm, GRU rows), which pick their code by kernels' cpu_features
 #   2 tensor    tensor.h, dtype.h; core/src tensor.cpp (with dtype.cpp,
 #               shape.cpp, random.cpp, print.cpp) and the unrecorded
 #               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h,
@@ -42,7 +44,7 @@ layer_of() {
     core/include/attograd/error.h | core/include/attograd/threads.h) echo 0 ;;
     core/include/attograd/allocator.h | core/src/allocator.cpp) echo 0 ;;
     core/src/parallel.h | core/src/threads.cpp) echo 0 ;;
-    core/src/vector_math.h | core/src/vector_math.cpp) echo 0 ;;
+    core/src/vector_math.h | core/src/vector_math.cpp) echo 1 ;;
     core/src/zip.h | core/src/zip.cpp) echo 0 ;;
     core/include/attograd/kernels/* | core/src/kernels/*) echo 1 ;;
     core/include/attograd/tensor.h | core/include/attograd/dtype.h) echo 2 ;;

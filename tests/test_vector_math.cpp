@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -131,60 +132,74 @@ TEST(VectorMathTest, SoftmaxRowMatchesADoubleReference) {
 // masked_softmax_last clamps -inf to: then the fill is a fully masked row's
 // max, and the padding must still weigh 0). Weights within 1e-6 relative, plus 1e-9
 // for the tiny ones: x - max is rounded to float before its exp, which for a
-// weight of e^-38 is a few 1e-6 relative.
+// weight of e^-38 is a few 1e-6 relative. Both kernels, the portable loops
+// and (where this CPU has AVX-512BW) the masked AVX-512 one; row lengths
+// either side of a vector's 16 lanes, so the AVX-512 one's last, partial
+// vector is tested at every width it can have.
 TEST(VectorMathTest, MaskedSoftmaxRowsMatchADoubleReference) {
+  using ag::detail::RowKernel;
   const int64_t rows = 7, masked_row = 4;
-  for (const float fill : {-1e6f, std::numeric_limits<float>::lowest()})
-    for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{11}, int64_t{16}, int64_t{30}, int64_t{40},
-                      ag::detail::kMaxPaddedRow})
-      for (int64_t stride : {1, 0})
-        for (bool zero_masked : {false, true}) {
-          const auto size = static_cast<size_t>(rows * n);
-          std::vector<float> x(size), g(size), y(size), dx(size);
-          for (size_t i = 0; i < size; ++i) {
-            x[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 20.0);
-            g[i] = static_cast<float>(std::cos(1.3 * static_cast<double>(i)));
-          }
-          std::vector<char> flags(static_cast<size_t>(stride == 1 ? rows * n : rows));
-          std::vector<int64_t> offset(static_cast<size_t>(rows));
-          for (int64_t r = 0; r < rows; ++r) {
-            offset[static_cast<size_t>(r)] = stride == 1 ? r * n : r;
-            for (int64_t j = 0; j < (stride == 1 ? n : 1); ++j)
-              flags[static_cast<size_t>(offset[static_cast<size_t>(r)] + j)] =
-                  r != masked_row && (stride == 0 || j % 3 != 2);
-          }
-          const bool* keep = reinterpret_cast<const bool*>(flags.data());
-          ag::detail::masked_softmax_rows_f32(x.data(), keep, offset.data(), stride, y.data(), rows,
-                                              n, fill, zero_masked);
-          ag::detail::masked_softmax_backward_rows_f32(y.data(), g.data(), keep, offset.data(),
-                                                       stride, dx.data(), rows, n, zero_masked);
-          for (int64_t r = 0; r < rows; ++r) {
-            const auto at = [&](int64_t j) { return static_cast<size_t>(r * n + j); };
-            const auto kept = [&](int64_t j) {
-              return keep[offset[static_cast<size_t>(r)] + j * stride];
-            };
-            std::vector<double> w(static_cast<size_t>(n));
-            double max = -1e300, sum = 0, gw = 0;
-            for (int64_t j = 0; j < n; ++j) max = std::max<double>(max, kept(j) ? x[at(j)] : fill);
-            for (int64_t j = 0; j < n; ++j)
-              sum += w[static_cast<size_t>(j)] = std::exp((kept(j) ? x[at(j)] : fill) - max);
-            for (int64_t j = 0; j < n; ++j) {
-              double& wj = w[static_cast<size_t>(j)];
-              wj = zero_masked && !kept(j) ? 0.0 : wj / sum;
-              gw += (zero_masked && !kept(j) ? 0.0 : g[at(j)]) * wj;
+  for (const RowKernel kernel : {RowKernel::Portable, RowKernel::Avx512}) {
+    if (!ag::detail::row_kernel_available(kernel)) {
+      std::cout << "(the AVX-512 masked softmax kernel: not on this CPU)\n";
+      continue;
+    }
+    SCOPED_TRACE(kernel == RowKernel::Avx512 ? "AVX-512 kernel" : "portable kernel");
+    for (const float fill : {-1e6f, std::numeric_limits<float>::lowest()})
+      for (int64_t n :
+           {int64_t{1}, int64_t{3}, int64_t{11}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{30},
+            int64_t{31}, int64_t{32}, int64_t{33}, int64_t{40}, ag::detail::kMaxPaddedRow})
+        for (int64_t stride : {1, 0})
+          for (bool zero_masked : {false, true}) {
+            const auto size = static_cast<size_t>(rows * n);
+            std::vector<float> x(size), g(size), y(size), dx(size);
+            for (size_t i = 0; i < size; ++i) {
+              x[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 20.0);
+              g[i] = static_cast<float>(std::cos(1.3 * static_cast<double>(i)));
             }
-            for (int64_t j = 0; j < n; ++j) {
-              const double wj = w[static_cast<size_t>(j)];
-              const double gj = zero_masked && !kept(j) ? 0.0 : g[at(j)];
-              const double dxj = kept(j) ? wj * (gj - gw) : 0.0;
-              ASSERT_NEAR(y[at(j)], wj, 1e-6 * wj + 1e-9)
-                  << "n = " << n << ", stride " << stride << ", fill " << fill << ", row " << r
-                  << ", key " << j;
-              ASSERT_NEAR(dx[at(j)], dxj, 1e-6)
-                  << "n = " << n << ", stride " << stride << ", row " << r << ", key " << j;
+            std::vector<char> flags(static_cast<size_t>(stride == 1 ? rows * n : rows));
+            std::vector<int64_t> offset(static_cast<size_t>(rows));
+            for (int64_t r = 0; r < rows; ++r) {
+              offset[static_cast<size_t>(r)] = stride == 1 ? r * n : r;
+              for (int64_t j = 0; j < (stride == 1 ? n : 1); ++j)
+                flags[static_cast<size_t>(offset[static_cast<size_t>(r)] + j)] =
+                    r != masked_row && (stride == 0 || j % 3 != 2);
+            }
+            const bool* keep = reinterpret_cast<const bool*>(flags.data());
+            ag::detail::masked_softmax_rows_f32(x.data(), keep, offset.data(), stride, y.data(),
+                                                rows, n, fill, zero_masked, kernel);
+            ag::detail::masked_softmax_backward_rows_f32(y.data(), g.data(), keep, offset.data(),
+                                                         stride, dx.data(), rows, n, zero_masked,
+                                                         kernel);
+            for (int64_t r = 0; r < rows; ++r) {
+              const auto at = [&](int64_t j) { return static_cast<size_t>(r * n + j); };
+              const auto kept = [&](int64_t j) {
+                return keep[offset[static_cast<size_t>(r)] + j * stride];
+              };
+              std::vector<double> w(static_cast<size_t>(n));
+              double max = -1e300, sum = 0, gw = 0;
+              for (int64_t j = 0; j < n; ++j)
+                max = std::max<double>(max, kept(j) ? x[at(j)] : fill);
+              for (int64_t j = 0; j < n; ++j)
+                sum += w[static_cast<size_t>(j)] = std::exp((kept(j) ? x[at(j)] : fill) - max);
+              for (int64_t j = 0; j < n; ++j) {
+                double& wj = w[static_cast<size_t>(j)];
+                wj = zero_masked && !kept(j) ? 0.0 : wj / sum;
+                gw += (zero_masked && !kept(j) ? 0.0 : g[at(j)]) * wj;
+              }
+              for (int64_t j = 0; j < n; ++j) {
+                const double wj = w[static_cast<size_t>(j)];
+                const double gj = zero_masked && !kept(j) ? 0.0 : g[at(j)];
+                const double dxj = kept(j) ? wj * (gj - gw) : 0.0;
+                ASSERT_NEAR(y[at(j)], wj, 1e-6 * wj + 1e-9)
+                    << "n = " << n << ", stride " << stride << ", fill " << fill << ", row " << r
+                    << ", key " << j;
+                ASSERT_NEAR(dx[at(j)], dxj, 1e-6)
+                    << "n = " << n << ", stride " << stride << ", row " << r << ", key " << j;
+              }
             }
           }
-        }
+  }
 }
 
 // torch.optim.Adam's step for one element, written out here as the

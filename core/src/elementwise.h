@@ -131,22 +131,27 @@ Tensor map_unary(const Tensor& x, DType out_dtype, Fn&& fn) {
 // A fresh contiguous copy of t's values, recording nothing (clone's forward;
 // the tensor layer's to_vector and printing use it to walk any strides).
 // When the last dim has stride 1, its rows are copied whole (the attention
-// heads' transposes: rows of h/H features); other strides go one by one.
+// heads' transposes: rows of h/H features, 8 in d2l's Transformer), a run of
+// rows along the next dim at a time: the odometer of for_each_offset steps
+// once per run, not once per row of a few floats. Other strides go one by one.
 inline Tensor contiguous_copy(const Tensor& t) {
   return dispatch_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (t.dim() < 2 || t.strides().back() != 1 || t.is_contiguous())
       return map_unary<T, T>(t, t.dtype(), [](T v) { return v; });
     Tensor out = ag::empty(t.shape(), t.dtype());
-    const int64_t n = t.shape().back();
+    const size_t nd = t.shape().size();
+    const int64_t n = t.shape()[nd - 1];                                      // a row's values
+    const int64_t run = t.shape()[nd - 2], run_stride = t.strides()[nd - 2];  // a run's rows
     const T* in = t.data_ptr<T>();
     T* o = out.data_ptr<T>();
-    const Shape rows(t.shape().begin(), t.shape().end() - 1);
-    const Shape row_strides(t.strides().begin(), t.strides().end() - 1);
-    for_each_offset<1>(rows, {row_strides}, [&](const std::array<int64_t, 1>& off) {
-      // (a loop, not a memcpy call: rows are short)
-      for (int64_t k = 0; k < n; ++k) o[k] = in[off[0] + k];
-      o += n;
+    const Shape runs(t.shape().begin(), t.shape().end() - 2);
+    const Shape run_strides(t.strides().begin(), t.strides().end() - 2);
+    for_each_offset<1>(runs, {run_strides}, [&](const std::array<int64_t, 1>& off) {
+      const T* row = in + off[0];
+      for (int64_t r = 0; r < run; ++r, row += run_stride, o += n)
+        for (int64_t k = 0; k < n; ++k)
+          o[k] = row[k];  // (a loop, not a memcpy call: rows are short)
     });
     return out;
   });

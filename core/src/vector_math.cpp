@@ -6,6 +6,12 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/cpu_features.h"
+
 namespace ag::detail {
 
 namespace {
@@ -325,25 +331,201 @@ template <bool kUnitStride>
 
 }  // namespace
 
-AG_SIMD_CLONES void masked_softmax_rows_f32(const float* x, const bool* keep,
-                                            const int64_t* keep_offset, int64_t keep_stride,
-                                            float* y, int64_t rows, int64_t n, float fill,
-                                            bool zero_masked) {
+AG_SIMD_CLONES void masked_softmax_rows_portable_f32(const float* x, const bool* keep,
+                                                     const int64_t* keep_offset,
+                                                     int64_t keep_stride, float* y, int64_t rows,
+                                                     int64_t n, float fill, bool zero_masked) {
   if (keep_stride == 1)
     masked_softmax_rows<true>(x, keep, keep_offset, 1, y, rows, n, fill, zero_masked);
   else
     masked_softmax_rows<false>(x, keep, keep_offset, keep_stride, y, rows, n, fill, zero_masked);
 }
 
-AG_SIMD_CLONES void masked_softmax_backward_rows_f32(const float* y, const float* g,
-                                                     const bool* keep, const int64_t* keep_offset,
-                                                     int64_t keep_stride, float* dx, int64_t rows,
-                                                     int64_t n, bool zero_masked) {
+AG_SIMD_CLONES void masked_softmax_backward_rows_portable_f32(
+    const float* y, const float* g, const bool* keep, const int64_t* keep_offset,
+    int64_t keep_stride, float* dx, int64_t rows, int64_t n, bool zero_masked) {
   if (keep_stride == 1)
     masked_softmax_backward_rows<true>(y, g, keep, keep_offset, 1, dx, rows, n, zero_masked);
   else
     masked_softmax_backward_rows<false>(y, g, keep, keep_offset, keep_stride, dx, rows, n,
                                         zero_masked);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+namespace {
+
+// The masked softmax's rows with AVX-512 masked loads and stores. The
+// portable loops above copy each row into a padded scratch row and back,
+// one entry at a time at the row's ends, and for d2l's rows of 11 or 30 keys
+// those ends are most of the work. Here a row is read and written as whole
+// vectors: lane j of vector k holds key 16k + j, and the lanes past the
+// row's end are switched off by a mask (`in`), so they are neither read nor
+// written. The keep flags become a mask the same way: 16 flag bytes loaded
+// under `in` and tested against zero (AVX-512BW), or one flag for the row
+// (keep_stride 0). The arithmetic is the portable kernel's: the same
+// exp_at_most_zero (GCC vectorises its 16-lane loop here), the same block
+// of rows per pass, so each row's reductions overlap the next row's loads.
+#define AG_AVX512_ROWS [[gnu::target("avx512f,avx512bw,avx512vl")]]
+// (GCC 12's avx512fintrin.h passes _mm512_undefined_ps() as the unused merge
+// source of max and the lane reductions, which -Wmaybe-uninitialized flags)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// The lanes of vector k that hold keys of a row of n: 16, or the n - k left.
+AG_AVX512_ROWS inline __mmask16 lanes_in_row(int64_t n, int64_t k) {
+  const int64_t left = n - k;
+  return left >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
+}
+
+// The kept lanes among `in`: flags k .. k + 15 of a row's flags (stride 1),
+// or the row's one flag (stride 0).
+AG_AVX512_ROWS inline __mmask16 kept_lanes(const bool* flags, int64_t stride, int64_t k,
+                                           __mmask16 in) {
+  if (stride == 0) return *reinterpret_cast<const unsigned char*>(flags) != 0 ? in : 0;
+  const __m128i bytes = _mm_maskz_loadu_epi8(in, flags + k);
+  return _mm_test_epi8_mask(bytes, bytes);
+}
+
+AG_AVX512_ROWS void masked_softmax_rows_avx512(const float* x, const bool* keep,
+                                               const int64_t* keep_offset, int64_t keep_stride,
+                                               float* y, int64_t rows, int64_t n, float fill,
+                                               bool zero_masked) {
+  const int64_t width = padded_width(n);
+  const int64_t block_rows = kBlockFloats / width;
+  alignas(64) float block[kBlockFloats];
+  float max[kBlockFloats / kLanes], scale[kBlockFloats / kLanes];
+  const __m512 minus_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512 fill_v = _mm512_set1_ps(fill);
+  for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
+    const int64_t count = std::min(block_rows, rows - r0);
+    // block row i = where(keep, x, fill), -inf past the row's end (weight 0)
+    for (int64_t i = 0; i < count; ++i) {
+      const float* xr = x + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* row = block + i * width;
+      __m512 max_v = minus_inf;
+      for (int64_t k = 0; k < width; k += kLanes) {
+        const __mmask16 in = lanes_in_row(n, k);
+        const __mmask16 masked = in & ~kept_lanes(kr, keep_stride, k, in);
+        const __m512 v =
+            _mm512_mask_mov_ps(_mm512_mask_loadu_ps(minus_inf, in, xr + k), masked, fill_v);
+        _mm512_store_ps(row + k, v);
+        max_v = _mm512_max_ps(max_v, v);
+      }
+      max[i] = _mm512_reduce_max_ps(max_v);
+    }
+    // row = e^(row - max), summed in 16 lanes
+    for (int64_t i = 0; i < count; ++i) {
+      float* row = block + i * width;
+      __m512 sum_v = _mm512_setzero_ps();
+      for (int64_t k = 0; k < width; k += kLanes) {
+        for (int64_t l = 0; l < kLanes; ++l)
+          row[k + l] = exp_at_most_zero(row[k + l], 1.0f, max[i]);
+        sum_v = _mm512_add_ps(sum_v, _mm512_load_ps(row + k));
+      }
+      scale[i] = 1.0f / _mm512_reduce_add_ps(sum_v);
+    }
+    // y = row * scale (0 where masked, if zero_masked), the row's lanes only
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = block + i * width;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* yr = y + (r0 + i) * n;
+      const __m512 scale_v = _mm512_set1_ps(scale[i]);
+      for (int64_t k = 0; k < width; k += kLanes) {
+        const __mmask16 in = lanes_in_row(n, k);
+        const __mmask16 out = zero_masked ? kept_lanes(kr, keep_stride, k, in) : in;
+        _mm512_mask_storeu_ps(yr + k, in,
+                              _mm512_maskz_mul_ps(out, _mm512_load_ps(row + k), scale_v));
+      }
+    }
+  }
+}
+
+AG_AVX512_ROWS void masked_softmax_backward_rows_avx512(const float* y, const float* g,
+                                                        const bool* keep,
+                                                        const int64_t* keep_offset,
+                                                        int64_t keep_stride, float* dx,
+                                                        int64_t rows, int64_t n, bool zero_masked) {
+  // As the portable kernel: each row's sum first, for a block of rows, then their dx.
+  constexpr int64_t kBlockRows = 128;
+  float sum[kBlockRows];
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+    const int64_t count = std::min(kBlockRows, rows - r0);
+    // sum = sum_j g~_j y_j, g~ = zero_masked ? keep * g : g
+    for (int64_t i = 0; i < count; ++i) {
+      const float *yr = y + (r0 + i) * n, *gr = g + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      __m512 sum_v = _mm512_setzero_ps();
+      for (int64_t k = 0; k < n; k += kLanes) {
+        const __mmask16 in = lanes_in_row(n, k);
+        const __mmask16 terms = zero_masked ? kept_lanes(kr, keep_stride, k, in) : in;
+        sum_v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(terms, gr + k),
+                                _mm512_maskz_loadu_ps(terms, yr + k), sum_v);
+      }
+      sum[i] = _mm512_reduce_add_ps(sum_v);
+    }
+    // dx = keep * y * (g - sum)
+    for (int64_t i = 0; i < count; ++i) {
+      const float *yr = y + (r0 + i) * n, *gr = g + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* dxr = dx + (r0 + i) * n;
+      const __m512 sum_v = _mm512_set1_ps(sum[i]);
+      for (int64_t k = 0; k < n; k += kLanes) {
+        const __mmask16 in = lanes_in_row(n, k);
+        const __mmask16 kept = kept_lanes(kr, keep_stride, k, in);
+        const __m512 d = _mm512_mul_ps(_mm512_maskz_loadu_ps(kept, yr + k),
+                                       _mm512_sub_ps(_mm512_maskz_loadu_ps(kept, gr + k), sum_v));
+        _mm512_mask_storeu_ps(dxr + k, in, d);
+      }
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+#undef AG_AVX512_ROWS
+}  // namespace
+#endif
+
+bool row_kernel_available(RowKernel kernel) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kernel == RowKernel::Avx512) return kernels::detail::cpu_features().avx512bw;
+#endif
+  return kernel != RowKernel::Avx512;
+}
+
+namespace {
+
+// The AVX-512 kernel for flags of stride 0 or 1 (what sequence_mask and
+// one flag per row make), where the CPU has it; the portable loops otherwise.
+bool use_avx512_rows(RowKernel kernel, int64_t keep_stride) {
+  if (kernel == RowKernel::Portable || (keep_stride != 0 && keep_stride != 1)) return false;
+  return row_kernel_available(RowKernel::Avx512);
+}
+
+}  // namespace
+
+void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* keep_offset,
+                             int64_t keep_stride, float* y, int64_t rows, int64_t n, float fill,
+                             bool zero_masked, RowKernel kernel) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (use_avx512_rows(kernel, keep_stride))
+    return masked_softmax_rows_avx512(x, keep, keep_offset, keep_stride, y, rows, n, fill,
+                                      zero_masked);
+#endif
+  masked_softmax_rows_portable_f32(x, keep, keep_offset, keep_stride, y, rows, n, fill,
+                                   zero_masked);
+}
+
+void masked_softmax_backward_rows_f32(const float* y, const float* g, const bool* keep,
+                                      const int64_t* keep_offset, int64_t keep_stride, float* dx,
+                                      int64_t rows, int64_t n, bool zero_masked, RowKernel kernel) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (use_avx512_rows(kernel, keep_stride))
+    return masked_softmax_backward_rows_avx512(y, g, keep, keep_offset, keep_stride, dx, rows, n,
+                                               zero_masked);
+#endif
+  masked_softmax_backward_rows_portable_f32(y, g, keep, keep_offset, keep_stride, dx, rows, n,
+                                            zero_masked);
 }
 
 AG_SIMD_CLONES void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz,

@@ -50,15 +50,25 @@ void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t
 //   y = softmax(where(keep, x, fill)), then y = 0 where !keep if zero_masked
 // (softmax_row_f32's numbers within 1e-6 relative; the sum is in float lanes).
 // y must not overlap x.
+//
+// Two kernels run these rows: the portable loops (built for AVX-512, AVX2
+// and baseline x86-64 as the others here), and AVX-512 with masked loads and
+// stores, which reads and writes a row as whole vectors (no scalar ends:
+// d2l's rows of 11 and 30 keys are mostly ends). Best takes the AVX-512 one
+// where the CPU has AVX-512BW and the flags are one per key or one per row;
+// tests name each kernel and compare both with a double reference.
+enum class RowKernel { Best, Portable, Avx512 };
+bool row_kernel_available(RowKernel kernel);
 constexpr int64_t kMaxPaddedRow = 1024;  // 4 KiB of stack a row
 void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* keep_offset,
                              int64_t keep_stride, float* y, int64_t rows, int64_t n, float fill,
-                             bool zero_masked);
+                             bool zero_masked, RowKernel kernel = RowKernel::Best);
 // Its backward, from the saved y and g = dL/dy (dx must not overlap them):
 //   dx = keep * y * (g~ - sum_j g~_j y_j),  g~ = zero_masked ? keep * g : g.
 void masked_softmax_backward_rows_f32(const float* y, const float* g, const bool* keep,
                                       const int64_t* keep_offset, int64_t keep_stride, float* dx,
-                                      int64_t rows, int64_t n, bool zero_masked);
+                                      int64_t rows, int64_t n, bool zero_masked,
+                                      RowKernel kernel = RowKernel::Best);
 
 // sum_k x[k] accumulated in double (double_lane_sum below; ag::sum of a
 // contiguous float32 tensor, reduce.cpp).

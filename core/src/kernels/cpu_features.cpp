@@ -11,6 +11,8 @@ const CpuFeatures& cpu_features() {
     __builtin_cpu_init();
     f.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     f.avx512f = __builtin_cpu_supports("avx512f");
+    f.avx512bw =
+        f.avx512f && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 #elif defined(__aarch64__)
     f.neon = true;
 #endif

@@ -8,6 +8,7 @@ namespace ag::kernels::detail {
 struct CpuFeatures {
   bool avx2_fma = false;  // x86-64: AVX2 and FMA3 (Haswell, Zen and later)
   bool avx512f = false;   // x86-64: AVX-512 Foundation (Skylake-X, Zen 4 and later)
+  bool avx512bw = false;  // and AVX-512BW + VL: byte masks, 128-bit masked ops (the same CPUs)
   bool neon = false;      // AArch64: Advanced SIMD, part of the base ISA
 };
 
