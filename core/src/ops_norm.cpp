@@ -153,15 +153,12 @@ void backward(const T* x, const T* w, const T* g, T* dx, T* dw, T* db, int64_t m
   if (!dw && !db) return;
   // dw = sum_rows g x̂, db = sum_rows g, accumulated in double.
   std::vector<double> sw(static_cast<size_t>(n)), sb(static_cast<size_t>(n));
-  for (int64_t r = 0; r < m; ++r) {
-    const double mean = moments.mean[static_cast<size_t>(r)];
-    const double rstd = moments.rstd[static_cast<size_t>(r)];
-    for (int64_t k = 0; k < n; ++k) {
-      const double gk = g[r * n + k];
-      sw[static_cast<size_t>(k)] += gk * (x[r * n + k] - mean) * rstd;
-      sb[static_cast<size_t>(k)] += gk;
-    }
-  }
+  if constexpr (std::is_same_v<T, float>)
+    detail::layer_norm_affine_grads_f32(x, g, m, n, moments.mean.data(), moments.rstd.data(),
+                                        sw.data(), sb.data());
+  else
+    detail::layer_norm_affine_grads(x, g, m, n, moments.mean.data(), moments.rstd.data(), sw.data(),
+                                    sb.data());
   for (int64_t k = 0; k < n; ++k) {
     if (dw) dw[k] = static_cast<T>(sw[static_cast<size_t>(k)]);
     if (db) db[k] = static_cast<T>(sb[static_cast<size_t>(k)]);

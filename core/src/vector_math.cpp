@@ -625,25 +625,42 @@ AG_SIMD_CLONES void additive_scores_backward_row_f32(const float* q, const float
 AG_SIMD_CLONES void layer_norm_rows_f32(const float* x, const float* w, const float* b, float* y,
                                         int64_t rows, int64_t n, double eps, double* mean,
                                         double* rstd) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
-    mean[r] = sum_of(xr, nullptr, n) / static_cast<double>(n);
-    const float m = static_cast<float>(mean[r]);
-    // two passes: sum((x - mean)^2) does not cancel as sum(x^2) - N mean^2 would
-    float lane[kLanes] = {};
-    int64_t k = 0;
-    for (; k + kLanes <= n; k += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] += (xr[k + l] - m) * (xr[k + l] - m);
-    double ss = sum_lanes(lane);
-    for (; k < n; ++k) ss += static_cast<double>((xr[k] - m) * (xr[k] - m));
-    rstd[r] = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
-    const float s = static_cast<float>(rstd[r]);
-    if (w && b)
-      for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - m) * s * w[j] + b[j];
-    else
-      for (int64_t j = 0; j < n; ++j)
-        yr[j] = (xr[j] - m) * s * (w ? w[j] : 1.0f) + (b ? b[j] : 0.0f);
+  // A block of rows at a time, one pass per step, as the masked softmax: a
+  // row's steps wait on each other (its mean, then its variance, then a
+  // square root and a division, tens of cycles), the block's rows do not.
+  constexpr int64_t kBlockRows = 64;
+  double ss[kBlockRows];
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+    const int64_t count = std::min(kBlockRows, rows - r0);
+    for (int64_t i = 0; i < count; ++i) {
+      const float* xr = x + (r0 + i) * n;
+      mean[r0 + i] = sum_of(xr, nullptr, n) / static_cast<double>(n);
+      const float m = static_cast<float>(mean[r0 + i]);
+      // two passes: sum((x - mean)^2) does not cancel as sum(x^2) - N mean^2
+      // would (the lanes in one vector register: a float[16] that a loop fills
+      // one entry at a time and add_lanes then loads as a vector stalls on the loads)
+      Lanes lane{}, v;
+      int64_t k = 0;
+      for (; k + kLanes <= n; k += kLanes) {
+        load_lanes(v, xr + k);
+        v -= m;
+        lane += v * v;
+      }
+      ss[i] = add_lanes(lane);
+      for (; k < n; ++k) ss[i] += static_cast<double>((xr[k] - m) * (xr[k] - m));
+    }
+    for (int64_t i = 0; i < count; ++i)
+      rstd[r0 + i] = 1.0 / std::sqrt(ss[i] / static_cast<double>(n) + eps);
+    for (int64_t i = 0; i < count; ++i) {
+      const float* xr = x + (r0 + i) * n;
+      float* yr = y + (r0 + i) * n;
+      const float m = static_cast<float>(mean[r0 + i]), s = static_cast<float>(rstd[r0 + i]);
+      if (w && b)
+        for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - m) * s * w[j] + b[j];
+      else
+        for (int64_t j = 0; j < n; ++j)
+          yr[j] = (xr[j] - m) * s * (w ? w[j] : 1.0f) + (b ? b[j] : 0.0f);
+    }
   }
 }
 
@@ -660,14 +677,15 @@ AG_SIMD_CLONES void layer_norm_backward_rows_f32(const float* x, const float* w,
       for (int64_t j = 0; j < n; ++j) dxr[j] = gr[j] * w[j];
     else
       for (int64_t j = 0; j < n; ++j) dxr[j] = gr[j];
-    float lane_g[kLanes] = {}, lane_gx[kLanes] = {};
+    Lanes lane_g{}, lane_gx{}, gv, xv;
     int64_t k = 0;
-    for (; k + kLanes <= n; k += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) {
-        lane_g[l] += dxr[k + l];
-        lane_gx[l] += dxr[k + l] * ((xr[k + l] - m) * s);
-      }
-    float sum_g = sum_lanes(lane_g), sum_gx = sum_lanes(lane_gx);
+    for (; k + kLanes <= n; k += kLanes) {
+      load_lanes(gv, dxr + k);
+      load_lanes(xv, xr + k);
+      lane_g += gv;
+      lane_gx += gv * ((xv - m) * s);
+    }
+    float sum_g = add_lanes(lane_g), sum_gx = add_lanes(lane_gx);
     for (; k < n; ++k) {
       sum_g += dxr[k];
       sum_gx += dxr[k] * ((xr[k] - m) * s);
@@ -676,6 +694,12 @@ AG_SIMD_CLONES void layer_norm_backward_rows_f32(const float* x, const float* w,
     for (int64_t j = 0; j < n; ++j)
       dxr[j] = scale * (N * dxr[j] - sum_g - (xr[j] - m) * s * sum_gx);
   }
+}
+
+AG_SIMD_CLONES void layer_norm_affine_grads_f32(const float* x, const float* g, int64_t rows,
+                                                int64_t n, const double* mean, const double* rstd,
+                                                double* __restrict sw, double* __restrict sb) {
+  layer_norm_affine_grads(x, g, rows, n, mean, rstd, sw, sb);
 }
 
 AG_SIMD_CLONES void gru_cell_rows_f32(const float* gi, const float* gh, const float* h,

@@ -115,6 +115,24 @@ void layer_norm_rows_f32(const float* x, const float* w, const float* b, float* 
 //   ĝ = g w,  x̂ = (x - mean) rstd,  dx = rstd / n (n ĝ - sum ĝ - x̂ sum ĝ x̂).
 void layer_norm_backward_rows_f32(const float* x, const float* w, const float* g, float* dx,
                                   int64_t rows, int64_t n, const double* mean, const double* rstd);
+// And its weight's and bias's gradients over the rows, accumulated in double
+// in row order (onto sw and sb, [n], zeroed by the caller):
+//   sw += sum_rows g x̂,  sb += sum_rows g.
+// The float32 loop is built for the SIMD targets (8 doubles a vector on
+// AVX-512); float64 runs the same template without them.
+template <typename T>
+inline void layer_norm_affine_grads(const T* x, const T* g, int64_t rows, int64_t n,
+                                    const double* mean, const double* rstd, double* sw,
+                                    double* sb) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < n; ++k) {
+      const double gk = g[r * n + k];
+      sw[k] += gk * (x[r * n + k] - mean[r]) * rstd[r];
+      sb[k] += gk;
+    }
+}
+void layer_norm_affine_grads_f32(const float* x, const float* g, int64_t rows, int64_t n,
+                                 const double* mean, const double* rstd, double* sw, double* sb);
 
 // GRU cell rows (ops_rnn.cpp's gru_cell and gru_layer), vectorised over H.
 // rows rows from the given pointers: gi, gh, gates, dgi, dgh [rows, 3H], h,
