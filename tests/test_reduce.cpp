@@ -166,6 +166,26 @@ TEST(ReduceTest, TrailingDimSumsMatchADoubleLoop) {
     }
 }
 
+// float32 sums over the leading dims of a contiguous tensor (a bias's
+// gradient) take reduce.cpp's column path: each column added in double in
+// row order, as the general walk adds it, so the same bits as the walk over
+// a non-contiguous copy of x, and a double loop's sums.
+TEST(ReduceTest, LeadingDimSumsMatchTheGeneralWalkBitForBit) {
+  for (int64_t cols : {1, 7, 8, 9, 32, 100}) {
+    const Tensor x = randn({5, 3, cols}, kFloat32);
+    // the same values in a layout the column path does not take
+    const Tensor strided = transpose(transpose(x, 0, 1).contiguous(), 0, 1);
+    ASSERT_FALSE(strided.is_contiguous());
+    const std::vector<double> v = x.to_vector();
+    std::vector<double> columns(static_cast<size_t>(cols), 0.0);
+    for (size_t i = 0; i < v.size(); ++i) columns[i % static_cast<size_t>(cols)] += v[i];
+    const Tensor fast = sum(x, std::vector<int64_t>{0, 1});
+    EXPECT_EQ(fast.to_vector(), sum(strided, std::vector<int64_t>{0, 1}).to_vector()) << cols;
+    EXPECT_TRUE(all_close(fast, tensor(columns, {cols}, kFloat64), 1e-6, 1e-6)) << cols;
+    EXPECT_EQ(sum(x, 0).to_vector(), sum(strided, 0).to_vector()) << cols;
+  }
+}
+
 TEST(ReduceTest, MaxTiesAndNaN) {
   Tensor x = tensor({1, 3, 3, 2});
   EXPECT_EQ(argmax(x, 0).item(), 1.0);  // the first maximum

@@ -541,6 +541,11 @@ AG_SIMD_CLONES double sum_f32(const float* x, int64_t n) {
   return double_lane_sum(x, n, [](float v) { return static_cast<double>(v); });
 }
 
+AG_SIMD_CLONES void column_sums_f32(const float* x, int64_t rows, int64_t cols, double* acc) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) acc[j] += static_cast<double>(x[r * cols + j]);
+}
+
 AG_SIMD_CLONES double dot_f32(const float* a, const float* b, int64_t n) {
   return sum_of(a, b, n);
 }

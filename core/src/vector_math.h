@@ -73,6 +73,9 @@ void masked_softmax_backward_rows_f32(const float* y, const float* g, const bool
 // sum_k x[k] accumulated in double (double_lane_sum below; ag::sum of a
 // contiguous float32 tensor, reduce.cpp).
 double sum_f32(const float* x, int64_t n);
+// acc[j] += sum_r x[r, j] for x [rows, cols], in double, in row order
+// (reduce.cpp's sums over the leading dims: a bias's gradient).
+void column_sums_f32(const float* x, int64_t rows, int64_t cols, double* acc);
 // sum_k a[k] b[k], in float lanes as the softmax's sums (added in double at the end).
 double dot_f32(const float* a, const float* b, int64_t n);
 // dz = p * (dp - d) for one attention row: the softmax backward from the
