@@ -149,6 +149,21 @@ TEST(MatmulTest, BmmWithTransposedKeys) {
   EXPECT_TRUE(grad_ok(scores, {leaf64({3, 4, 5}), leaf64({3, 6, 5})}));
   EXPECT_EQ(scores({ones({3, 4, 5}).requires_grad_(), ones({3, 6, 5})}).grad_fn_name(),
             "BmmBackward");
+  // k^T's gradient comes in k's layout (a transposed view of a contiguous
+  // [B, T, d]), so the transpose's backward hands k a contiguous gradient,
+  // which the heads' reshape (transpose_qkv) then takes without a copy.
+  const Tensor k = ones({3, 6, 5}).requires_grad_();
+  Tensor kt = transpose(k, 1, 2);
+  Tensor seen;
+  kt.register_hook([&](const Tensor& g) {
+    seen = g;
+    return Tensor();
+  });
+  sum(bmm(ones({3, 4, 5}), kt)).backward();
+  ASSERT_TRUE(seen.defined());
+  EXPECT_EQ(seen.shape(), (Shape{3, 5, 6}));
+  EXPECT_TRUE(transpose(seen, 1, 2).is_contiguous());
+  EXPECT_TRUE(all_close(seen, full({3, 5, 6}, 4.0), 0, 0));
 }
 
 TEST(MatmulTest, PermutedAndBroadcastLayouts) {

@@ -215,13 +215,25 @@ Operand describe_batched(const Tensor& t, const Shape& batch_shape) {
 
 // The gradient of one matmul operand x (promoted to at least 2-D, as x2) from
 // the batched product of `a` and `b` ([batch..., rows, cols] each):
-//   x not broadcast       the batch of products, in x's own shape;
+//   x not broadcast       the batch of products, in x's own shape, and in
+//                         x's own layout: when x is a transposed view
+//                         (column-major to the kernel, as K^T in Q K^T), the
+//                         kernel writes (a b)^T = b^T a^T row-major and the
+//                         gradient is its transposed view, so that the
+//                         transpose's backward hands on a contiguous tensor
+//                         instead of one that the next reshape must copy
+//                         element by element;
 //   x shared by the batch its sum over the batch (summed_product);
 //   x partly broadcast    the full batch; the engine sums it down to x's shape.
-Tensor operand_grad(const Shape& x_shape, const Tensor& x2, const Shape& batch_shape,
-                    const Operand& a, const Operand& b, DType dtype) {
+Tensor operand_grad(const Shape& x_shape, const Tensor& x2, const Operand& x,
+                    const Shape& batch_shape, const Operand& a, const Operand& b, DType dtype) {
   const int64_t batch = shape_numel(batch_shape);
   const int64_t x_batch = shape_numel(leading(x2, 2));
+  if (x_batch == batch && x.trans && x_shape.size() >= 2) {
+    Shape t_shape = x_shape;
+    std::swap(t_shape[t_shape.size() - 1], t_shape[t_shape.size() - 2]);
+    return transpose(batched_product(batch, transposed(b), transposed(a), t_shape, dtype), -2, -1);
+  }
   if (x_batch == batch) return batched_product(batch, a, b, x_shape, dtype);
   if (x_batch == 1) return summed_product(batch_shape, a, b, x_shape, dtype);
   return batched_product(batch, a, b, with_matrix(batch_shape, a.rows, b.cols), dtype);
@@ -260,8 +272,10 @@ Tensor product(const Tensor& a, const Tensor& b, const char* node) {
              //                dB = A^T G  [B, K, M] @ [B, M, N] -> [B, K, N]
              // (summed over the batch items where the operand was broadcast)
              Tensor da, db;
-             if (need_a) da = operand_grad(a_shape, a2, batch_shape, G, transposed(B), g.dtype());
-             if (need_b) db = operand_grad(b_shape, b2, batch_shape, transposed(A), G, g.dtype());
+             if (need_a)
+               da = operand_grad(a_shape, a2, A, batch_shape, G, transposed(B), g.dtype());
+             if (need_b)
+               db = operand_grad(b_shape, b2, B, batch_shape, transposed(A), G, g.dtype());
              return grads{da, db};
            });
   return out;
