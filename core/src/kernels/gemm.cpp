@@ -69,10 +69,12 @@ GemmSplit plan_gemm_split(const GemmShape& s) {
                        static_cast<double>(s.N) * static_cast<double>(s.K);
   if (split.threads <= 1 || flops < kMinParallelFlops) return split;
   split.parallel = true;
-  // Enough batch items to go round: each is one task, and packs its own B.
-  // Else the threads share each item's B panels (gemm_shared_panels), which
-  // are then cut into several tasks each.
+  // Enough batch items to go round: each packs its own B, and a task is a
+  // run of neighbouring items, kTasksPerThread runs a thread. Else the
+  // threads share each item's B panels (gemm_shared_panels), which are then
+  // cut into several tasks each.
   split.whole_items = s.batch >= split.threads * kTasksPerThread;
+  split.item_runs = split.threads * kTasksPerThread;
   // Else, with C tall enough, each thread computes its own rows of it alone,
   // packing its own copy of B: the copy is K x N values against M / threads
   // x N x K multiply-adds, and the threads never wait for each other nor read
