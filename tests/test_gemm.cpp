@@ -428,7 +428,9 @@ TEST_F(GemmTest, BInPlaceAndPacked) {
 // dS K, and the backward's P^T dO and dS^T Q; d2l's multi-head 4 queries
 // and 6 keys; batch items split among threads, and 37 items of a head's
 // scores, enough work for the threads to take runs of whole items (37 does
-// not divide into the runs of 2 or 3 threads).
+// not divide into the runs of 2 or 3 threads); and a head's 8 columns
+// (P V, dS K, P^T dO of d2l's Transformer: the AVX-512 path's half-vector
+// tiles), 30 and 11 rows (whole tiles of 6 and a last tile of 5).
 TEST_F(GemmTest, AttentionShapes) {
   struct Shape {
     int64_t batch, M, N, K;
@@ -437,7 +439,8 @@ TEST_F(GemmTest, AttentionShapes) {
   for (const Shape& sh : {Shape{3, 128, 128, 64, false, true}, Shape{3, 128, 64, 128, false, false},
                           Shape{3, 128, 64, 128, true, false}, Shape{10, 4, 6, 20, false, true},
                           Shape{10, 4, 20, 6, false, false}, Shape{2, 20, 64, 8, false, false},
-                          Shape{37, 30, 30, 64, false, true}}) {
+                          Shape{37, 30, 30, 64, false, true}, Shape{5, 30, 8, 30, false, false},
+                          Shape{5, 11, 8, 30, false, false}, Shape{5, 30, 8, 11, true, false}}) {
     Case c = product(sh.M, sh.N, sh.K, sh.trans_a | sh.trans_b << 1);
     c.batch = sh.batch;
     check_both_types(c, {1, 2, 3});

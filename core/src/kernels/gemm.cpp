@@ -117,7 +117,7 @@ bool path_available(GemmPath path) {
     case GemmPath::Avx2:
       return cpu.avx2_fma;
     case GemmPath::Avx512:
-      return cpu.avx512f;
+      return cpu.avx512f && cpu.avx2_fma;
 #endif
 #if defined(__aarch64__)
     case GemmPath::Neon:

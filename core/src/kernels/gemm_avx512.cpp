@@ -240,6 +240,44 @@ struct Avx512Kernel {
       {tile<6, 1, true>, tile<6, 2, true>, tile<6, 3, true>, tile<6, 4, true>},
   };
 
+  // A head's 8 float columns (d2l's Transformer with d/H = 8: P V, dS K,
+  // P^T dO): one 8-float half vector (ymm) a row. A masked 16-lane vector
+  // does the same work with half its lanes idle, and where the FMA units are
+  // 256 bits wide (Zen 4 runs a 512-bit FMA as two halves) it costs twice
+  // the issue slots. Otherwise tile<R, 1, true>'s loop, for gemm_small.
+  // (FMA3 for the 256-bit fused multiply-add: every CPU with AVX-512 has
+  // it, and gemm.cpp takes this path only where the CPU reports both)
+  template <int R>
+  __attribute__((target("avx512f,fma"))) static void half_tile(const MicroTile<T>& t) {
+    if constexpr (std::is_same_v<T, float>) {  // (never called for double: see kHalfTiles)
+      const float* row[R];
+#pragma GCC unroll 6
+      for (int i = 0; i < R; ++i) row[i] = t.a + i * t.a_rs;
+      __m256 acc[R];
+#pragma GCC unroll 6
+      for (int i = 0; i < R; ++i) acc[i] = _mm256_setzero_ps();
+      const float* b = t.b;
+      for (int64_t k = 0, ak = 0; k < t.kc; ++k, ak += t.a_cs, b += t.b_ks) {
+        const __m256 bk = _mm256_loadu_ps(b);
+#pragma GCC unroll 6
+        for (int i = 0; i < R; ++i)
+          acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(row[i][ak]), bk, acc[i]);
+      }
+      float* const c0 = t.c;  // read once, as in tile()
+      const int64_t ldc = t.ldc;
+      const bool accumulate = t.accumulate;
+#pragma GCC unroll 6
+      for (int i = 0; i < R; ++i) {
+        float* c = c0 + i * ldc;
+        _mm256_storeu_ps(c, accumulate ? _mm256_add_ps(acc[i], _mm256_loadu_ps(c)) : acc[i]);
+      }
+    }
+  }
+  static constexpr int kHalfLanes = kLanes / 2;
+  // kHalfTiles[rows - 1] (float only; for double, 8 columns are one whole vector)
+  static constexpr TileFn kHalfTiles[kMR] = {half_tile<1>, half_tile<2>, half_tile<3>,
+                                             half_tile<4>, half_tile<5>, half_tile<6>};
+
   static void micro_kernel(const MicroTile<T>& t) {
     run_tile(t, t.m, t.n);
   }
@@ -304,6 +342,8 @@ struct Avx512Kernel {
           t.n = n;
           if (n % kLanes == 0) {
             run_tile(t, m, n);
+          } else if (std::is_same_v<T, float> && n == kHalfLanes) {  // a head's 8 columns
+            kHalfTiles[m - 1](t);
           } else {
             kMaskedTiles[m - 1][(n + kLanes - 1) / kLanes - 1](t);
           }
