@@ -493,6 +493,7 @@ bool row_kernel_available(RowKernel kernel) {
   return kernel != RowKernel::Avx512;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
 namespace {
 
 // The AVX-512 kernel for flags of stride 0 or 1 (what sequence_mask and
@@ -503,10 +504,11 @@ bool use_avx512_rows(RowKernel kernel, int64_t keep_stride) {
 }
 
 }  // namespace
+#endif
 
 void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* keep_offset,
                              int64_t keep_stride, float* y, int64_t rows, int64_t n, float fill,
-                             bool zero_masked, RowKernel kernel) {
+                             bool zero_masked, [[maybe_unused]] RowKernel kernel) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (use_avx512_rows(kernel, keep_stride))
     return masked_softmax_rows_avx512(x, keep, keep_offset, keep_stride, y, rows, n, fill,
@@ -518,7 +520,8 @@ void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* ke
 
 void masked_softmax_backward_rows_f32(const float* y, const float* g, const bool* keep,
                                       const int64_t* keep_offset, int64_t keep_stride, float* dx,
-                                      int64_t rows, int64_t n, bool zero_masked, RowKernel kernel) {
+                                      int64_t rows, int64_t n, bool zero_masked,
+                                      [[maybe_unused]] RowKernel kernel) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (use_avx512_rows(kernel, keep_stride))
     return masked_softmax_backward_rows_avx512(y, g, keep, keep_offset, keep_stride, dx, rows, n,
