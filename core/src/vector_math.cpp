@@ -219,6 +219,22 @@ inline bool kept(const bool* k, int64_t stride, int64_t j) {
 constexpr int64_t kBlockFloats = 2048;
 static_assert(kBlockFloats >= kMaxPaddedRow && kMaxPaddedRow % kLanes == 0);
 
+// The middle pass of both masked softmax kernels over `count` padded rows
+// of a block: row = e^(row - max), summed in 16 lanes, scale = 1 / the sum.
+[[gnu::always_inline]] inline void exp_block_rows(float* block, int64_t count, int64_t width,
+                                                  const float* max, float* scale) {
+  for (int64_t i = 0; i < count; ++i) {
+    float* row = block + i * width;
+    Lanes sum_lane{}, v;
+    for (int64_t k = 0; k < width; k += kLanes) {
+      for (int64_t l = 0; l < kLanes; ++l) row[k + l] = exp_at_most_zero(row[k + l], 1.0f, max[i]);
+      load_lanes(v, row + k);
+      sum_lane += v;
+    }
+    scale[i] = 1.0f / add_lanes(sum_lane);
+  }
+}
+
 // (always_inline: a call would run the default clone's code, SSE2, from the
 // AVX-512 and AVX2 clones below)
 template <bool kUnitStride>
@@ -256,18 +272,7 @@ template <bool kUnitStride>
       }
       max[i] = max_lanes(max_lane);
     }
-    // row = e^(row - max), summed in 16 lanes
-    for (int64_t i = 0; i < count; ++i) {
-      float* row = block + i * width;
-      Lanes sum_lane{}, v;
-      for (int64_t k = 0; k < width; k += kLanes) {
-        for (int64_t l = 0; l < kLanes; ++l)
-          row[k + l] = exp_at_most_zero(row[k + l], 1.0f, max[i]);
-        load_lanes(v, row + k);
-        sum_lane += v;
-      }
-      scale[i] = 1.0f / add_lanes(sum_lane);
-    }
+    exp_block_rows(block, count, width, max, scale);
     for (int64_t i = 0; i < count; ++i) {
       const float* row = block + i * width;
       const bool* kr = keep + keep_offset[r0 + i];
@@ -362,14 +367,11 @@ namespace {
 // row's end are switched off by a mask (`in`), so they are neither read nor
 // written. The keep flags become a mask the same way: 16 flag bytes loaded
 // under `in` and tested against zero (AVX-512BW), or one flag for the row
-// (keep_stride 0). The arithmetic is the portable kernel's: the same
-// exp_at_most_zero (GCC vectorises its 16-lane loop here), the same block
-// of rows per pass, so each row's reductions overlap the next row's loads.
+// (keep_stride 0). The arithmetic is the portable kernel's: the same exp
+// pass (exp_block_rows, which GCC vectorises here), the same lane
+// reductions (max_lanes, add_lanes), the same block of rows per pass, so
+// each row's reductions overlap the next row's loads.
 #define AG_AVX512_ROWS [[gnu::target("avx512f,avx512bw,avx512vl")]]
-// (GCC 12's avx512fintrin.h passes _mm512_undefined_ps() as the unused merge
-// source of max and the lane reductions, which -Wmaybe-uninitialized flags)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // The lanes of vector k that hold keys of a row of n: 16, or the n - k left.
 AG_AVX512_ROWS inline __mmask16 lanes_in_row(int64_t n, int64_t k) {
@@ -410,21 +412,11 @@ AG_AVX512_ROWS void masked_softmax_rows_avx512(const float* x, const bool* keep,
         const __m512 v =
             _mm512_mask_mov_ps(_mm512_mask_loadu_ps(minus_inf, in, xr + k), masked, fill_v);
         _mm512_store_ps(row + k, v);
-        max_v = _mm512_max_ps(max_v, v);
+        max_v = v > max_v ? v : max_v;  // as the portable kernel, NaN included
       }
-      max[i] = _mm512_reduce_max_ps(max_v);
+      max[i] = max_lanes(max_v);
     }
-    // row = e^(row - max), summed in 16 lanes
-    for (int64_t i = 0; i < count; ++i) {
-      float* row = block + i * width;
-      __m512 sum_v = _mm512_setzero_ps();
-      for (int64_t k = 0; k < width; k += kLanes) {
-        for (int64_t l = 0; l < kLanes; ++l)
-          row[k + l] = exp_at_most_zero(row[k + l], 1.0f, max[i]);
-        sum_v = _mm512_add_ps(sum_v, _mm512_load_ps(row + k));
-      }
-      scale[i] = 1.0f / _mm512_reduce_add_ps(sum_v);
-    }
+    exp_block_rows(block, count, width, max, scale);
     // y = row * scale (0 where masked, if zero_masked), the row's lanes only
     for (int64_t i = 0; i < count; ++i) {
       const float* row = block + i * width;
@@ -462,7 +454,7 @@ AG_AVX512_ROWS void masked_softmax_backward_rows_avx512(const float* y, const fl
         sum_v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(terms, gr + k),
                                 _mm512_maskz_loadu_ps(terms, yr + k), sum_v);
       }
-      sum[i] = _mm512_reduce_add_ps(sum_v);
+      sum[i] = add_lanes(sum_v);
     }
     // dx = keep * y * (g - sum)
     for (int64_t i = 0; i < count; ++i) {
@@ -481,7 +473,6 @@ AG_AVX512_ROWS void masked_softmax_backward_rows_avx512(const float* y, const fl
   }
 }
 
-#pragma GCC diagnostic pop
 #undef AG_AVX512_ROWS
 }  // namespace
 #endif
