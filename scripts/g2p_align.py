@@ -8,21 +8,28 @@ letters this script says spell the phoneme).
 
     g2p_align.py CMUDICT OUT.tsv [--iterations N]
 
-The model, with m2m-aligner's usual letter-to-phoneme settings (--delX
---maxX 2 --maxY 2, and its defaults: no |x| = |y| > 1 units, maxFn conYX):
+The model, with m2m-aligner's letter-to-phoneme settings (--delX --maxX 2
+--maxY 2, no --eqMap) and its joint maximization (--maxFn joint):
 - an alignment cuts the word into units, left to right, each of 1 or 2
   letters, and gives each unit 0, 1 or 2 of the phonemes, in order: 1 -> 0,
-  2 -> 0 (silent letters: k of knife), 1 -> 1, 1 -> 2 (x of box: K S) and
-  2 -> 1 (th of thought: TH). Never 2 -> 2: such a unit can always stand for
-  two units of 1 -> 1, and EM, which favours fewer and likelier units,
+  2 -> 0 (silent letters: e of knife, gh of thought), 1 -> 1, 1 -> 2 (x of
+  box: K S) and 2 -> 1 (th of thought: TH). Never 2 -> 2: such a unit can
+  always stand for two units of 1 -> 1, and EM, which favours fewer units,
   would swallow those (m2m-aligner leaves it out unless told --eqMap);
 - every phoneme comes from letters (no phoneme is inserted from nothing), so
   a pronunciation of more than twice as many phonemes as its word has letters
   cannot be aligned (47 of CMUdict's, abbreviations read out: "aaa" TRIPLE A);
-- an alignment scores the product over its units of p(phonemes | letters).
+- an alignment scores the product over its units of p(letters, phonemes), p
+  one distribution over all units. Not m2m-aligner's default, p(phonemes |
+  letters), a distribution per letter string: under it a rare pair of
+  letters is a unit at no cost (its few uses are all its own distribution
+  has), and on CMUdict EM made "back" b|ac|k and "through" th|ro|u|gh.
+  Under the joint p a pair is a unit when the dictionary uses it often (th,
+  ck, ph, sh, kn, wr); a silent letter is a unit of its own only where it
+  does not sit in such a pair (the e of knife; the k of knife is in kn).
 EM learns p on every pronunciation of the training words only (the split of
-scripts/cmudict.py) from m2m-aligner's start, p uniform over the units each
-letter string has in some alignment, summing over all alignments (forward-
+scripts/cmudict.py) from m2m-aligner's start, p uniform over the units of
+the training words' alignments, summing over all alignments (forward-
 backward) until the log-likelihood gains less than 1e-4 nats a pronunciation
 or after N iterations (default 30); it prints the log-likelihood, the sum
 over the training pronunciations of log sum_alignments prod_units p, at every
@@ -90,8 +97,6 @@ class Aligner:
     def __init__(self):
         self.lattices = {}  # (n, m) -> Lattice
         self.unit_of = {(None, None): UNSEEN}  # (letters, phonemes) -> unit id
-        self.letters_of_unit = array("i", [0])  # unit id -> letter-string id
-        self.letter_strings = {None: 0}  # letter string -> id
         self.prob = []
 
     def lattice(self, word, phonemes):
@@ -107,27 +112,15 @@ class Aligner:
             key = (word[si:i], phonemes[sj:j])
             unit = self.unit_of.get(key)
             if unit is None:
-                if self.prob:
-                    unit = UNSEEN
-                else:
-                    unit = self.unit_of[key] = len(self.letters_of_unit)
-                    letters = self.letter_strings.setdefault(key[0], len(self.letter_strings))
-                    self.letters_of_unit.append(letters)
+                unit = UNSEEN if self.prob else self.unit_of.setdefault(key, len(self.unit_of))
             ids.append(unit)
         return lattice, ids
 
-    def normalize(self, counts):
-        """p(phonemes | letters): each unit's count over its letters' total."""
-        totals = [0.0] * len(self.letter_strings)
-        for unit, count in enumerate(counts):
-            totals[self.letters_of_unit[unit]] += count
-        self.prob = [count / totals[letters] if count else 0.0
-                     for count, letters in zip(counts, self.letters_of_unit)]
-
     def start(self):
         """m2m-aligner's start: every unit a training alignment can use
-        counted once, so p is uniform over each letter string's units."""
-        self.normalize([0.0] + [1.0] * (len(self.letters_of_unit) - 1))
+        counted once, so p is uniform."""
+        units = len(self.unit_of) - 1
+        self.prob = [0.0] + [1.0 / units] * units
 
     def em_step(self, examples):
         """One iteration of EM over (lattice, ids) pairs: the expected count
@@ -151,7 +144,8 @@ class Aligner:
                 through = prob[unit] * beta[t]
                 beta[s] += through
                 counts[unit] += alpha[s] * through
-        self.normalize(counts)
+        total = sum(counts)
+        self.prob = [count / total for count in counts]
         return log_likelihood
 
     def viterbi(self, lattice, ids, phoneme_count):
@@ -214,7 +208,7 @@ def main(argv):
                 training[word, phonemes] = aligner.lattice(word, phonemes)
     examples = [example for example in training.values() if example]
     print(f"{len(examples)} training pronunciations ({len(training) - len(examples)} cannot "
-          f"be aligned), {len(aligner.letters_of_unit) - 1} units; "
+          f"be aligned), {len(aligner.unit_of) - 1} units; "
           f"read in {time.perf_counter() - began:.1f} s", flush=True)
     train(aligner, examples, iterations)
 
