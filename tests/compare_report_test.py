@@ -37,6 +37,8 @@ import sys
 import tempfile
 import zlib
 
+from script_checks import Checks, source_dir_argument
+
 HEADER = ("run,encoder,scoring,recipe,seed,steps,parameters,dev_wer,test_wer,test_per,"
           "test_wer_beam5,test_per_beam5,wall_s,steps_per_s,entropy,monotonic,"
           "alignment_agreement")
@@ -48,16 +50,7 @@ WRONG = {  # (encoder, scoring) -> the wrong words of seeds 0, 1, 2
                                      [*range(1, 5), *range(20, 27)],
                                      [*range(0, 6), *range(20, 24)]],
 }
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-
-
-def close(actual, expected, tolerance, what):
-    check(abs(actual - expected) <= tolerance, f"{what}: {actual}, expected {expected} ± {tolerance}")
+check = Checks("compare_report_test")
 
 
 def test_words(count):
@@ -122,7 +115,7 @@ def table_row(report, *first_cells):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("|") and cells[:len(first_cells)] == list(first_cells):
             return cells
-    failures.append(f"no table row starting {first_cells}")
+    check(False, f"no table row starting {first_cells}")
     return [""] * 10
 
 
@@ -173,19 +166,19 @@ def main(source_dir):
         dot = table_row(report, "dot − additive", "bidirectional")
         check(dot[2] == "+37.50", f"dot − additive: {dot[2]}, expected +37.50")
         low, high = interval(dot[3])
-        close(low, 22.86, 1.5, "dot − additive, lower end")
-        close(high, 52.14, 1.5, "dot − additive, upper end")
+        check.close(low, 22.86, 1.5, "dot − additive, lower end")
+        check.close(high, 52.14, 1.5, "dot − additive, upper end")
         for (p, a, b), only_dot in zip(p_values(dot[4]), (16, 15, 14)):
             check((a, b) == (only_dot, 0), f"dot − additive discordant words {(a, b)}")
-            close(p, 2 / 2 ** only_dot, 2e-3 * p, f"McNemar p, {only_dot} against 0")
+            check.close(p, 2 / 2 ** only_dot, 2e-3 * p, f"McNemar p, {only_dot} against 0")
         check(len(p_values(dot[4])) == 3, f"McNemar seeds: {dot[4]}")
 
         # general - additive: no difference, an interval around 0.
         general = table_row(report, "general − additive", "bidirectional")
         check(general[2] in ("+0.00", "-0.00"), f"general − additive: {general[2]}")
         low, high = interval(general[3])
-        close(low, -14.79, 1.5, "general − additive, lower end")
-        close(high, 14.79, 1.5, "general − additive, upper end")
+        check.close(low, -14.79, 1.5, "general − additive, lower end")
+        check.close(high, 14.79, 1.5, "general − additive, upper end")
         check([p for p, *_ in p_values(general[4])] == [1.0] * 3, f"general McNemar: {general[4]}")
 
         # The encoders: unidirectional - bidirectional with additive.
@@ -196,7 +189,7 @@ def main(source_dir):
         check(len(got) == 3, f"encoder McNemar: {encoders[4]}")
         for (p, a, b), (p_hand, a_hand, b_hand) in zip(got, expected):
             check((a, b) == (a_hand, b_hand), f"encoder discordant words {(a, b)}")
-            close(p, p_hand, 2e-3 * p_hand, f"encoder McNemar p ({a}/{b})")
+            check.close(p, p_hand, 2e-3 * p_hand, f"encoder McNemar p ({a}/{b})")
 
         # The verdicts, and the tuning.
         support = report.split("## What the intervals support")[1]
@@ -231,14 +224,8 @@ def main(source_dir):
             with open(png, "rb") as f:
                 check(f.read(8) == b"\x89PNG\r\n\x1a\n", "--curves did not write a PNG")
 
-    for failure in failures:
-        print(f"compare_report_test: {failure}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print("compare_report_test: all checks passed")
+    check.finish()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: compare_report_test.py SOURCE_DIR")
-    main(sys.argv[1])
+    main(source_dir_argument("compare_report_test"))

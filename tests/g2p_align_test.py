@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 
+from script_checks import Checks, source_dir_argument
+
 # A spelling's phonemes, each with the offsets (in the spelling) of its letters.
 ONSETS = {"b": [("B", (0,))], "d": [("D", (0,))], "t": [("T", (0,))], "s": [("S", (0,))],
           "sh": [("SH", (0, 1))]}
@@ -38,12 +40,7 @@ VOWELS = {"a": [("AE", (0,))], "i": [("IH", (0,))], "o": [("AA", (0,))]}
 CODAS = dict(ONSETS, x=[("K", (0,)), ("S", (0,))])
 SILENT_E = {"she": [("SH", (0, 1))]}
 SPELLINGS = {**ONSETS, **VOWELS, **CODAS, **SILENT_E}
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
+check = Checks("g2p_align_test")
 
 
 def toy_words():
@@ -118,14 +115,8 @@ def main(source_dir):
     with tempfile.TemporaryDirectory() as root:
         check_toy(script, root)
         check_sample(script, source_dir, root)
-    for failure in failures:
-        print(f"g2p_align_test: {failure}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print("g2p_align_test: all checks passed")
+    check.finish()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: g2p_align_test.py SOURCE_DIR")
-    main(sys.argv[1])
+    main(source_dir_argument("g2p_align_test"))
