@@ -361,7 +361,8 @@ def comparison_table(results, varied):
         a, b = r["a"], r["b"]
         shared = a.encoder if varied == "scoring" else a.scoring
         tests = r["mcnemar"]
-        seeds = "; ".join(f"seed {s}: {p:.3g} ({x}/{y})" for s, x, y, p in tests) or "no common seed"
+        seeds = ("; ".join(f"seed {s}: {p:.3g} ({x}/{y})" for s, x, y, p in tests) or
+                 "no common seed")
         below = sum(p < SIGNIFICANCE for *_, p in tests)
         rows.append([f"{getattr(a, varied)} − {getattr(b, varied)}", shared,
                      f"{r['difference']:+.2f}", f"[{r['low']:+.2f}, {r['high']:+.2f}]",
@@ -393,7 +394,8 @@ def compute_line(rows):
                 (f" ({unknown} without a wall time)" if unknown else ""))
     tests = [r for r in rows if r["test_wer"] is not None]
     tuning = [r for r in rows if r["test_wer"] is None]
-    return f"Compute: {hours(rows)} of training wall time; tuning {hours(tuning)}, test {hours(tests)}."
+    return (f"Compute: {hours(rows)} of training wall time; tuning {hours(tuning)}, "
+            f"test {hours(tests)}.")
 
 
 def report(directory, dict_path, rows, cells, test_words):
@@ -427,6 +429,7 @@ def plot_curves(directory, cells, png):
     import matplotlib.pyplot as plt
 
     encoders = list(dict.fromkeys(cell.encoder for cell in cells.values()))
+    scorings = list(dict.fromkeys(cell.scoring for cell in cells.values()))  # a colour each
     figure_, axes = plt.subplots(1, len(encoders), figsize=(6 * len(encoders), 4.5),
                                  sharey=True, squeeze=False)
     for axis, encoder in zip(axes[0], encoders):
@@ -437,10 +440,11 @@ def plot_curves(directory, cells, png):
                       for row in cell.rows()]
             steps = sorted(set().union(*curves))
             values = [[curve[s] for curve in curves if s in curve] for s in steps]
-            (line,) = axis.plot(steps, [statistics.fmean(v) for v in values],
-                                label=f"{cell.scoring} ({len(curves)} seeds)")
+            colour = f"C{scorings.index(cell.scoring) % 10}"
+            axis.plot(steps, [statistics.fmean(v) for v in values], color=colour,
+                      label=f"{cell.scoring} ({len(curves)} seeds)")
             axis.fill_between(steps, [min(v) for v in values], [max(v) for v in values],
-                              color=line.get_color(), alpha=0.2, linewidth=0)
+                              color=colour, alpha=0.2, linewidth=0)
         axis.set_title(f"{encoder} encoder")
         axis.set_xlabel("training step")
         axis.grid(alpha=0.3)

@@ -157,7 +157,8 @@ def main(source_dir):
         check(cells["bidirectional", "dot"][4:7] == ["500", "50.00 ± 0.00", "16.53 ± 0.00"],
               f"dot: {cells['bidirectional', 'dot']}")
         check(cells["bidirectional", "general"][5:7] == ["12.50 ± 2.50", "4.07 ± 0.81"],
-              f"general (word 1's second pronunciation is right): {cells['bidirectional', 'general']}")
+              "general (word 1's second pronunciation is right): "
+              f"{cells['bidirectional', 'general']}")
         check(cells["unidirectional", "additive"][5] == "25.00 ± 2.50",
               f"unidirectional: {cells['unidirectional', 'additive']}")
         check(additive[7] == "13.50 ± 2.50", f"beam 5 WER from runs.csv: {additive[7]}")
@@ -194,7 +195,8 @@ def main(source_dir):
         # The verdicts, and the tuning.
         support = report.split("## What the intervals support")[1]
         shown, not_shown = support.split("Intervals including 0:")
-        check("dot (bidirectional) − additive (bidirectional)" in shown, "dot not listed as shown")
+        check("dot (bidirectional) − additive (bidirectional)" in shown,
+              "dot not listed as shown")
         check("general (bidirectional) − additive (bidirectional)" in not_shown,
               "general not listed as not shown")
         check(table_row(report, "bidirectional", "additive", "lr1e-3 (chosen)")[3:5] ==
@@ -214,7 +216,7 @@ def main(source_dir):
 
         # The curves, where matplotlib is there.
         try:
-            import matplotlib  # noqa: F401
+            __import__("matplotlib")
         except ImportError:
             print("compare_report_test: no matplotlib here, --curves not tried")
         else:
