@@ -65,7 +65,7 @@ def write_results(root, words, test_wer_offset=0.0, drop_word=None):
     os.makedirs(root, exist_ok=True)
     dictionary = os.path.join(root, "cmudict.dict")
     with open(dictionary, "w") as f:
-        f.write(";;; a comment\nzz Z IY\n")  # zz: a training word, to be left out
+        f.write(";;; a comment\nzz Z IY\n")  # zz: a dev word, not a test word
         for i, word in enumerate(words):
             f.write(f"{word} K AE1 T\n")  # the stress digit is dropped, as the program does
             if i == 0:
