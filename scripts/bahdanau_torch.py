@@ -6,7 +6,9 @@ values, and the decoder's initial state from the backward direction,
 s0 = tanh(W_s h_backward) for every layer (the paper's appendix A.2.2).
 Everything else is d2l's code (scripts/d2l_torch.py), so that a model trained
 by attograd-translate loads here with strict=True under the same state-dict
-names:
+names (the encoder's hidden size per direction may differ from the
+decoder's, encoder_hiddens: H/2 gives keys of the queries' width, which dot
+reads):
 
     encoder.embedding.weight, encoder.rnn.{weight,bias}_{ih,hh}_l{k}[_reverse],
     decoder.attention.* (additive: {W_k,W_q,w_v}.weight; general: W_a.weight;
@@ -43,14 +45,18 @@ class BiSeq2SeqEncoder(d2l.Encoder):
 
 class GeneralAttention(nn.Module):
     """Luong et al.'s general score, q^T W_a k (attograd's scoring_general.cpp),
-    in d2l's attention shape: W_a = nn.Linear(key_size, query_size), unscaled."""
+    in d2l's attention shape: W_a = nn.Linear(key_size, query_size), unscaled;
+    or times `scale` (general_scaled: 1 / sqrt(key_size))."""
 
-    def __init__(self, key_size, query_size, dropout, **kwargs):
+    def __init__(self, key_size, query_size, dropout, scale=1.0, **kwargs):
         super().__init__(**kwargs)
         self.W_a = nn.Linear(key_size, query_size, bias=False)
         self.dropout = nn.Dropout(dropout)
+        self.scale = scale
 
     def forward(self, queries, keys, values, valid_lens):
+        if self.scale != 1.0:
+            queries = queries * self.scale
         scores = torch.bmm(queries, self.W_a(keys).transpose(1, 2))  # [B, Tq, Tk]
         self.attention_weights = d2l.masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
@@ -77,6 +83,8 @@ def make_attention(name, key_size, query_size, num_hiddens, num_heads, dropout):
         return d2l.DotProductAttention(dropout), key_size
     if name == "general":
         return GeneralAttention(key_size, query_size, dropout), key_size
+    if name == "general_scaled":
+        return GeneralAttention(key_size, query_size, dropout, key_size ** -0.5), key_size
     if name == "multihead":
         return MultiHeadAttention(key_size, query_size, key_size, num_hiddens, num_heads,
                                   dropout), num_hiddens
@@ -85,19 +93,22 @@ def make_attention(name, key_size, query_size, num_hiddens, num_heads, dropout):
 
 class ScoredSeq2SeqDecoder(d2l.Seq2SeqAttentionDecoder):
     """d2l's decoder with any scoring function; bidirectional: keys and values
-    of 2H features and the paper's initial state."""
+    of 2 He features (He the encoder's hidden size per direction, H unless
+    encoder_hiddens) and the paper's initial state."""
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0,
-                 attention="additive", bidirectional=False, num_heads=1, **kwargs):
+                 attention="additive", bidirectional=False, num_heads=1, encoder_hiddens=None,
+                 **kwargs):
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout,
                          attention="additive", **kwargs)
-        key_size = 2 * num_hiddens if bidirectional else num_hiddens
+        encoder_hiddens = encoder_hiddens or num_hiddens
+        key_size = 2 * encoder_hiddens if bidirectional else num_hiddens
         self.attention, context = make_attention(attention, key_size, num_hiddens, num_hiddens,
                                                  num_heads, dropout)
         self.rnn = nn.GRU(embed_size + context, num_hiddens, num_layers, dropout=dropout)
         self.bidirectional = bidirectional
         if bidirectional:
-            self.W_s = nn.Linear(num_hiddens, num_hiddens, bias=False)
+            self.W_s = nn.Linear(encoder_hiddens, num_hiddens, bias=False)
 
     def init_state(self, enc_outputs, enc_valid_lens, *args):
         if not self.bidirectional:
@@ -108,12 +119,12 @@ class ScoredSeq2SeqDecoder(d2l.Seq2SeqAttentionDecoder):
 
 
 def make_model(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, dropout=0,
-               attention="additive", bidirectional=False, num_heads=1):
+               attention="additive", bidirectional=False, num_heads=1, encoder_hiddens=None):
     encoder = (BiSeq2SeqEncoder if bidirectional else d2l.Seq2SeqEncoder)(
-        src_vocab, embed_size, num_hiddens, num_layers, dropout)
+        src_vocab, embed_size, encoder_hiddens or num_hiddens, num_layers, dropout)
     return d2l.EncoderDecoder(
         encoder, ScoredSeq2SeqDecoder(tgt_vocab, embed_size, num_hiddens, num_layers, dropout,
-                                      attention, bidirectional, num_heads))
+                                      attention, bidirectional, num_heads, encoder_hiddens))
 
 
 def make_bidirectional(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, dropout=0):

@@ -247,6 +247,11 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 #  * the decoder block's self-attention masks the future whenever `causal`
 #    (the book: only in training mode), with lengths offset + 1 .. offset + T;
 #    one step after the cache sees every key, as the book's unmasked call.
+# And an option the book has not, norm_first (torch.nn.TransformerEncoderLayer's
+# name): pre-LN blocks, X + dropout(sublayer(ln(X))) with the book's addnormK.ln
+# as each sublayer's LayerNorm, and a final LayerNorm "norm" closing each stack
+# (torch.nn.Transformer's encoder.norm / decoder.norm). make_transformer_fixtures.py
+# checks these blocks against torch.nn.TransformerEncoderLayer/DecoderLayer.
 
 
 class PositionWiseFFN(nn.Module):
@@ -293,8 +298,10 @@ class PositionalEncoding(nn.Module):
 
 
 class TransformerEncoderBlock(nn.Module):
-    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False,
+                 norm_first=False):
         super().__init__()
+        self.norm_first = norm_first
         self.attention = MultiHeadAttention(num_hiddens, num_hiddens, num_hiddens, num_hiddens,
                                             num_heads, dropout, use_bias)
         self.addnorm1 = AddNorm(num_hiddens, dropout)
@@ -302,13 +309,17 @@ class TransformerEncoderBlock(nn.Module):
         self.addnorm2 = AddNorm(num_hiddens, dropout)
 
     def forward(self, X, valid_lens):
+        if self.norm_first:
+            N = self.addnorm1.ln(X)
+            Y = X + self.addnorm1.dropout(self.attention(N, N, N, valid_lens))
+            return Y + self.addnorm2.dropout(self.ffn(self.addnorm2.ln(Y)))
         Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
         return self.addnorm2(Y, self.ffn(Y))
 
 
 class TransformerEncoder(nn.Module):
     def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout,
-                 use_bias=False):
+                 use_bias=False, norm_first=False):
         super().__init__()
         self.num_hiddens = num_hiddens
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
@@ -316,7 +327,8 @@ class TransformerEncoder(nn.Module):
         self.blks = nn.Sequential()
         for i in range(num_blks):
             self.blks.add_module("block" + str(i), TransformerEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias, norm_first))
+        self.norm = nn.LayerNorm(num_hiddens) if norm_first else None
 
     def forward(self, X, valid_lens):
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
@@ -324,15 +336,17 @@ class TransformerEncoder(nn.Module):
         for i, blk in enumerate(self.blks):
             X = blk(X, valid_lens)
             self.attention_weights[i] = blk.attention.attention.attention_weights
-        return X
+        return X if self.norm is None else self.norm(X)
 
 
 class TransformerDecoderBlock(nn.Module):
     # The i-th block in the Transformer decoder
-    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i, causal=True):
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i, causal=True,
+                 norm_first=False):
         super().__init__()
         self.i = i
         self.causal = causal
+        self.norm_first = norm_first
         self.attention1 = MultiHeadAttention(num_hiddens, num_hiddens, num_hiddens, num_hiddens,
                                              num_heads, dropout)
         self.addnorm1 = AddNorm(num_hiddens, dropout)
@@ -344,13 +358,15 @@ class TransformerDecoderBlock(nn.Module):
 
     def forward(self, X, state):
         enc_outputs, enc_valid_lens = state[0], state[1]
-        # state[2][i]: this block's inputs of the steps decoded so far (None
-        # before the first call); the keys and values of self-attention.
+        # state[2][i]: the keys and values of self-attention of the steps
+        # decoded so far (None before the first call): this block's inputs,
+        # or with norm_first their addnorm1.ln.
+        Q = self.addnorm1.ln(X) if self.norm_first else X
         offset = 0 if state[2][self.i] is None else state[2][self.i].shape[1]
         if state[2][self.i] is None:
-            key_values = X
+            key_values = Q
         else:
-            key_values = torch.cat((state[2][self.i], X), dim=1)
+            key_values = torch.cat((state[2][self.i], Q), dim=1)
         state[2][self.i] = key_values
         if self.causal:
             batch_size, num_steps, _ = X.shape
@@ -358,6 +374,13 @@ class TransformerDecoderBlock(nn.Module):
             dec_valid_lens = torch.arange(offset + 1, offset + num_steps + 1).repeat(batch_size, 1)
         else:
             dec_valid_lens = None
+        if self.norm_first:
+            Y = X + self.addnorm1.dropout(self.attention1(Q, key_values, key_values,
+                                                          dec_valid_lens))
+            N = self.addnorm2.ln(Y)
+            Z = Y + self.addnorm2.dropout(self.attention2(N, enc_outputs, enc_outputs,
+                                                          enc_valid_lens))
+            return Z + self.addnorm3.dropout(self.ffn(self.addnorm3.ln(Z))), state
         X2 = self.attention1(X, key_values, key_values, dec_valid_lens)  # self-attention
         Y = self.addnorm1(X, X2)
         Y2 = self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens)  # encoder-decoder
@@ -367,7 +390,7 @@ class TransformerDecoderBlock(nn.Module):
 
 class TransformerDecoder(nn.Module):
     def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout,
-                 causal=True):
+                 causal=True, norm_first=False):
         super().__init__()
         self.num_hiddens = num_hiddens
         self.num_blks = num_blks
@@ -376,8 +399,9 @@ class TransformerDecoder(nn.Module):
         self.blks = nn.Sequential()
         for i in range(num_blks):
             self.blks.add_module("block" + str(i), TransformerDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, i, causal))
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, i, causal, norm_first))
         self.dense = nn.Linear(num_hiddens, vocab_size)
+        self.norm = nn.LayerNorm(num_hiddens) if norm_first else None
 
     def init_state(self, enc_outputs, enc_valid_lens):
         return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
@@ -392,4 +416,4 @@ class TransformerDecoder(nn.Module):
             self._attention_weights[0][i] = blk.attention1.attention.attention_weights
             # Encoder-decoder attention weights
             self._attention_weights[1][i] = blk.attention2.attention.attention_weights
-        return self.dense(X), state
+        return self.dense(X if self.norm is None else self.norm(X)), state

@@ -13,8 +13,10 @@ tests/fixtures/seq2seq_dot.npz (DotProductAttention, Luong-style) and
 tests/fixtures/seq2seq_bidirectional.npz (Bahdanau et al.'s bidirectional
 encoder and initial state, scripts/bahdanau_torch.py), and for the other
 scoring functions with that encoder tests/fixtures/seq2seq_general.npz
-(Luong's q^T W_a k) and seq2seq_multihead.npz (d2l's MultiHeadAttention, 2
-heads). Entries:
+(Luong's q^T W_a k), seq2seq_multihead.npz (d2l's MultiHeadAttention, 2
+heads), seq2seq_general_scaled.npz (q^T W_a k / sqrt(k)) and
+seq2seq_dot_bidirectional.npz (dot with the encoder's directions H/2 = 4
+wide each, so that its keys have the queries' width). Entries:
     param.NN.<name>       the state dict, float64, NN its position in
                           state_dict() (so the test can check the order)
     src [B, T], src_valid_len [B], dec_input [B, Tout] (bos + labels[:, :-1]),
@@ -54,17 +56,22 @@ TGT_VALID = [5, 3, 4]
 
 
 HEADS = 2
-SEEDS = {"additive": 7, "dot": 8, "bidirectional": 9, "general": 10, "multihead": 11}
+SEEDS = {"additive": 7, "dot": 8, "bidirectional": 9, "general": 10, "multihead": 11,
+         "general_scaled": 12, "dot_bidirectional": 13}
 
 
 def make_model(attention, dtype):
     if attention == "bidirectional":
         return bahdanau_torch.make_bidirectional(SRC_VOCAB, TGT_VOCAB, EMBED, HIDDENS,
                                                  LAYERS).to(dtype)
-    if attention in ("general", "multihead"):
+    if attention in ("general", "multihead", "general_scaled"):
         return bahdanau_torch.make_model(SRC_VOCAB, TGT_VOCAB, EMBED, HIDDENS, LAYERS, 0,
                                          attention, bidirectional=True,
                                          num_heads=HEADS).to(dtype)
+    if attention == "dot_bidirectional":
+        return bahdanau_torch.make_model(SRC_VOCAB, TGT_VOCAB, EMBED, HIDDENS, LAYERS, 0, "dot",
+                                         bidirectional=True,
+                                         encoder_hiddens=HIDDENS // 2).to(dtype)
     encoder = d2l.Seq2SeqEncoder(SRC_VOCAB, EMBED, HIDDENS, LAYERS)
     decoder = d2l.Seq2SeqAttentionDecoder(TGT_VOCAB, EMBED, HIDDENS, LAYERS, attention=attention)
     return d2l.EncoderDecoder(encoder, decoder).to(dtype)
@@ -127,6 +134,7 @@ def write(attention):
 
 
 if __name__ == "__main__":
+    # make_seq2seq_fixtures.py [KIND...]: the fixtures of those kinds (default: all)
     os.makedirs(OUT, exist_ok=True)
-    for kind in SEEDS:
+    for kind in sys.argv[1:] or SEEDS:
         write(kind)

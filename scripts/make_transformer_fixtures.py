@@ -31,6 +31,15 @@ Writes
                           time from <bos> = 1 with the key/value cache, S steps
     adam_losses [20]      the loss before each of 20 torch.optim.Adam(lr=0.01)
                           steps on the batch, from the saved state dict
+  tests/fixtures/transformer_pre_ln.npz
+    The same entries for the same model with norm_first (pre-LN blocks and a
+    final LayerNorm per stack, scripts/d2l_torch.py), every LayerNorm's weight
+    and bias drawn at random so that mixing two of them up shows. Before
+    writing it, each of its blocks is checked against PyTorch's own
+    torch.nn.TransformerEncoderLayer / TransformerDecoderLayer(norm_first=True)
+    given the same weights (zero attention biases: d2l's attention has none).
+
+    make_transformer_fixtures.py [blocks|model|pre_ln ...]   (default: all three)
 """
 import os
 import sys
@@ -96,17 +105,76 @@ def blocks():
     save("transformer_blocks.npz", e)
 
 
-def make_model(causal=True):
+def make_model(causal=True, norm_first=False):
     torch.manual_seed(1)
     d, ffn, heads, blks = 8, 16, 2, 2
-    encoder = d2l.TransformerEncoder(12, d, ffn, heads, blks, 0.0)
-    decoder = d2l.TransformerDecoder(11, d, ffn, heads, blks, 0.0, causal)
-    return d2l.EncoderDecoder(encoder, decoder)
+    encoder = d2l.TransformerEncoder(12, d, ffn, heads, blks, 0.0, norm_first=norm_first)
+    decoder = d2l.TransformerDecoder(11, d, ffn, heads, blks, 0.0, causal, norm_first)
+    net = d2l.EncoderDecoder(encoder, decoder)
+    if norm_first:
+        with torch.no_grad():
+            for m in net.modules():
+                if isinstance(m, nn.LayerNorm):
+                    m.weight.copy_(1 + 0.3 * torch.randn_like(m.weight))
+                    m.bias.copy_(0.3 * torch.randn_like(m.bias))
+    return net
 
 
-def model():
+def torch_layer_weights(layer, attentions, ffn, lns):
+    """Copies a d2l block's weights into torch.nn.TransformerEncoderLayer or
+    DecoderLayer: attentions (self_attn[, multihead_attn]) from d2l's
+    MultiHeadAttention (in_proj = [W_q; W_k; W_v], zero biases), the FFN,
+    and norm1.. from the sublayers' LayerNorms."""
+    with torch.no_grad():
+        for name, mha in attentions:
+            target = getattr(layer, name)
+            target.in_proj_weight.copy_(torch.cat([mha.W_q.weight, mha.W_k.weight,
+                                                   mha.W_v.weight]))
+            target.in_proj_bias.zero_()
+            target.out_proj.weight.copy_(mha.W_o.weight)
+            target.out_proj.bias.zero_()
+        layer.linear1.load_state_dict(ffn.dense1.state_dict())
+        layer.linear2.load_state_dict(ffn.dense2.state_dict())
+        for k, ln in enumerate(lns, 1):
+            getattr(layer, "norm%d" % k).load_state_dict(ln.state_dict())
+
+
+def check_pre_ln_blocks(net):
+    """Each pre-LN block of `net` against PyTorch's norm_first layers, on
+    random inputs with padding: to 1e-12 (float64), or the script stops."""
+    torch.manual_seed(2)
+    B, T, Tout, d, heads = 3, 5, 4, 8, 2
+    X, memory = torch.randn(B, T, d), torch.randn(B, T, d)
+    valid = torch.tensor([5, 3, 2])
+    padding = torch.arange(T)[None, :] >= valid[:, None]  # True: a padded key
+    for blk in net.encoder.blks:
+        layer = nn.TransformerEncoderLayer(d, heads, 16, dropout=0.0, batch_first=True,
+                                           norm_first=True)
+        torch_layer_weights(layer, [("self_attn", blk.attention)], blk.ffn,
+                            [blk.addnorm1.ln, blk.addnorm2.ln])
+        layer.train()  # (eval mode may take a fast path that zeroes padded positions)
+        ours, theirs = blk(X, valid), layer(X, src_key_padding_mask=padding)
+        assert torch.allclose(ours, theirs, atol=1e-12, rtol=0), (ours - theirs).abs().max()
+    Y = torch.randn(B, Tout, d)
+    causal = nn.Transformer.generate_square_subsequent_mask(Tout, dtype=torch.float64)
+    for blk in net.decoder.blks:
+        layer = nn.TransformerDecoderLayer(d, heads, 16, dropout=0.0, batch_first=True,
+                                           norm_first=True)
+        torch_layer_weights(layer, [("self_attn", blk.attention1), ("multihead_attn",
+                                                                     blk.attention2)],
+                            blk.ffn, [blk.addnorm1.ln, blk.addnorm2.ln, blk.addnorm3.ln])
+        layer.train()
+        ours = blk(Y, [memory, valid, [None] * len(net.decoder.blks)])[0]
+        theirs = layer(Y, memory, tgt_mask=causal, memory_key_padding_mask=padding)
+        assert torch.allclose(ours, theirs, atol=1e-12, rtol=0), (ours - theirs).abs().max()
+    print("pre-LN blocks = torch.nn.TransformerEncoderLayer/DecoderLayer(norm_first=True)")
+
+
+def model(norm_first=False):
     e = {}
-    net = make_model()
+    net = make_model(norm_first=norm_first)
+    if norm_first:
+        check_pre_ln_blocks(net)
     net.train()
     for i, (name, p) in enumerate(net.state_dict().items()):
         e["param.%02d.%s" % (i, name)] = np64(p)
@@ -135,7 +203,7 @@ def model():
             e["%s.%d" % (kind, i)] = np64(w.reshape(B, H, w.shape[1], w.shape[2]))
 
     # 20 Adam steps on the same batch from the same weights: the loss before each.
-    trained = make_model()
+    trained = make_model(norm_first=norm_first)
     trained.load_state_dict(net.state_dict(), strict=True)
     trained.train()
     adam = torch.optim.Adam(trained.parameters(), lr=0.01)
@@ -149,7 +217,7 @@ def model():
         losses.append(step_loss.item())
     e["adam_losses"] = np.array(losses)
 
-    unmasked = make_model(causal=False)
+    unmasked = make_model(causal=False, norm_first=norm_first)
     unmasked.load_state_dict(net.state_dict(), strict=True)
     e["logits_no_causal"] = np64(unmasked(src, tgt_in, src_valid_lens)[0])
 
@@ -168,9 +236,10 @@ def model():
             tokens.append(token)
     e["greedy_logits"] = np64(torch.cat(all_logits, dim=1))
     e["greedy_tokens"] = np64(torch.cat(tokens, dim=1))
-    save("transformer_model.npz", e)
+    save("transformer_pre_ln.npz" if norm_first else "transformer_model.npz", e)
 
 
 if __name__ == "__main__":
-    blocks()
-    model()
+    parts = {"blocks": blocks, "model": model, "pre_ln": lambda: model(norm_first=True)}
+    for part in sys.argv[1:] or list(parts):
+        parts[part]()

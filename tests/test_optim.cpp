@@ -4,6 +4,7 @@
 // parameters without gradients, in-place updates, bad arguments.
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include "test_util.h"
@@ -236,6 +237,104 @@ TEST(OptimLrTest, CosineAnnealingBadArguments) {
 }
 
 // ---- bad arguments ------------------------------------------------------------------
+
+// ---- state dicts ----------------------------------------------------------------
+
+// check_against_torch's loss on (W, b, c) at step t.
+void fixture_step(optim::Optimizer& opt, const std::vector<Tensor>& p, int t) {
+  opt.zero_grad();
+  Tensor loss = mse_loss(linear(fx("x"), p[0], p[1]), fx("target"));
+  if (t % 2 == 0) loss = loss + sum(p[2] * p[2]) * 0.5;
+  loss.backward();
+  opt.step();
+}
+
+std::vector<Tensor> fixture_parameters() {
+  return {fx("W").clone().requires_grad_(), fx("b").clone().requires_grad_(),
+          fx("c").clone().requires_grad_()};
+}
+
+// Three steps, the state dict into a new optimizer over copies of the
+// parameters, two more steps: the same bits as five steps of one optimizer
+// (and torch's values); a parameter no step has reached has no entries.
+TEST(OptimStateDictTest, ANewOptimizerGoesOnToTheSameBits) {
+  for (const char* name : {"sgd", "sgd_momentum", "adam", "adam_custom"}) {
+    SCOPED_TRACE(name);
+    const std::vector<Tensor> whole = fixture_parameters();
+    auto uninterrupted = make_optimizer(name, whole);
+    for (int t = 0; t < 5; ++t) fixture_step(*uninterrupted, whole, t);
+    const std::vector<Tensor> first = fixture_parameters();
+    auto before = make_optimizer(name, first);
+    for (int t = 0; t < 3; ++t) fixture_step(*before, first, t);
+    const std::map<std::string, Tensor> state = before->state_dict();
+    std::vector<Tensor> second;
+    for (const Tensor& p : first) second.push_back(p.detach().clone().requires_grad_());
+    auto after = make_optimizer(name, second);
+    after->set_lr(1.0);  // the dict's rate replaces it
+    after->load_state_dict(state);
+    for (int t = 3; t < 5; ++t) fixture_step(*after, second, t);
+    for (size_t i = 0; i < whole.size(); ++i)
+      EXPECT_EQ(second[i].to_vector(), whole[i].to_vector()) << "parameter " << i;
+    EXPECT_TRUE(all_close(second[0], fx(std::string(name) + "_step4_W"), 1e-5, 1e-5));
+    EXPECT_EQ(after->state_dict().size(), uninterrupted->state_dict().size());
+    for (const auto& [key, value] : uninterrupted->state_dict())
+      EXPECT_EQ(after->state_dict().at(key).to_vector(), value.to_vector()) << key;
+  }
+  // Adam's entries, PyTorch's names; c's step count is 2 after 3 steps
+  // (no gradient on step 1).
+  const std::vector<Tensor> p = fixture_parameters();
+  optim::Adam adam(p, 0.01);
+  EXPECT_EQ(adam.state_dict().size(), 1u);  // no step yet: the lr alone
+  for (int t = 0; t < 3; ++t) fixture_step(adam, p, t);
+  const auto state = adam.state_dict();
+  EXPECT_EQ(state.at("state.0.step").item(), 3);
+  EXPECT_EQ(state.at("state.2.step").item(), 2);
+  EXPECT_EQ(state.at("state.0.exp_avg").shape(), p[0].shape());
+  EXPECT_EQ(state.at("state.1.exp_avg_sq").shape(), p[1].shape());
+  EXPECT_EQ(state.at("param_groups.0.lr").item(), 0.01);
+}
+
+TEST(OptimStateDictTest, BadStateDictsNameTheEntry) {
+  const std::vector<Tensor> p = fixture_parameters();
+  optim::Adam adam(p, 0.01);
+  for (int t = 0; t < 2; ++t) fixture_step(adam, p, t);
+  const auto good = adam.state_dict();
+  const auto refused = [&](std::map<std::string, Tensor> state,
+                           const std::vector<std::string>& fragments) {
+    optim::Adam fresh(fixture_parameters(), 0.01);
+    const auto before = fresh.state_dict();
+    const bool thrown = throws_error([&] { fresh.load_state_dict(state); }, fragments);
+    return thrown && fresh.state_dict().size() == before.size();  // unchanged
+  };
+  auto state = good;
+  state["state.0.exp_avg"] = zeros({9});
+  EXPECT_TRUE(refused(state, {"Adam.load_state_dict", "state.0.exp_avg", "[9]"}));
+  state = good;
+  state["state.3.exp_avg"] = zeros({1});
+  EXPECT_TRUE(refused(state, {"Adam.load_state_dict", "unexpected entry 'state.3.exp_avg'"}));
+  state = good;
+  state["state.0.momentum"] = zeros({1});
+  EXPECT_TRUE(refused(state, {"unexpected entry 'state.0.momentum'", "exp_avg_sq"}));
+  state = good;
+  state.erase("state.1.exp_avg_sq");
+  EXPECT_TRUE(refused(state, {"parameter 1", "not all three"}));
+  state = good;
+  state["state.0.step"] = scalar_tensor(0, kInt64);
+  EXPECT_TRUE(refused(state, {"state.0.step", "step count >= 1"}));
+  state = good;
+  state.erase("param_groups.0.lr");
+  EXPECT_TRUE(refused(state, {"param_groups.0.lr"}));
+  state = good;
+  state["state.0.exp_avg"] = zeros(p[0].shape(), kFloat64);
+  EXPECT_TRUE(refused(state, {"state.0.exp_avg", "float64", "float32"}));
+  optim::SGD plain(fixture_parameters(), 0.1);
+  EXPECT_TRUE(throws_error(
+      [&] {
+        plain.load_state_dict({{"param_groups.0.lr", tensor({0.1}, {1}, kFloat64)},
+                               {"state.0.momentum_buffer", zeros(p[0].shape())}});
+      },
+      {"SGD.load_state_dict", "state.0.momentum_buffer", "without momentum"}));
+}
 
 TEST(OptimArgumentTest, BadArgumentsThrowNamingTheOptimizer) {
   Tensor w = ones({2}).requires_grad_();

@@ -26,16 +26,18 @@ nn::ScoringSizes sizes_for(const std::string& name) {
   return name == "dot" ? kSquare : kMixed;
 }
 
-const char* const kLibrary[] = {"additive", "dot", "general", "multihead"};
+const char* const kLibrary[] = {"additive", "dot", "general", "multihead", "general_scaled"};
 
 TEST(ScoringTest, TableListsTheLibrarysFunctionsFirst) {
   const auto& table = nn::scoring_functions();
-  ASSERT_GE(table.size(), 4u);
-  for (size_t i = 0; i < 4; ++i) {
+  ASSERT_GE(table.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(table[i].name, kLibrary[i]);
     EXPECT_FALSE(table[i].summary.empty());
   }
-  EXPECT_EQ(nn::scoring_function_names().rfind("additive, dot, general, multihead", 0), 0u);
+  EXPECT_EQ(
+      nn::scoring_function_names().rfind("additive, dot, general, multihead, general_scaled", 0),
+      0u);
 }
 
 // Every scoring function, float64: d context / d (queries, keys, values,
@@ -126,6 +128,34 @@ TEST(ScoringTest, GeneralIsQTransposeWaK) {
   // scores_ij = q_i . (W_a k_j): [1, 2, 3] @ ([3, 4] @ [4, 4]^T) -> [1, 2, 4]
   const Tensor scores = matmul(q, matmul(W_a, transpose(squeeze(k, 0), 0, 1)));
   EXPECT_TRUE(all_close(general->attention_weights(), softmax(scores, -1), 1e-12, 0));
+}
+
+// general_scaled: general's q^T W_a k over sqrt(k), k the keys' width (4),
+// with the same W_a: worked by hand for one query and two keys, then against
+// general's scores for random ones.
+TEST(ScoringTest, GeneralScaledIsGeneralOverSqrtK) {
+  auto scaled = nn::make_scoring_function("general_scaled", kMixed);
+  scaled->to(kFloat64);
+  EXPECT_EQ(scaled->type_name(), "ScaledGeneralScoring");
+  // W_a = [[1, 0, 0, 2], [0, 1, 0, 0], [0, 0, 1, 0]]: q^T W_a k = q.k[:3] + 2 q_0 k_3
+  scaled->load_state_dict(
+      {{"W_a.weight", tensor({1, 0, 0, 2, 0, 1, 0, 0, 0, 0, 1, 0}, {3, 4}, kFloat64)}});
+  const Tensor q = tensor({1, 2, 3}, {1, 1, 3}, kFloat64);
+  const Tensor k = tensor({1, 0, 0, 1, 0, 1, 1, 0}, {1, 2, 4}, kFloat64);
+  scaled->attend(q, scaled->remember(k, k));
+  // scores: (1 + 2) / 2 = 1.5 and (2 + 3) / 2 = 2.5; softmax: 1 / (1 + e), e / (1 + e)
+  const double e = std::exp(1.0);
+  EXPECT_TRUE(all_close(scaled->attention_weights(), {1 / (1 + e), e / (1 + e)}, 1e-15, 0));
+  manual_seed(6);
+  auto general = nn::make_scoring_function("general", kMixed);
+  general->to(kFloat64);
+  scaled->load_state_dict(general->state_dict());
+  const Tensor q2 = leaf64({1, 2, 3}), k2 = leaf64({1, 4, 4});
+  general->attend(q2 * 0.5, general->remember(k2, k2));  // 1/sqrt(4) on general's queries
+  scaled->attend(q2, scaled->remember(k2, k2));
+  EXPECT_TRUE(all_close(scaled->attention_weights(), general->attention_weights(), 1e-15, 0));
+  EXPECT_TRUE(throws_error([] { nn::make_scoring_function("general_scaled", {.query_size = 3}); },
+                           {"ScaledGeneralScoring", "key width", "0"}));
 }
 
 // remember() once and attend() many times (the decoder's steps) gives what

@@ -28,21 +28,27 @@ constexpr int64_t kSrcVocab = 11, kTgtVocab = 12, kEmbed = 8, kHiddens = 8, kLay
 struct Kind {
   std::string scoring;  // a name of the scoring-function table (nn/scoring.h)
   std::string file, name;
-  bool bidirectional = false;  // Bahdanau et al.'s encoder (scripts/bahdanau_torch.py)
-  int64_t heads = 1;           // multihead's
+  bool bidirectional = false;   // Bahdanau et al.'s encoder (scripts/bahdanau_torch.py)
+  int64_t heads = 1;            // multihead's
+  int64_t encoder_hiddens = 0;  // the encoder's per direction (0: kHiddens)
 };
 // Every scoring function of the library: additive and dot with d2l's encoder
-// (d2l's own code), and additive, general and multihead (2 heads) with the
-// bidirectional one (scripts/bahdanau_torch.py).
-const Kind kKinds[] = {{"additive", "seq2seq_additive.npz", "additive"},
-                       {"dot", "seq2seq_dot.npz", "dot"},
-                       {"additive", "seq2seq_bidirectional.npz", "bidirectional", true},
-                       {"general", "seq2seq_general.npz", "general", true},
-                       {"multihead", "seq2seq_multihead.npz", "multihead", true, 2}};
+// (d2l's own code), and additive, general, multihead (2 heads) and
+// general_scaled with the bidirectional one (scripts/bahdanau_torch.py);
+// dot with the bidirectional one at half width (4 a direction: keys of 8).
+const Kind kKinds[] = {
+    {"additive", "seq2seq_additive.npz", "additive"},
+    {"dot", "seq2seq_dot.npz", "dot"},
+    {"additive", "seq2seq_bidirectional.npz", "bidirectional", true},
+    {"general", "seq2seq_general.npz", "general", true},
+    {"multihead", "seq2seq_multihead.npz", "multihead", true, 2},
+    {"general_scaled", "seq2seq_general_scaled.npz", "general_scaled", true},
+    {"dot", "seq2seq_dot_bidirectional.npz", "dot_bidirectional", true, 1, kHiddens / 2}};
 
 std::unique_ptr<nn::EncoderDecoder> make_kind(const Kind& kind, double dropout = 0.0) {
   return nn::make_bahdanau_seq2seq(kSrcVocab, kTgtVocab, kEmbed, kHiddens, kLayers, dropout,
-                                   kind.scoring, kind.bidirectional, kind.heads);
+                                   kind.scoring, kind.bidirectional, kind.heads,
+                                   kind.encoder_hiddens);
 }
 
 struct Tolerance {
@@ -290,9 +296,9 @@ TEST(Seq2SeqTest, AlignmentIgnoresPaddingAndSumsToOne) {
 TEST(Seq2SeqTest, Gradcheck) {
   for (const Kind& kind : kKinds) {
     manual_seed(21);
-    // Hidden 4: multihead's 2 heads split it evenly.
-    auto net =
-        nn::make_bahdanau_seq2seq(5, 6, 3, 4, 2, 0.0, kind.scoring, kind.bidirectional, kind.heads);
+    // Hidden 4: multihead's 2 heads split it evenly; dot's halves are 2 wide.
+    auto net = nn::make_bahdanau_seq2seq(5, 6, 3, 4, 2, 0.0, kind.scoring, kind.bidirectional,
+                                         kind.heads, kind.encoder_hiddens > 0 ? 2 : 0);
     net->to(kFloat64);
     nn::Seq2SeqEncoder& enc = encoder_of(*net);
     nn::Seq2SeqAttentionDecoder& dec = decoder_of(*net);
@@ -420,6 +426,11 @@ TEST(Seq2SeqTest, BadInputThrows) {
   // and suggesting general
   EXPECT_TRUE(throws_error([&] { nn::make_bahdanau_seq2seq(5, 5, 4, 4, 1, 0.0, "dot", true); },
                            {"DotScoring", "4 features", "keys 8", "general"}));
+  // the one-way encoder's hidden size is the decoder's: d2l's decoder starts
+  // from its final states as they are
+  EXPECT_TRUE(
+      throws_error([&] { nn::make_bahdanau_seq2seq(5, 5, 4, 4, 1, 0.0, "dot", false, 1, 2); },
+                   {"Seq2SeqAttentionDecoder", "encoder_hiddens 2", "hidden size 4", "one-way"}));
   // an unknown scoring function names the table's
   EXPECT_TRUE(
       throws_error([&] { nn::make_bahdanau_seq2seq(5, 5, 4, 4, 1, 0.0, "cosine"); },

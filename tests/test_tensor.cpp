@@ -261,6 +261,38 @@ TEST(RandomTest, ManualSeedMakesDrawsReproducible) {
   EXPECT_NE(rand({5}).to_vector(), a);
 }
 
+// get_rng_state / set_rng_state: the draws after a saved state come again
+// once it is put back, whatever was drawn in between; the words survive a
+// .npz file bit for bit; a tensor that is no state is refused.
+TEST(RandomTest, TheGeneratorsStateComesBack) {
+  manual_seed(42);
+  rand({3});
+  const Tensor state = get_rng_state();
+  EXPECT_EQ(state.dtype(), kInt64);
+  const std::vector<double> a = randn({9}).to_vector();
+  const uint64_t r = random_u64();
+  manual_seed(7);
+  rand({100});
+  set_rng_state(parse_npy(serialize_npy(state).data(), serialize_npy(state).size()));
+  EXPECT_EQ(randn({9}).to_vector(), a);
+  EXPECT_EQ(random_u64(), r);
+  // A generator of one's own, the same way.
+  std::mt19937_64 mine(3);
+  mine();
+  const Tensor saved = generator_state(mine);
+  const uint64_t next = mine();
+  std::mt19937_64 other;
+  set_generator_state(other, saved, "test");
+  EXPECT_EQ(other(), next);
+  EXPECT_TRUE(
+      throws_error([&] { set_rng_state(zeros({3}, kInt64)); },
+                   {"set_rng_state", "int64 [" + std::to_string(state.numel()) + "]", "[3]"}));
+  EXPECT_TRUE(
+      throws_error([&] { set_rng_state(zeros(state.shape())); }, {"set_rng_state", "float32"}));
+  EXPECT_TRUE(
+      throws_error([&] { set_generator_state(other, Tensor(), "mine"); }, {"mine", "none"}));
+}
+
 TEST(RandomTest, UniformStaysInRange) {
   manual_seed(7);
   for (double v : rand({1000}).to_vector()) {

@@ -311,5 +311,29 @@ TEST(TranslateDataset, ShuffledBatchesVisitEveryExamplePerEpoch) {
   EXPECT_TRUE(throws_error([&] { BatchIterator(data, 101, 0); }, {"BatchIterator", "101"}));
 }
 
+// A state taken after 13 batches (past the first epoch's 10) gives a new
+// iterator the batches the old one gives next; a state of another training
+// set is refused.
+TEST(TranslateDataset, BatchIteratorStateGoesOnWithTheSameBatches) {
+  const Dataset data({Task::Sort, 100, 10, 5});
+  BatchIterator batches(data, 10, 9);
+  for (int i = 0; i < 13; ++i) batches.next();
+  const std::map<std::string, Tensor> state = batches.state();
+  BatchIterator resumed(data, 10, 4);  // another seed: the state replaces it
+  resumed.load_state(state);
+  for (int i = 0; i < 12; ++i)
+    ASSERT_EQ(resumed.next().src.to_vector(), batches.next().src.to_vector()) << "batch " << i;
+  const Dataset smaller({Task::Sort, 50, 10, 5});
+  BatchIterator other(smaller, 10, 9);
+  EXPECT_TRUE(throws_error([&] { other.load_state(state); },
+                           {"BatchIterator.load_state", "'order'", "50 training examples"}));
+  auto bad = state;
+  bad["position"] = tensor({101}, {1}, kInt64);
+  EXPECT_TRUE(throws_error([&] { resumed.load_state(bad); }, {"'position'", "[0, 100]"}));
+  bad = state;
+  bad.erase("rng");
+  EXPECT_TRUE(throws_error([&] { resumed.load_state(bad); }, {"no int64 [n] entry 'rng'"}));
+}
+
 }  // namespace
 }  // namespace ag::translate

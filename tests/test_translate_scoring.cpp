@@ -64,5 +64,44 @@ TEST(TranslateScoring, GeneralAndMultiheadLearnDatesAndSaveAndLoad) {
   }
 }
 
+// dot with the bidirectional encoder: each direction H/2 wide
+// (encoder_hiddens), so its keys are H wide, the queries' width. Its sizes
+// in the state dict, PyTorch's GRU names; saved as format 5 with
+// meta.encoder_hiddens, loaded as itself. Without the option, or with it on
+// the one-way encoder, make_model says why not.
+TEST(TranslateScoring, DotReadsTheBidirectionalEncoderAtHalfWidth) {
+  const Dataset data({Task::Dates, 500, 20, 3});
+  ModelConfig config;
+  config.attention = "dot";
+  config.encoder = "bidirectional";
+  config.encoder_hiddens = 16;  // H = 32
+  manual_seed(1);
+  Translator translator = make_translator(config, data);
+  const auto state = translator.model->state_dict();
+  EXPECT_EQ(state.at("encoder.rnn.weight_hh_l0").shape(), (Shape{48, 16}));
+  EXPECT_EQ(state.at("encoder.rnn.weight_ih_l1_reverse").shape(), (Shape{48, 32}));
+  EXPECT_EQ(state.at("decoder.W_s.weight").shape(), (Shape{32, 16}));
+  EXPECT_EQ(state.at("decoder.rnn.weight_ih_l0").shape(), (Shape{96, 32 + 32}));
+  TrainOptions options;
+  options.steps = 3;
+  options.batch_size = 16;
+  train_seq2seq(translator, data, options);
+  const testing::ScratchDir dir("translate_dot_bidirectional");
+  save_translator(dir / "model.npz", translator);
+  const auto file = load_npz(dir / "model.npz");
+  EXPECT_EQ(file.at("meta.format").to_vector(), (std::vector<double>{5}));
+  EXPECT_EQ(file.at("meta.encoder_hiddens").to_vector(), (std::vector<double>{16}));
+  Translator loaded = load_translator(dir / "model.npz");
+  EXPECT_EQ(loaded.config.encoder_hiddens, 16);
+  EXPECT_EQ(evaluate(loaded, data.heldout()).outputs, evaluate(translator, data.heldout()).outputs);
+  config.encoder_hiddens = 0;
+  EXPECT_TRUE(testing::throws_error([&] { make_translator(config, data); },
+                                    {"DotScoring", "queries have 32", "keys 64"}));
+  config.encoder = "unidirectional";
+  config.encoder_hiddens = 16;
+  EXPECT_TRUE(testing::throws_error([&] { make_translator(config, data); },
+                                    {"Seq2SeqAttentionDecoder", "encoder_hiddens 16", "one-way"}));
+}
+
 }  // namespace
 }  // namespace ag::translate

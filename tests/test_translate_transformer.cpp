@@ -95,7 +95,9 @@ TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
   expect_same_translations(translator, loaded, data);
   const auto file = load_npz(path);
   EXPECT_EQ(file.at("meta.transformer").to_vector(), (std::vector<double>{2, 24, 1, 0}));
-  EXPECT_EQ(file.at("meta.format").to_vector(), (std::vector<double>{kFormatVersion}));
+  // Nothing of format 5 in it (no pre-LN): written as version 4, as before.
+  EXPECT_EQ(file.at("meta.format").to_vector(), (std::vector<double>{4}));
+  EXPECT_EQ(file.count("meta.norm_first"), 0u);
   EXPECT_EQ(file.count("decoder.blks.block0.attention2.W_o.weight"), 1u);
 
   // Damaged meta.transformer entries are errors naming the file.
@@ -135,7 +137,39 @@ TEST(TranslateTransformer, VersionOneFilesStillLoad) {
   file["meta.format"] = ag::tensor({kFormatVersion + 1}, {1}, kInt64);
   save_npz(path, file);
   EXPECT_TRUE(throws_error([&] { load_translator(path); },
-                           {"load_translator", "format version 5", "reads 1 to 4"}));
+                           {"load_translator", "format version 6", "reads 1 to 5"}));
+  std::filesystem::remove(path);
+}
+
+// A pre-LN Transformer (norm_first) is saved as format 5 with meta.norm_first
+// and its stacks' final norms, and loads as itself: the same translations.
+TEST(TranslateTransformer, PreLnSavesAndLoads) {
+  const Dataset data({Task::Reverse, 200, 10, 1});
+  ModelConfig config;
+  config.model = "transformer";
+  config.num_hiddens = 8;
+  config.ffn_num_hiddens = 12;
+  config.num_heads = 2;
+  config.num_blks = 1;
+  config.norm_first = true;
+  Translator translator = make_translator(config, data);
+  TrainOptions options;
+  options.steps = 3;
+  options.batch_size = 16;
+  train_seq2seq(translator, data, options);
+  const std::string path = temp_file("pre_ln.npz");
+  save_translator(path, translator);
+  auto file = load_npz(path);
+  EXPECT_EQ(file.at("meta.format").to_vector(), (std::vector<double>{5}));
+  EXPECT_EQ(file.at("meta.norm_first").to_vector(), (std::vector<double>{1}));
+  EXPECT_EQ(file.count("encoder.norm.weight") + file.count("decoder.norm.bias"), 2u);
+  Translator loaded = load_translator(path);
+  EXPECT_TRUE(loaded.config.norm_first);
+  expect_same_translations(translator, loaded, data);
+  file["meta.norm_first"] = ag::tensor({2}, {1}, kInt64);
+  save_npz(path, file);
+  EXPECT_TRUE(throws_error([&] { load_translator(path); },
+                           {"load_translator", path, "meta.norm_first", "0 or 1"}));
   std::filesystem::remove(path);
 }
 

@@ -1,8 +1,11 @@
 // The global random generator and the random creation functions (rand,
 // uniform, randn).
 #include <cmath>
+#include <cstring>
+#include <locale>
 #include <mutex>
 #include <random>
+#include <sstream>
 
 #include "attograd/tensor.h"
 #include "elementwise.h"
@@ -66,6 +69,79 @@ void manual_seed(uint64_t seed) {
 uint64_t random_u64() {
   Draws draws;
   return draws.rng();
+}
+
+// ---- generator state ----------------------------------------------------------------
+// The standard library writes a generator's state as text (its words in
+// decimal); the words are kept as int64 bit patterns, each read back as the
+// uint64 it was, so nothing is rounded on the way.
+
+namespace {
+// How many words this standard library writes for an mt19937_64 (the
+// standard's 312, or 313 where the position within them follows).
+size_t state_words() {
+  static const size_t count = [] {
+    std::ostringstream text;
+    text.imbue(std::locale::classic());
+    text << std::mt19937_64();
+    std::istringstream in(text.str());
+    size_t n = 0;
+    for (uint64_t word = 0; in >> word;) ++n;
+    return n;
+  }();
+  return count;
+}
+}  // namespace
+
+Tensor generator_state(const std::mt19937_64& generator) {
+  std::ostringstream text;
+  text.imbue(std::locale::classic());
+  text << generator;
+  std::istringstream in(text.str());
+  in.imbue(std::locale::classic());
+  Tensor state = empty({static_cast<int64_t>(state_words())}, kInt64);
+  int64_t* out = state.data_ptr<int64_t>();
+  size_t n = 0;
+  for (uint64_t word = 0; n < state_words() && in >> word; ++n) std::memcpy(&out[n], &word, 8);
+  AG_CHECK(n == state_words(), "generator_state", "the generator wrote fewer words than expected");
+  return state;
+}
+
+void set_generator_state(std::mt19937_64& generator, const Tensor& state, const std::string& op) {
+  const auto expected = static_cast<int64_t>(state_words());
+  AG_CHECK(
+      state.defined() && state.dtype() == kInt64 && state.dim() == 1 && state.numel() == expected,
+      op.c_str(),
+      "a generator state is int64 [" + std::to_string(expected) + "], got " +
+          (state.defined() ? std::string(dtype_name(state.dtype())) + " " + shape_str(state.shape())
+                           : std::string("none")));
+  const Tensor words = state.contiguous();
+  std::ostringstream text;
+  text.imbue(std::locale::classic());
+  for (int64_t i = 0; i < expected; ++i) {
+    uint64_t word = 0;
+    std::memcpy(&word, &words.data_ptr<int64_t>()[i], 8);
+    text << word << ' ';
+  }
+  std::istringstream in(text.str());
+  in.imbue(std::locale::classic());
+  std::mt19937_64 restored;
+  in >> restored;
+  AG_CHECK(!in.fail(), op.c_str(),
+           "the generator state's words are not a state the generator can take");
+  generator = restored;
+}
+
+Tensor get_rng_state() {
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  return generator_state(global_rng());
+}
+
+void set_rng_state(const Tensor& state) {
+  std::mt19937_64 restored;
+  set_generator_state(restored, state, "set_rng_state");
+  std::lock_guard<std::mutex> lock(rng_mutex);
+  global_rng() = restored;
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #include "attograd/nn/optim.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
@@ -13,6 +14,64 @@ namespace {
 Tensor contiguous_grad(const Tensor& p) {
   const Tensor g = p.grad();
   return g.defined() ? g.contiguous() : g;
+}
+
+// ---- state dicts ---------------------------------------------------------------
+// PyTorch's optimizer.state_dict() flattened into names: "state.<i>.<name>"
+// per parameter, "param_groups.0.lr" for the one group.
+
+constexpr const char* kLrKey = "param_groups.0.lr";
+
+std::string state_key(size_t i, const char* name) {
+  return "state." + std::to_string(i) + "." + name;
+}
+
+// The parameter index and entry name of a "state.<i>.<name>" key; ag::Error
+// naming the key when it is no such key, i is out of range or name is not
+// one of `names`.
+std::pair<size_t, std::string> parse_state_key(const std::string& key, size_t params,
+                                               const std::vector<std::string>& names,
+                                               const std::string& op) {
+  std::string known;
+  for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+  const std::string expected =
+      "; expected state.<i>.{" + known + "} with i < " + std::to_string(params) + ", or " + kLrKey;
+  const size_t dot = key.find('.', 6);
+  AG_CHECK(key.rfind("state.", 0) == 0 && dot != std::string::npos && dot > 6, op.c_str(),
+           "unexpected entry '" + key + "'" + expected);
+  const std::string digits = key.substr(6, dot - 6), name = key.substr(dot + 1);
+  const bool numeric = digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), [](char c) {
+                         return c >= '0' && c <= '9';
+                       });
+  const size_t index = numeric ? std::stoul(digits) : params;
+  AG_CHECK(index < params && std::find(names.begin(), names.end(), name) != names.end(), op.c_str(),
+           "unexpected entry '" + key + "'" + expected);
+  return {index, name};
+}
+
+// A copy of `value` to hold as parameter `p`'s state; ag::Error naming `key`
+// unless it has p's shape and dtype.
+Tensor state_tensor(const Tensor& value, const Tensor& p, const std::string& key,
+                    const std::string& op) {
+  AG_CHECK(
+      value.defined() && value.shape() == p.shape() && value.dtype() == p.dtype(), op.c_str(),
+      "entry '" + key + "' is " +
+          (value.defined() ? std::string(dtype_name(value.dtype())) + " " + shape_str(value.shape())
+                           : std::string("undefined")) +
+          ", its parameter " + dtype_name(p.dtype()) + " " + shape_str(p.shape()));
+  return value.contiguous().clone();
+}
+
+// The learning rate of a state dict: its one float64 [1] entry "param_groups.0.lr".
+double state_lr(const std::map<std::string, Tensor>& state, const std::string& op) {
+  const auto it = state.find(kLrKey);
+  AG_CHECK(it != state.end(), op.c_str(), std::string("no '") + kLrKey + "' entry");
+  AG_CHECK(it->second.defined() && it->second.numel() == 1 && is_floating(it->second.dtype()),
+           op.c_str(), std::string("'") + kLrKey + "' must hold one floating value");
+  const double lr = it->second.item();
+  AG_CHECK(std::isfinite(lr) && lr >= 0, op.c_str(),
+           std::string("'") + kLrKey + "' holds an invalid learning rate " + number_str(lr));
+  return lr;
 }
 
 }  // namespace
@@ -94,6 +153,29 @@ void SGD::step() {
   }
 }
 
+std::map<std::string, Tensor> SGD::state_dict() const {
+  std::map<std::string, Tensor> state{{kLrKey, tensor({lr}, {1}, kFloat64)}};
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (momentum_buffers_[i].defined())
+      state[state_key(i, "momentum_buffer")] = momentum_buffers_[i].clone();
+  return state;
+}
+
+void SGD::load_state_dict(const std::map<std::string, Tensor>& state) {
+  const std::string op = name_ + ".load_state_dict";
+  const double new_lr = state_lr(state, op);
+  std::vector<Tensor> buffers(params_.size());
+  for (const auto& [key, value] : state) {
+    if (key == kLrKey) continue;
+    const size_t i = parse_state_key(key, params_.size(), {"momentum_buffer"}, op).first;
+    AG_CHECK(momentum != 0, op.c_str(),
+             "entry '" + key + "': SGD without momentum keeps no momentum buffers");
+    buffers[i] = state_tensor(value, params_[i], key, op);
+  }
+  momentum_buffers_ = std::move(buffers);
+  set_lr(new_lr);
+}
+
 // ---- Adam --------------------------------------------------------------------
 
 Adam::Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps)
@@ -133,6 +215,52 @@ void Adam::step() {
     });
     p.impl()->storage()->bump_version();  // graphs recorded before this step are stale
   }
+}
+
+std::map<std::string, Tensor> Adam::state_dict() const {
+  std::map<std::string, Tensor> state{{kLrKey, tensor({lr}, {1}, kFloat64)}};
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (steps_[i] == 0) continue;  // no step yet: no state (PyTorch's)
+    state[state_key(i, "step")] = scalar_tensor(static_cast<double>(steps_[i]), kInt64);
+    state[state_key(i, "exp_avg")] = exp_avg_[i].clone();
+    state[state_key(i, "exp_avg_sq")] = exp_avg_sq_[i].clone();
+  }
+  return state;
+}
+
+void Adam::load_state_dict(const std::map<std::string, Tensor>& state) {
+  const std::string op = name_ + ".load_state_dict";
+  const double new_lr = state_lr(state, op);
+  std::vector<Tensor> m(params_.size()), v(params_.size());
+  std::vector<int64_t> steps(params_.size(), 0);
+  for (const auto& [key, value] : state) {
+    if (key == kLrKey) continue;
+    const auto [i, name] =
+        parse_state_key(key, params_.size(), {"step", "exp_avg", "exp_avg_sq"}, op);
+    if (name == "step") {
+      // At most 2^53: a count a float64 holds exactly (tensor() reads doubles).
+      AG_CHECK(value.defined() && value.dtype() == kInt64 && value.numel() == 1 &&
+                   value.item() >= 1 && value.item() <= 0x1p53,
+               op.c_str(), "entry '" + key + "' must be one int64 step count >= 1");
+      steps[i] = static_cast<int64_t>(value.item());
+    } else {
+      (name == "exp_avg" ? m : v)[i] = state_tensor(value, params_[i], key, op);
+    }
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const bool any = steps[i] > 0 || m[i].defined() || v[i].defined();
+    AG_CHECK(!any || (steps[i] > 0 && m[i].defined() && v[i].defined()), op.c_str(),
+             "parameter " + std::to_string(i) +
+                 " has some of state.<i>.{step, exp_avg, exp_avg_sq} but not all three");
+    if (!any) {  // no step yet, as at construction
+      m[i] = zeros(params_[i].shape(), params_[i].dtype());
+      v[i] = zeros(params_[i].shape(), params_[i].dtype());
+    }
+  }
+  exp_avg_ = std::move(m);
+  exp_avg_sq_ = std::move(v);
+  steps_ = std::move(steps);
+  set_lr(new_lr);
 }
 
 // ---- StepLR ------------------------------------------------------------------

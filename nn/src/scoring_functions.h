@@ -10,6 +10,12 @@ namespace ag::nn {
 std::unique_ptr<ScoringFunction> make_additive_scoring(const ScoringSizes& sizes);
 std::unique_ptr<ScoringFunction> make_dot_scoring(const ScoringSizes& sizes);
 std::unique_ptr<ScoringFunction> make_general_scoring(const ScoringSizes& sizes);
+std::unique_ptr<ScoringFunction> make_general_scaled_scoring(const ScoringSizes& sizes);
 std::unique_ptr<ScoringFunction> make_multihead_scoring(const ScoringSizes& sizes);
+
+// general's bilinear form q^T W_a k times `scale` (scoring_general.cpp),
+// named `type_name`: the scaled variants' factories build on it.
+std::unique_ptr<ScoringFunction> make_bilinear_scoring(const ScoringSizes& sizes,
+                                                       const std::string& type_name, double scale);
 
 }  // namespace ag::nn

@@ -19,6 +19,8 @@ std::vector<ScoringEntry>& table() {
       {"multihead",
        "--heads heads of scaled dot product over projections (d2l's MultiHeadAttention)",
        make_multihead_scoring},
+      {"general_scaled", "q^T W_a k / sqrt(k), k the keys' width (general scaled as dot is)",
+       make_general_scaled_scoring},
   };
   return entries;
 }

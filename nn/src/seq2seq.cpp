@@ -58,11 +58,13 @@ std::vector<Tensor> Seq2SeqEncoder::forward(const Tensor& src, const Tensor& src
 Seq2SeqAttentionDecoder::Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t embed_size,
                                                  int64_t num_hiddens, int64_t num_layers,
                                                  double dropout, const std::string& scoring,
-                                                 bool bidirectional_encoder, int64_t num_heads)
+                                                 bool bidirectional_encoder, int64_t num_heads,
+                                                 int64_t encoder_hiddens)
     : Decoder("Seq2SeqAttentionDecoder"),
       scoring(scoring),
       bidirectional_encoder(bidirectional_encoder),
-      key_size(bidirectional_encoder ? 2 * num_hiddens : num_hiddens),
+      encoder_hiddens(encoder_hiddens > 0 ? encoder_hiddens : num_hiddens),
+      key_size(bidirectional_encoder ? 2 * this->encoder_hiddens : this->encoder_hiddens),
       attention(make_scoring_function(scoring, {.query_size = num_hiddens,
                                                 .key_size = key_size,
                                                 .num_hiddens = num_hiddens,
@@ -71,12 +73,19 @@ Seq2SeqAttentionDecoder::Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t emb
       embedding(vocab_size, embed_size),
       rnn(embed_size + attention->context_size(), num_hiddens, num_layers, dropout),
       dense(num_hiddens, vocab_size) {
+  AG_CHECK(encoder_hiddens >= 0 && (bidirectional_encoder || this->encoder_hiddens == num_hiddens),
+           "Seq2SeqAttentionDecoder",
+           "encoder_hiddens " + std::to_string(encoder_hiddens) + " with hidden size " +
+               std::to_string(num_hiddens) +
+               ": d2l's decoder starts from the one-way encoder's final states as they are, so "
+               "that encoder has the decoder's hidden size (only the bidirectional one's may "
+               "differ, through W_s)");
   register_module("attention", attention.get());
   register_module("embedding", &embedding);
   register_module("rnn", &rnn);
   register_module("dense", &dense);
   if (bidirectional_encoder) {
-    W_s = std::make_unique<Linear>(num_hiddens, num_hiddens, /*bias=*/false);
+    W_s = std::make_unique<Linear>(this->encoder_hiddens, num_hiddens, /*bias=*/false);
     register_module("W_s", W_s.get());
   }
 }
@@ -88,13 +97,13 @@ DecoderState Seq2SeqAttentionDecoder::init_state(const std::vector<Tensor>& enc_
            "expected the encoder's {outputs [T, B, K], state [D*L, B, H]}, got " +
                std::to_string(enc_outputs.size()) + " tensors");
   const Tensor &outputs = enc_outputs[0], &final_states = enc_outputs[1];
-  const int64_t H = rnn.hidden_size, L = rnn.num_layers, D = bidirectional_encoder ? 2 : 1;
+  const int64_t He = encoder_hiddens, L = rnn.num_layers, D = bidirectional_encoder ? 2 : 1;
   AG_CHECK(outputs.dim() == 3 && final_states.dim() == 3 &&
                outputs.size(1) == final_states.size(1) && outputs.size(2) == key_size &&
-               final_states.size(2) == H && final_states.size(0) == D * L,
+               final_states.size(2) == He && final_states.size(0) == D * L,
            op,
            "expected outputs [T, B, " + std::to_string(key_size) + "] and state [" +
-               std::to_string(D * L) + ", B, " + std::to_string(H) + "]" +
+               std::to_string(D * L) + ", B, " + std::to_string(He) + "]" +
                (bidirectional_encoder ? " of a bidirectional encoder" : "") + ", got " +
                shape_str(outputs.shape()) + " and " + shape_str(final_states.shape()));
   if (src_valid_lens.defined())
@@ -236,12 +245,17 @@ std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(int64_t src_vocab_size,
                                                       int64_t tgt_vocab_size, int64_t embed_size,
                                                       int64_t num_hiddens, int64_t num_layers,
                                                       double dropout, const std::string& scoring,
-                                                      bool bidirectional, int64_t num_heads) {
+                                                      bool bidirectional, int64_t num_heads,
+                                                      int64_t encoder_hiddens) {
+  // (The two halves are made in the order the compiler evaluates the
+  // arguments, as they always were: the initial values are drawn in it.)
   return std::make_unique<EncoderDecoder>(
-      std::make_unique<Seq2SeqEncoder>(src_vocab_size, embed_size, num_hiddens, num_layers, dropout,
-                                       bidirectional),
+      std::make_unique<Seq2SeqEncoder>(src_vocab_size, embed_size,
+                                       encoder_hiddens > 0 ? encoder_hiddens : num_hiddens,
+                                       num_layers, dropout, bidirectional),
       std::make_unique<Seq2SeqAttentionDecoder>(tgt_vocab_size, embed_size, num_hiddens, num_layers,
-                                                dropout, scoring, bidirectional, num_heads));
+                                                dropout, scoring, bidirectional, num_heads,
+                                                encoder_hiddens));
 }
 
 // ---- init ---------------------------------------------------------------------------

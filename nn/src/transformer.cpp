@@ -64,6 +64,14 @@ Tensor AddNorm::forward(const Tensor& X, const Tensor& Y) const {
   return ln(dropout(Y) + X);
 }
 
+// X + dropout(Y): [..., *norm_shape], X and Y of one shape
+Tensor AddNorm::add(const Tensor& X, const Tensor& Y) const {
+  AG_CHECK(X.defined() && Y.defined() && X.shape() == Y.shape(), "AddNorm.add",
+           "X and Y must have one shape, got " + (X.defined() ? shape_str(X.shape()) : "none") +
+               " and " + (Y.defined() ? shape_str(Y.shape()) : "none"));
+  return X + dropout(Y);
+}
+
 // ---- PositionalEncoding --------------------------------------------------------------------
 
 PositionalEncoding::PositionalEncoding(int64_t num_hiddens, double dropout_p, int64_t max_len)
@@ -103,8 +111,10 @@ Tensor PositionalEncoding::forward(const Tensor& X, int64_t offset) const {
 // ---- the encoder -----------------------------------------------------------------------------
 
 TransformerEncoderBlock::TransformerEncoderBlock(int64_t num_hiddens, int64_t ffn_num_hiddens,
-                                                 int64_t num_heads, double dropout, bool use_bias)
+                                                 int64_t num_heads, double dropout, bool use_bias,
+                                                 bool norm_first)
     : Module("TransformerEncoderBlock"),
+      norm_first(norm_first),
       attention(num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout, use_bias),
       addnorm1({num_hiddens}, dropout),
       ffn(num_hiddens, ffn_num_hiddens, num_hiddens),
@@ -118,13 +128,18 @@ TransformerEncoderBlock::TransformerEncoderBlock(int64_t num_hiddens, int64_t ff
 // X [B, T, d] -> [B, T, d]
 Tensor TransformerEncoderBlock::forward(const Tensor& X, const Tensor& valid_lens) {
   // Self-attention: every source step attends to the valid source steps.
+  if (norm_first) {  // Y = X + attention(ln1(X)), out = Y + ffn(ln2(Y))
+    const Tensor N = addnorm1.ln(X);
+    const Tensor Y = addnorm1.add(X, attention(N, N, N, valid_lens));
+    return addnorm2.add(Y, ffn(addnorm2.ln(Y)));
+  }
   const Tensor Y = addnorm1(X, attention(X, X, X, valid_lens));
   return addnorm2(Y, ffn(Y));
 }
 
 TransformerEncoder::TransformerEncoder(int64_t vocab_size, int64_t num_hiddens,
                                        int64_t ffn_num_hiddens, int64_t num_heads, int64_t num_blks,
-                                       double dropout, bool use_bias)
+                                       double dropout, bool use_bias, bool norm_first)
     : Encoder("TransformerEncoder"),
       num_hiddens(num_hiddens),
       embedding(vocab_size, num_hiddens),
@@ -136,8 +151,12 @@ TransformerEncoder::TransformerEncoder(int64_t vocab_size, int64_t num_hiddens,
   register_module("blks", &blks);
   for (int64_t i = 0; i < num_blks; ++i)
     blks.add_module("block" + std::to_string(i),
-                    std::make_unique<TransformerEncoderBlock>(num_hiddens, ffn_num_hiddens,
-                                                              num_heads, dropout, use_bias));
+                    std::make_unique<TransformerEncoderBlock>(
+                        num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias, norm_first));
+  if (norm_first) {
+    norm = std::make_unique<LayerNorm>(Shape{num_hiddens});
+    register_module("norm", norm.get());
+  }
 }
 
 // src [B, T] int64, src_valid_lens [B] -> {enc_outputs [B, T, d]}
@@ -149,6 +168,7 @@ std::vector<Tensor> TransformerEncoder::forward(const Tensor& src, const Tensor&
   // [B, T] -> [B, T, d]
   Tensor X = pos_encoding(embedding(src) * std::sqrt(static_cast<double>(num_hiddens)));
   for (size_t i = 0; i < blks.size(); ++i) X = blks[i].forward(X, src_valid_lens);
+  if (norm) X = (*norm)(X);  // pre-LN: the residual stream normalised once, at the end
   return {X};
 }
 
@@ -165,9 +185,11 @@ void TransformerEncoder::set_need_weights(bool need_weights) {
 // ---- the decoder -----------------------------------------------------------------------------
 
 TransformerDecoderBlock::TransformerDecoderBlock(int64_t num_hiddens, int64_t ffn_num_hiddens,
-                                                 int64_t num_heads, double dropout, int64_t i)
+                                                 int64_t num_heads, double dropout, int64_t i,
+                                                 bool norm_first)
     : Module("TransformerDecoderBlock"),
       i(i),
+      norm_first(norm_first),
       attention1(num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout),
       addnorm1({num_hiddens}, dropout),
       attention2(num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout),
@@ -192,10 +214,12 @@ Tensor TransformerDecoderBlock::forward(const Tensor& X, DecoderState& state, bo
   const Tensor& enc_outputs = state.tensors[0];
   const Tensor& enc_valid_lens = state.tensors[1];
   Tensor& cached = state.key_values[static_cast<size_t>(i)];
-  // The keys and values of self-attention: the steps before X (cached), then
-  // X. [B, offset, d] ++ [B, Tout, d] -> [B, offset + Tout, d]
+  // What self-attention reads of X: X itself, or pre-LN's ln1(X). Its keys
+  // and values: the steps before X (cached), then X's.
+  // [B, offset, d] ++ [B, Tout, d] -> [B, offset + Tout, d]
+  const Tensor Q = norm_first ? addnorm1.ln(X) : X;
   const int64_t B = X.size(0), steps = X.size(1), offset = cached.defined() ? cached.size(1) : 0;
-  const Tensor key_values = cached.defined() ? cat({cached, X}, 1) : X;
+  const Tensor key_values = cached.defined() ? cat({cached, Q}, 1) : Q;
   cached = key_values;
   // The look-ahead mask as d2l writes it, valid lengths per query row
   // [B, Tout]: step s (position offset + s) sees the offset + s + 1 keys up
@@ -208,6 +232,12 @@ Tensor TransformerDecoderBlock::forward(const Tensor& X, DecoderState& state, bo
         lens[static_cast<size_t>(b * steps + s)] = static_cast<double>(offset + s + 1);
     dec_valid_lens = tensor(std::move(lens), {B, steps}, kInt64);
   }
+  if (norm_first) {  // Y = X + self(ln1 X), Z = Y + cross(ln2 Y), out = Z + ffn(ln3 Z)
+    const Tensor Y = addnorm1.add(X, attention1(Q, key_values, key_values, dec_valid_lens));
+    const Tensor N = addnorm2.ln(Y);
+    const Tensor Z = addnorm2.add(Y, attention2(N, enc_outputs, enc_outputs, enc_valid_lens));
+    return addnorm3.add(Z, ffn(addnorm3.ln(Z)));
+  }
   // Self-attention over the target steps so far.
   const Tensor Y = addnorm1(X, attention1(X, key_values, key_values, dec_valid_lens));
   // Encoder-decoder attention: queries from the target, keys and values the
@@ -218,7 +248,7 @@ Tensor TransformerDecoderBlock::forward(const Tensor& X, DecoderState& state, bo
 
 TransformerDecoder::TransformerDecoder(int64_t vocab_size, int64_t num_hiddens,
                                        int64_t ffn_num_hiddens, int64_t num_heads, int64_t num_blks,
-                                       double dropout)
+                                       double dropout, bool norm_first)
     : Decoder("TransformerDecoder"),
       num_hiddens(num_hiddens),
       embedding(vocab_size, num_hiddens),
@@ -232,8 +262,12 @@ TransformerDecoder::TransformerDecoder(int64_t vocab_size, int64_t num_hiddens,
   for (int64_t i = 0; i < num_blks; ++i)
     blks.add_module("block" + std::to_string(i),
                     std::make_unique<TransformerDecoderBlock>(num_hiddens, ffn_num_hiddens,
-                                                              num_heads, dropout, i));
+                                                              num_heads, dropout, i, norm_first));
   register_module("dense", &dense);
+  if (norm_first) {
+    norm = std::make_unique<LayerNorm>(Shape{num_hiddens});
+    register_module("norm", norm.get());
+  }
 }
 
 // {enc_outputs [B, T, d]}, src_valid_lens [B] -> {enc_outputs, src_valid_lens},
@@ -284,6 +318,7 @@ Tensor TransformerDecoder::forward(const Tensor& tgt, DecoderState& state) {
   // [B, Tout] -> [B, Tout, d], positions offset .. offset + Tout - 1
   Tensor X = pos_encoding(embedding(tgt) * std::sqrt(static_cast<double>(num_hiddens)), offset);
   for (size_t i = 0; i < blks.size(); ++i) X = blks[i].forward(X, state, causal);
+  if (norm) X = (*norm)(X);
   // The last block's cross-attention [B, H, Tout, T], averaged over the heads.
   const Tensor& cross = blks[blks.size() - 1].attention2.attention_weights();
   alignment_ = cross.defined() ? mean(cross.detach(), 1) : Tensor();
@@ -327,13 +362,15 @@ void Transformer::set_need_weights(bool need_weights) {
 
 std::unique_ptr<Transformer> make_transformer(int64_t src_vocab, int64_t tgt_vocab,
                                               int64_t num_hiddens, int64_t ffn_num_hiddens,
-                                              int64_t num_heads, int64_t num_blks, double dropout) {
+                                              int64_t num_heads, int64_t num_blks, double dropout,
+                                              bool norm_first) {
   // The encoder first (arguments are evaluated in no fixed order): a bad
   // size is reported by the encoder.
   auto encoder = std::make_unique<TransformerEncoder>(src_vocab, num_hiddens, ffn_num_hiddens,
-                                                      num_heads, num_blks, dropout);
+                                                      num_heads, num_blks, dropout,
+                                                      /*use_bias=*/false, norm_first);
   auto decoder = std::make_unique<TransformerDecoder>(tgt_vocab, num_hiddens, ffn_num_hiddens,
-                                                      num_heads, num_blks, dropout);
+                                                      num_heads, num_blks, dropout, norm_first);
   return std::make_unique<Transformer>(std::move(encoder), std::move(decoder));
 }
 

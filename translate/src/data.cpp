@@ -275,4 +275,44 @@ Batch BatchIterator::next() {
                     data_.tgt_steps(), data_.target_tokenization());
 }
 
+std::map<std::string, Tensor> BatchIterator::state() const {
+  Tensor order = empty({static_cast<int64_t>(order_.size())}, kInt64);
+  std::copy(order_.begin(), order_.end(), order.data_ptr<int64_t>());
+  return {{"rng", generator_state(rng_)},
+          {"order", order},
+          {"position", tensor({static_cast<double>(position_)}, {1}, kInt64)}};
+}
+
+void BatchIterator::load_state(const std::map<std::string, Tensor>& state) {
+  const auto entry = [&](const std::string& name) -> const Tensor& {
+    const auto it = state.find(name);
+    AG_CHECK(it != state.end() && it->second.defined() && it->second.dtype() == kInt64 &&
+                 it->second.dim() == 1,
+             "BatchIterator.load_state", "no int64 [n] entry '" + name + "'");
+    return it->second;
+  };
+  const size_t n = order_.size();
+  const std::vector<double> order = entry("order").to_vector();
+  std::vector<bool> seen(n, false);
+  bool permutation = order.size() == n;
+  for (size_t i = 0; permutation && i < n; ++i) {
+    const double k = order[i];
+    permutation = k >= 0 && k < static_cast<double>(n) && !seen[static_cast<size_t>(k)];
+    if (permutation) seen[static_cast<size_t>(k)] = true;
+  }
+  AG_CHECK(permutation, "BatchIterator.load_state",
+           "'order' is not an order of the " + std::to_string(n) +
+               " training examples (a state of another training set?)");
+  const Tensor& position = entry("position");
+  AG_CHECK(
+      position.numel() == 1 && position.item() >= 0 && position.item() <= static_cast<double>(n),
+      "BatchIterator.load_state", "'position' must be one value in [0, " + std::to_string(n) + "]");
+  std::mt19937_64 rng;
+  set_generator_state(rng, entry("rng"), "BatchIterator.load_state");
+  rng_ = rng;
+  std::transform(order.begin(), order.end(), order_.begin(),
+                 [](double k) { return static_cast<int64_t>(k); });
+  position_ = static_cast<size_t>(position.item());
+}
+
 }  // namespace ag::translate

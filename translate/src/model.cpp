@@ -30,9 +30,13 @@ std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_
     AG_CHECK(config.encoder == "unidirectional" || config.encoder == "bidirectional", "make_model",
              "unknown encoder '" + config.encoder + "' (expected unidirectional or bidirectional)");
     // config.attention names a scoring function of nn's table.
-    model = nn::make_bahdanau_seq2seq(
-        src_vocab_size, tgt_vocab_size, config.embed_size, config.num_hiddens, config.num_layers,
-        config.dropout, config.attention, config.encoder == "bidirectional", config.num_heads);
+    AG_CHECK(config.encoder_hiddens >= 0, "make_model",
+             "encoder_hiddens must be >= 0 (0: num_hiddens), got " +
+                 std::to_string(config.encoder_hiddens));
+    model = nn::make_bahdanau_seq2seq(src_vocab_size, tgt_vocab_size, config.embed_size,
+                                      config.num_hiddens, config.num_layers, config.dropout,
+                                      config.attention, config.encoder == "bidirectional",
+                                      config.num_heads, config.encoder_hiddens);
   } else if (config.model == "transformer") {
     // d2l's sizes: d even (sin/cos pairs of the positional encoding) and
     // split evenly over the heads.
@@ -46,7 +50,7 @@ std::unique_ptr<nn::EncoderDecoder> make_model(const ModelConfig& config, int64_
                  " (need positive sizes, an even hidden size and heads dividing it)");
     auto transformer = nn::make_transformer(src_vocab_size, tgt_vocab_size, config.num_hiddens,
                                             config.ffn_num_hiddens, config.num_heads,
-                                            config.num_blks, config.dropout);
+                                            config.num_blks, config.dropout, config.norm_first);
     transformer->transformer_decoder().causal = config.causal;
     // The embeddings are multiplied by sqrt(d) before the positional
     // encoding is added; the Transformer's authors (tensor2tensor, as fairseq)
@@ -138,14 +142,22 @@ Vocab meta_vocab(const std::map<std::string, Tensor>& file, const std::string& n
 
 }  // namespace
 
-void save_translator(const std::string& path, const Translator& translator) {
+std::map<std::string, Tensor> translator_entries(const Translator& translator,
+                                                 const std::string& path) {
   AG_CHECK(translator.model != nullptr, "save_translator", "the translator has no model");
   AG_CHECK(translator.members.empty(), "save_translator",
            path + ": an ensemble of " + std::to_string(translator.members.size()) +
                " models is not one file; its members are saved as their own files");
   std::map<std::string, Tensor> file = translator.model->state_dict();
   const ModelConfig& c = translator.config;
-  file["meta.format"] = tensor({static_cast<double>(kFormatVersion)}, {1}, kInt64);
+  const bool split_encoder =
+      c.model == "bahdanau" && c.encoder_hiddens > 0 && c.encoder_hiddens != c.num_hiddens;
+  const bool norm_first = c.model == "transformer" && c.norm_first;
+  if (split_encoder)
+    file["meta.encoder_hiddens"] = tensor({static_cast<double>(c.encoder_hiddens)}, {1}, kInt64);
+  if (norm_first) file["meta.norm_first"] = tensor({1}, {1}, kInt64);
+  file["meta.format"] =
+      tensor({static_cast<double>(split_encoder || norm_first ? kFormatVersion : 4)}, {1}, kInt64);
   file["meta.model"] = text_tensor(c.model);
   file["meta.attention"] = text_tensor(c.attention);
   file["meta.task"] = text_tensor(task_name(translator.task));
@@ -165,7 +177,11 @@ void save_translator(const std::string& path, const Translator& translator) {
     file["meta.heads"] = tensor({static_cast<double>(c.num_heads)}, {1}, kInt64);
   file["meta.src_vocab"] = vocab_tensor(translator.src_vocab, path);
   file["meta.tgt_vocab"] = vocab_tensor(translator.tgt_vocab, path);
-  save_npz(path, file);
+  return file;
+}
+
+void save_translator(const std::string& path, const Translator& translator) {
+  save_npz(path, translator_entries(translator, path));
 }
 
 Translator load_translator(const std::string& path) {
@@ -217,6 +233,18 @@ Translator load_translator(const std::string& path) {
     t.config.ffn_num_hiddens = static_cast<int64_t>(tf[1]);
     t.config.num_blks = static_cast<int64_t>(tf[2]);
     t.config.causal = tf[3] == 1;
+  }
+  if (file.count("meta.encoder_hiddens") > 0) {
+    const double hiddens = meta_entry(file, "meta.encoder_hiddens", kInt64, path).to_vector().at(0);
+    AG_CHECK(hiddens >= 1 && hiddens <= 1 << 16, "load_translator",
+             path + ": implausible meta.encoder_hiddens " + std::to_string(hiddens));
+    t.config.encoder_hiddens = static_cast<int64_t>(hiddens);
+  }
+  if (file.count("meta.norm_first") > 0) {
+    const double norm_first = meta_entry(file, "meta.norm_first", kInt64, path).to_vector().at(0);
+    AG_CHECK(norm_first == 0 || norm_first == 1, "load_translator",
+             path + ": meta.norm_first must be 0 or 1, got " + std::to_string(norm_first));
+    t.config.norm_first = norm_first == 1;
   }
   t.src_vocab = meta_vocab(file, "meta.src_vocab", path);
   t.tgt_vocab = meta_vocab(file, "meta.tgt_vocab", path);

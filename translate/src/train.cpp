@@ -243,6 +243,10 @@ Seq2SeqTrainer::Seq2SeqTrainer(Translator& translator, const Dataset& data,
                "]: each thread trains on a shard of the batch");
   AG_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1, "train_seq2seq",
            "label_smoothing must be in [0, 1], got " + number_str(options.label_smoothing));
+  AG_CHECK(options.warmup_steps >= 0 && !(options.cosine_lr && options.warmup_steps > 0),
+           "train_seq2seq",
+           "warmup_steps must be >= 0, and 0 with cosine_lr (one schedule at a time), got " +
+               std::to_string(options.warmup_steps));
   optimizer_ = std::make_unique<optim::Adam>(params_, options_.lr);
   if (options.threads > 1)
     parallel_ = std::make_unique<DataParallel>(translator, params_, options.threads);
@@ -293,13 +297,9 @@ double Seq2SeqTrainer::step() {
   const double total = parallel_ ? parallel_step(batch, parts, &tokens)
                                  : train_parts(model_, batch, parts, 0, 1, &tokens);
   nn::clip_grad_norm_(params_, options_.max_grad_norm);
-  if (options_.cosine_lr) {
-    AG_CHECK(options_.steps >= 1, "train_seq2seq",
-             "cosine_lr needs the run's length: steps >= 1, got " + std::to_string(options_.steps));
-    optimizer_->set_lr(options_.lr * 0.5 *
-                       (1 + std::cos(std::numbers::pi * static_cast<double>(steps_taken_) /
-                                     static_cast<double>(options_.steps))));
-  }
+  // (a constant rate is Adam's own, set at construction or set_learning_rate)
+  if (options_.cosine_lr || options_.warmup_steps > 0)
+    optimizer_->set_lr(scheduled_lr(options_, steps_taken_ + 1));
   optimizer_->step();
   ++steps_taken_;
   // d2l reports the summed loss per target token; each row of `loss` is
@@ -451,6 +451,23 @@ std::vector<std::vector<int64_t>> length_parts(const std::vector<int64_t>& src_l
     i = j;
   }
   return rows;
+}
+
+double scheduled_lr(const TrainOptions& options, int64_t step) {
+  AG_CHECK(step >= 1, "scheduled_lr", "steps count from 1, got " + std::to_string(step));
+  if (options.cosine_lr) {
+    AG_CHECK(options.steps >= 1, "train_seq2seq",
+             "cosine_lr needs the run's length: steps >= 1, got " + std::to_string(options.steps));
+    return options.lr * 0.5 *
+           (1 + std::cos(std::numbers::pi * static_cast<double>(step - 1) /
+                         static_cast<double>(options.steps)));
+  }
+  if (options.warmup_steps > 0) {
+    // lr min(s / w, sqrt(w / s)): the line up to step w, then 1 / sqrt(s)
+    const double s = static_cast<double>(step), w = static_cast<double>(options.warmup_steps);
+    return step <= options.warmup_steps ? options.lr * (s / w) : options.lr * std::sqrt(w / s);
+  }
+  return options.lr;
 }
 
 double train_seq2seq(Translator& translator, const Dataset& data, const TrainOptions& options,

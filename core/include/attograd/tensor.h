@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -316,6 +317,18 @@ Tensor uniform(Shape shape, double low, double high, DType dtype = kFloat32);
 // The next raw 64-bit draw of the thread's generator: the global one unless
 // a ThreadGenerator (below) lives on this thread (for dropout masks etc.).
 uint64_t random_u64();
+// torch.get_rng_state / torch.set_rng_state: the global generator's state
+// as int64 [n] (the Mersenne Twister's words, bit for bit, as the standard
+// library writes them), kept with a checkpoint; set_rng_state puts it back,
+// and the draws go on as they would have from there (a resumed training run
+// drops out the same units). A tensor that is no such state (dtype, shape,
+// words the generator cannot read) is an ag::Error naming what is wrong.
+Tensor get_rng_state();
+void set_rng_state(const Tensor& state);
+// The same for a generator of one's own (a data loader's shuffling); `op`
+// starts the error message.
+Tensor generator_state(const std::mt19937_64& generator);
+void set_generator_state(std::mt19937_64& generator, const Tensor& state, const std::string& op);
 // A generator of the calling thread's own. While one lives, every draw made
 // on its thread (rand, randn, uniform, random_u64, so dropout masks too)
 // comes from it, seeded with `seed`, and the global generator is neither

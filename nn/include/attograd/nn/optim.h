@@ -23,8 +23,18 @@
 //
 // The learning rate may change between steps: opt.set_lr(x) by hand, or a
 // scheduler such as StepLR, called once per epoch after opt.step().
+//
+// state_dict() / load_state_dict() save and restore what an optimizer has
+// learned (Adam's moments and step counts, SGD's momentum buffers) and its
+// learning rate, under the names of PyTorch's optimizer.state_dict()
+// flattened: "state.<i>.exp_avg", "state.<i>.exp_avg_sq", "state.<i>.step"
+// (Adam), "state.<i>.momentum_buffer" (SGD), "param_groups.0.lr"; i is the
+// parameter's position. As in PyTorch, a parameter no step has reached yet
+// has no state entries. An optimizer made anew over the same parameters and
+// given the dict steps on exactly as the one that wrote it would have.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +67,14 @@ class Optimizer {
   void set_lr(double lr);
   // Reads it (opt.lr, a read-only view of what set_lr writes).
   const double& lr = lr_;
+
+  // The state (above); the tensors are copies.
+  virtual std::map<std::string, Tensor> state_dict() const = 0;
+  // Replaces the state with `state`. ag::Error, naming the entry, for an
+  // entry this optimizer does not have, a tensor whose shape or dtype is not
+  // its parameter's, a bad step count or learning rate, or a missing lr;
+  // the optimizer is unchanged then.
+  virtual void load_state_dict(const std::map<std::string, Tensor>& state) = 0;
 
  protected:
   std::string name_;
@@ -120,6 +138,8 @@ class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, double lr, double momentum = 0);
   void step() override;
+  std::map<std::string, Tensor> state_dict() const override;
+  void load_state_dict(const std::map<std::string, Tensor>& state) override;
 
   const double momentum;
 
@@ -138,6 +158,8 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas = {0.9, 0.999},
        double eps = 1e-8);
   void step() override;
+  std::map<std::string, Tensor> state_dict() const override;
+  void load_state_dict(const std::map<std::string, Tensor>& state) override;
 
   const double beta1, beta2, eps;
 

@@ -113,8 +113,8 @@ struct ScoringEntry {
   ScoringFactory make;
 };
 
-// Every scoring function, the library's (additive, dot, general, multihead)
-// first, then those registered at run time, in order.
+// Every scoring function, the library's (additive, dot, general, multihead,
+// general_scaled) first, then those registered at run time, in order.
 const std::vector<ScoringEntry>& scoring_functions();
 
 // Adds `entry` to the table; a name that is taken, empty, or not a plain
@@ -130,7 +130,8 @@ const ScoringEntry* find_scoring_function(const std::string& name);
 std::unique_ptr<ScoringFunction> make_scoring_function(const std::string& name,
                                                        const ScoringSizes& sizes);
 
-// The table's names, comma-separated ("additive, dot, general, multihead").
+// The table's names, comma-separated ("additive, dot, general, multihead,
+// general_scaled").
 std::string scoring_function_names();
 
 }  // namespace ag::nn

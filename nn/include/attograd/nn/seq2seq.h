@@ -22,6 +22,13 @@
 // decoder.embedding.weight, decoder.rnn.*, decoder.dense.{weight,bias},
 // decoder.W_s.weight (bidirectional only). The bidirectional model's PyTorch
 // twin is scripts/bahdanau_torch.py.
+//
+// The encoder's hidden size may differ from the decoder's (encoder_hiddens,
+// per direction; 0: the decoder's H), for the bidirectional encoder: with
+// H/2 per direction its keys are H wide, the queries' width, so that dot's
+// score reads it, and the encoder and the scoring function can be varied
+// one at a time (issue 63's comparison). d2l's one-way decoder starts from
+// the encoder's final states as they are, so its encoder keeps H.
 #pragma once
 
 #include <memory>
@@ -66,18 +73,21 @@ class Seq2SeqEncoder : public Encoder {
 //     hidden becomes the last step's; alignment() is each step's attention
 //     weights, [B, Tout, T].
 // K, the size of the encoder's outputs (the attention's keys and values), is
-// H after d2l's encoder and 2H after the bidirectional one
-// (bidirectional_encoder = true). Then, as in Bahdanau et al.'s appendix, the
-// decoder starts from the backward direction's state at the first source
-// position (its last step): every layer k's initial state is
-//   s0_k = tanh(W_s h_n[2k + 1])       W_s [H, H], no bias
-// where d2l's decoder takes the encoder's final states as they are.
+// H after d2l's encoder and 2 He after the bidirectional one
+// (bidirectional_encoder = true; He = encoder_hiddens, H unless given). Then,
+// as in Bahdanau et al.'s appendix, the decoder starts from the backward
+// direction's state at the first source position (its last step): every
+// layer k's initial state is
+//   s0_k = tanh(W_s h_n[2k + 1])       W_s [H, He], no bias
+// where d2l's decoder takes the encoder's final states as they are (so its
+// encoder's He must be H: ag::Error otherwise).
 class Seq2SeqAttentionDecoder : public Decoder {
  public:
   Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t embed_size, int64_t num_hiddens,
                           int64_t num_layers, double dropout = 0.0,
                           const std::string& scoring = "additive",
-                          bool bidirectional_encoder = false, int64_t num_heads = 1);
+                          bool bidirectional_encoder = false, int64_t num_heads = 1,
+                          int64_t encoder_hiddens = 0);
   DecoderState init_state(const std::vector<Tensor>& enc_outputs,
                           const Tensor& src_valid_lens) override;
   Tensor forward(const Tensor& tgt, DecoderState& state) override;
@@ -89,7 +99,8 @@ class Seq2SeqAttentionDecoder : public Decoder {
 
   const std::string scoring;  // its name in the table (scoring.h)
   const bool bidirectional_encoder;
-  const int64_t key_size;  // K: H, or 2H after a bidirectional encoder
+  const int64_t encoder_hiddens;  // He: the encoder's hidden size per direction
+  const int64_t key_size;         // K: H, or 2 He after a bidirectional encoder
   // The scoring function `scoring` from the table, built for queries of H
   // and keys of K features (additive: d2l's AdditiveAttention(K, H, H));
   // registered as "attention", first, as in d2l. Its context is C wide: K,
@@ -99,7 +110,7 @@ class Seq2SeqAttentionDecoder : public Decoder {
   Embedding embedding;  // weight [vocab_size, E]
   GRU rnn;              // GRU(E + C, H, L, dropout): input cat(context, embedded token)
   Linear dense;         // H -> vocab_size
-  // W_s [H, H] (bidirectional_encoder only, registered last as "W_s";
+  // W_s [H, He] (bidirectional_encoder only, registered last as "W_s";
   // null otherwise, so d2l's state dict is unchanged).
   std::unique_ptr<Linear> W_s;
 
@@ -110,11 +121,12 @@ class Seq2SeqAttentionDecoder : public Decoder {
 
 // d2l's Seq2SeqEncoder + Seq2SeqAttentionDecoder as an EncoderDecoder;
 // bidirectional = true: Bahdanau et al.'s encoder and initial state (above);
-// scoring: a name of the table (scoring.h); num_heads: multihead's heads.
+// scoring: a name of the table (scoring.h); num_heads: multihead's heads;
+// encoder_hiddens: the encoder's hidden size per direction (0: num_hiddens).
 std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(
     int64_t src_vocab_size, int64_t tgt_vocab_size, int64_t embed_size, int64_t num_hiddens,
     int64_t num_layers, double dropout = 0.0, const std::string& scoring = "additive",
-    bool bidirectional = false, int64_t num_heads = 1);
+    bool bidirectional = false, int64_t num_heads = 1, int64_t encoder_hiddens = 0);
 
 // Xavier (Glorot) uniform, in place: U(-a, a), a = gain * sqrt(6 / (fan_in +
 // fan_out)) for a 2-D weight [fan_out, fan_in], as torch.nn.init.xavier_uniform_.

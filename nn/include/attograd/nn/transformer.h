@@ -19,6 +19,18 @@
 //    training mode only). One step after the cache sees every key either way;
 //    a whole target in eval mode is now masked as in training, so the cached
 //    and the full-sequence decoder give the same logits.
+//
+// One option the book has not: norm_first (torch.nn.TransformerEncoderLayer's
+// name for it), the pre-LN block of tensor2tensor's transformer_base and
+// later Transformers. The book's block normalises after each residual sum,
+// ln(X + sublayer(X)) (post-LN); pre-LN normalises each sublayer's input and
+// leaves the sum alone, X + sublayer(ln(X)), so that the residual path from
+// the embeddings to the output is never rescaled, and a final LayerNorm
+// ("norm", torch.nn.Transformer's encoder.norm / decoder.norm) closes each
+// stack. The parameters keep the book's names: addnormK.ln is the LayerNorm
+// of the K-th sublayer's input. Post-LN trains badly without a warm-up of the
+// learning rate (Xiong et al. 2020, "On Layer Normalization in the
+// Transformer Architecture"); pre-LN is the usual cure.
 #pragma once
 
 #include <memory>
@@ -89,6 +101,9 @@ class AddNorm : public Module {
   AddNorm(Shape norm_shape, double dropout);
   Tensor forward(const Tensor& X, const Tensor& Y) const;
   Tensor operator()(const Tensor& X, const Tensor& Y) const { return forward(X, Y); }
+  // The pre-LN residual (norm_first): X + dropout(Y), Y the sublayer's
+  // output on ln(X); nothing normalised.
+  Tensor add(const Tensor& X, const Tensor& Y) const;
 
   Dropout dropout;
   LayerNorm ln;
@@ -111,13 +126,15 @@ class PositionalEncoding : public Module {
 
 // One encoder block: self-attention over the source (padding masked by the
 // source valid lengths), then the feed-forward network, each followed by
-// AddNorm.  X [B, T, d] -> [B, T, d].
+// AddNorm (norm_first: each reading its input's LayerNorm, header).
+// X [B, T, d] -> [B, T, d].
 class TransformerEncoderBlock : public Module {
  public:
   TransformerEncoderBlock(int64_t num_hiddens, int64_t ffn_num_hiddens, int64_t num_heads,
-                          double dropout, bool use_bias = false);
+                          double dropout, bool use_bias = false, bool norm_first = false);
   Tensor forward(const Tensor& X, const Tensor& valid_lens);
 
+  const bool norm_first;
   MultiHeadAttention attention;
   AddNorm addnorm1;
   PositionWiseFFN ffn;
@@ -125,12 +142,14 @@ class TransformerEncoderBlock : public Module {
 };
 
 // d2l's TransformerEncoder: embedding * sqrt(d) + positional encoding, then
-// num_blks blocks.  src [B, T] int64, src_valid_lens [B] int64 (or undefined:
-// no padding) -> {enc_outputs [B, T, d]}.
+// num_blks blocks (norm_first: pre-LN blocks, then `norm`).
+// src [B, T] int64, src_valid_lens [B] int64 (or undefined: no padding)
+// -> {enc_outputs [B, T, d]}.
 class TransformerEncoder : public Encoder {
  public:
   TransformerEncoder(int64_t vocab_size, int64_t num_hiddens, int64_t ffn_num_hiddens,
-                     int64_t num_heads, int64_t num_blks, double dropout, bool use_bias = false);
+                     int64_t num_heads, int64_t num_blks, double dropout, bool use_bias = false,
+                     bool norm_first = false);
   std::vector<Tensor> forward(const Tensor& src, const Tensor& src_valid_lens) override;
 
   // Per block, the self-attention weights of the last forward [B, H, T, T]
@@ -145,24 +164,30 @@ class TransformerEncoder : public Encoder {
   Embedding embedding;
   PositionalEncoding pos_encoding;
   Sequential<TransformerEncoderBlock> blks;
+  // The stack's final LayerNorm over d (norm_first only, registered last as
+  // "norm"; null otherwise, so d2l's state dict is unchanged).
+  std::unique_ptr<LayerNorm> norm;
 };
 
 // The i-th decoder block: masked self-attention over the target steps so far,
 // cross-attention over the encoder outputs (padding masked by the source
-// valid lengths), the feed-forward network; each followed by AddNorm.
+// valid lengths), the feed-forward network; each followed by AddNorm
+// (norm_first: each reading its input's LayerNorm, header).
 // X [B, Tout, d] -> [B, Tout, d].
 class TransformerDecoderBlock : public Module {
  public:
   TransformerDecoderBlock(int64_t num_hiddens, int64_t ffn_num_hiddens, int64_t num_heads,
-                          double dropout, int64_t i);
+                          double dropout, int64_t i, bool norm_first = false);
   // state.tensors = {enc_outputs [B, T, d], enc_valid_lens [B] or undefined};
-  // state.key_values[i]: this block's inputs of the steps before X ([B, t, d],
-  // undefined before the first call), to which X is appended (d2l's
-  // state[2][i]): the keys and values of the self-attention. With `causal`,
+  // state.key_values[i]: the self-attention's keys and values of the steps
+  // before X ([B, t, d], undefined before the first call), to which X's are
+  // appended (d2l's state[2][i]): the block's inputs, or with norm_first
+  // their addnorm1.ln (what pre-LN's self-attention reads). With `causal`,
   // query step s (position offset + s) sees keys 0 .. offset + s only.
   Tensor forward(const Tensor& X, DecoderState& state, bool causal);
 
   int64_t i;
+  const bool norm_first;
   MultiHeadAttention attention1;
   AddNorm addnorm1;
   MultiHeadAttention attention2;
@@ -178,7 +203,7 @@ class TransformerDecoderBlock : public Module {
 class TransformerDecoder : public Decoder {
  public:
   TransformerDecoder(int64_t vocab_size, int64_t num_hiddens, int64_t ffn_num_hiddens,
-                     int64_t num_heads, int64_t num_blks, double dropout);
+                     int64_t num_heads, int64_t num_blks, double dropout, bool norm_first = false);
   DecoderState init_state(const std::vector<Tensor>& enc_outputs,
                           const Tensor& src_valid_lens) override;
   Tensor forward(const Tensor& tgt, DecoderState& state) override;
@@ -207,6 +232,9 @@ class TransformerDecoder : public Decoder {
   PositionalEncoding pos_encoding;
   Sequential<TransformerDecoderBlock> blks;
   Linear dense;
+  // As TransformerEncoder::norm: before dense (norm_first only; registered
+  // last as "norm").
+  std::unique_ptr<LayerNorm> norm;
 
  private:
   Tensor alignment_;
@@ -228,10 +256,11 @@ class Transformer : public EncoderDecoder {
 };
 
 // The Transformer of issue 23's program: defaults d = 32, FFN 64, 4 heads,
-// 2 blocks, dropout 0.1.
+// 2 blocks, dropout 0.1, post-LN (d2l's; norm_first: pre-LN, header).
 std::unique_ptr<Transformer> make_transformer(int64_t src_vocab, int64_t tgt_vocab,
                                               int64_t num_hiddens = 32,
                                               int64_t ffn_num_hiddens = 64, int64_t num_heads = 4,
-                                              int64_t num_blks = 2, double dropout = 0.1);
+                                              int64_t num_blks = 2, double dropout = 0.1,
+                                              bool norm_first = false);
 
 }  // namespace ag::nn

@@ -160,6 +160,13 @@ class BatchIterator {
  public:
   BatchIterator(const Dataset& data, int64_t batch_size, uint64_t seed);
   Batch next();
+  // Where the iterator is, for a checkpoint: "rng" (its generator),
+  // "order" (this epoch's order of the training examples) and "position"
+  // (how many of them the batches so far took). load_state puts them back,
+  // and next() goes on with the batches it would have given. ag::Error,
+  // naming the entry, when the state is not of a training set of this size.
+  std::map<std::string, Tensor> state() const;
+  void load_state(const std::map<std::string, Tensor>& state);
 
  private:
   const Dataset& data_;

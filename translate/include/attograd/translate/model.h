@@ -22,6 +22,9 @@
 //   meta.encoder      "unidirectional" or "bidirectional", as int64 byte
 //                     values (bahdanau; since format 3: older files are
 //                     unidirectional)
+//   meta.encoder_hiddens  int64 [1]: the bidirectional encoder's hidden size
+//                     per direction, when not num_hiddens (since format 5)
+//   meta.norm_first   int64 [1]: 1 for pre-LN Transformer blocks (since format 5)
 //   meta.src_vocab, meta.tgt_vocab   the tokens in index order, joined by '\n',
 //                     as int64 byte values
 //   meta.format       int64 [1]: kFormatVersion (files of version 1, which
@@ -47,8 +50,13 @@ struct ModelConfig {
   // bahdanau: "unidirectional" (d2l's encoder) or "bidirectional" (Bahdanau
   // et al.'s: a bidirectional GRU, the decoder started from its backward
   // direction; its keys are 2H wide, so dot is refused: general is the
-  // dot-product score that maps them).
+  // dot-product score that maps them, or see encoder_hiddens).
   std::string encoder = "unidirectional";
+  // bahdanau, bidirectional encoder: its hidden size per direction (0: as
+  // num_hiddens). num_hiddens / 2 makes its keys num_hiddens wide, the
+  // queries' width, so that dot reads it (nn/seq2seq.h). The one-way
+  // encoder's is num_hiddens (make_model refuses another).
+  int64_t encoder_hiddens = 0;
   int64_t embed_size = 32;   // bahdanau (the Transformer embeds in num_hiddens)
   int64_t num_hiddens = 32;  // the GRU's hidden size; the Transformer's d
   int64_t num_layers = 2;    // bahdanau: GRU layers
@@ -58,6 +66,7 @@ struct ModelConfig {
   int64_t ffn_num_hiddens = 64;  // PositionWiseFFN's hidden size
   int64_t num_blks = 2;          // encoder and decoder blocks
   bool causal = true;            // the decoder's look-ahead mask (false: the ablation)
+  bool norm_first = false;       // pre-LN blocks (nn/transformer.h); false: d2l's post-LN
 };
 
 // "bahdanau", "transformer".
@@ -99,8 +108,15 @@ Translator make_translator(const ModelConfig& config, const Dataset& data);
 // 2: meta.transformer added (the layout is otherwise version 1's).
 // 3: meta.encoder added.
 // 4: meta.heads added (bahdanau), for any scoring function of the table.
-inline constexpr int64_t kFormatVersion = 4;
+// 5: meta.encoder_hiddens and meta.norm_first, written only by a model that
+//    has them; any other model is written as version 4, as before, so that
+//    a program that reads 4 refuses exactly the files it would misread.
+inline constexpr int64_t kFormatVersion = 5;
 void save_translator(const std::string& path, const Translator& translator);
+// What save_translator writes to `path` (named in its errors): the state
+// dict and the meta.* entries above.
+std::map<std::string, Tensor> translator_entries(const Translator& translator,
+                                                 const std::string& path);
 
 // The shipped letters-to-sounds models (docs/g2p.md), relative to the source
 // tree: the default first (the best on dev), then the best of another

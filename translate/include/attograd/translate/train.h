@@ -34,6 +34,11 @@ struct TrainOptions {
   // 0 over the run (CosineAnnealingLR's curve, T_max = steps): the late
   // updates shrink, and the held-out accuracy settles instead of swinging.
   bool cosine_lr = false;
+  // 0: no warm-up. w > 0: the Transformer's schedule (Vaswani et al. 2017;
+  // tensor2tensor's linear_warmup*rsqrt_decay), step s at
+  // lr min(s / w, sqrt(w / s)): up a straight line from lr / w to lr at step
+  // w, then down as 1 / sqrt(s). lr is the peak. Not with cosine_lr.
+  int64_t warmup_steps = 0;
   double max_grad_norm = 1.0;
   // nn::masked_softmax_ce_loss's label_smoothing: 0 (d2l's) trains towards
   // the label alone; e > 0 keeps e of the target spread over every token, so
@@ -50,6 +55,11 @@ struct TrainOptions {
   // own threads (ag::set_num_threads) are held at 1.
   int64_t threads = 1;
 };
+
+// The learning rate of step `step` (1-based) under the options' schedule:
+// constant, cosine_lr's or warmup_steps'. ag::Error for step < 1 or a
+// schedule that needs the run's length (cosine) without it.
+double scheduled_lr(const TrainOptions& options, int64_t step);
 
 struct StepInfo {
   int64_t step = 0;    // 1-based
@@ -91,6 +101,15 @@ class Seq2SeqTrainer {
   // a curve's value at step 0.
   double next_loss() const;
   int64_t steps_taken() const { return steps_taken_; }
+  // What a checkpoint keeps of the trainer: Adam's state ("optimizer.*",
+  // optim.h's names), the minibatch order ("batches.*", BatchIterator's) and
+  // "steps_taken". With the model's parameters and the global generator
+  // (get_rng_state: the dropout masks, and the shards' seeds with threads >
+  // 1) put back too, a trainer given this state takes the steps the one that
+  // wrote it would have taken next, to the bit. ag::Error naming the entry
+  // when the state is not of this trainer's model and data.
+  std::map<std::string, Tensor> state_dict() const;
+  void load_state_dict(const std::map<std::string, Tensor>& state);
   // From the next step on. Adam's rate is fixed at construction (as in
   // PyTorch's constructor), so its moments start over.
   void set_learning_rate(double lr);
@@ -160,6 +179,11 @@ class BestParameters {
   void restore() const;
   double score() const { return score_; }
   int64_t step() const { return step_; }  // -1 before the first offer
+  // For a checkpoint: "score", "step" and the kept "parameters.<name>"
+  // (none before the first offer). ag::Error naming the entry when the state
+  // is not of this model.
+  std::map<std::string, Tensor> state_dict() const;
+  void load_state_dict(const std::map<std::string, Tensor>& state);
 
  private:
   nn::Module& model_;
@@ -185,6 +209,11 @@ class CheckpointAverage {
   // Loads the mean of the snapshots into the model, in place (strict: the
   // same names and shapes). ag::Error when nothing was added.
   void load_into_model() const;
+  // For a checkpoint: "<k>.<name>", snapshot k (0 the oldest). ag::Error
+  // naming the entry when the state is not of this model or holds more than
+  // `count` snapshots.
+  std::map<std::string, Tensor> state_dict() const;
+  void load_state_dict(const std::map<std::string, Tensor>& state);
 
  private:
   nn::Module& model_;

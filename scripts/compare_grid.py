@@ -1,0 +1,378 @@
+#!/usr/bin/python3
+"""Issue 63's comparison, the whole grid, in as many sittings as it takes:
+every scoring function with every encoder, tuned alike on dev, several seeds
+at each cell's chosen recipe scored once on test, and the Transformer at its
+published recipe; the results in docs/compare/README.md's format.
+
+    compare_grid.py [--dry-run] [--size grid|tiny] [--only REGEX] [--build DIR]
+                    [--dict CMUDICT] [--work DIR] [--results DIR] [--threads N]
+
+The plan (--dry-run prints it, with each run's state and estimated time):
+1. Set-up, once: the test split as files (g2p_test_split.py: test.dict for
+   --evaluate, test.words for --predict-file) and the letters of each phoneme
+   (g2p_align.py, about 3 minutes on CMUdict) in the work directory.
+2. Tuning: each cell, (encoder, scoring) for scoring in SCORINGS and encoder
+   in ENCODERS, trains at every point of the size's small grid (learning rate
+   x label smoothing), seed 0, and is scored on dev only: its dev WER is the
+   best of its evaluations (the kept parameters'). Every bidirectional cell
+   has the encoder's directions half the decoder's width (--encoder-hidden
+   H/2), so that its keys are H wide as the one-way encoder's are: dot reads
+   it, and encoder and scoring function vary one at a time.
+3. Test runs: once a cell's tuning runs are all done, its chosen recipe is
+   the one of lowest dev WER (the first in grid order among equals), and it
+   trains with seeds 1..N at that recipe; each is scored once on the test
+   words: WER and PER greedy and with beam 5, the greedy answers, the row
+   entropy, monotonicity and alignment agreement (--evaluate with
+   --alignment-reference).
+4. The Transformer's row: g2p-seq2seq's published Transformer (docs/g2p.md,
+   "The Transformer's recipe"), seeds 1..N, trained until the dev WER stops
+   improving (--patience) or the step cap, scored as the test runs are.
+
+A run is done when its row (WORK/RUN.row.json) exists; a run that is not
+resumes from its checkpoint (WORK/RUN.ckpt.npz, written every
+--checkpoint-every steps by attograd-translate, atomically), to the bits it
+would have had uninterrupted. Every file is written to a temporary name and
+renamed once whole, so the script may be killed at any moment and started
+again: it skips what is done and goes on with the rest. runs.csv is written
+anew from the rows after each run, in plan order.
+"""
+import argparse
+import csv
+import gzip
+import io
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_DICT = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
+SAMPLE_DICT = os.path.join(ROOT, "tests", "data", "cmudict-sample.dict")
+COLUMNS = ("run encoder scoring recipe seed steps parameters dev_wer test_wer test_per "
+           "test_wer_beam5 test_per_beam5 wall_s steps_per_s entropy monotonic "
+           "alignment_agreement").split()
+SCORINGS = ("additive", "dot", "general", "general_scaled", "multihead")
+ENCODERS = ("unidirectional", "bidirectional")
+
+# The sizes. "grid" is the comparison's: a quarter of the shipped model's
+# GRU units (hidden 128 against 256, embed 64 against 128), the shipped
+# recipe's batch, schedule and evaluation; "tiny" is a smoke test on the
+# CMUdict sample (seconds a run). speed: training steps a second on two
+# threads, and seconds an evaluation of the dev split, measured (the plan's
+# time estimates).
+SIZES = {
+    "grid": {
+        "dict": DEFAULT_DICT,
+        "model": ["--embed", "64", "--hidden", "128", "--layers", "2", "--dropout", "0.1"],
+        "hidden": 128,
+        "train": ["--batch", "128", "--lr-schedule", "cosine", "--steps", "5000",
+                  "--eval-every", "500"],
+        "steps": 5000, "eval_every": 500, "checkpoint_every": 500,
+        "grid": [(lr, ls) for lr in ("0.001", "0.003") for ls in ("0", "0.1")],
+        "seeds": [1, 2, 3],
+        "speed": {"bahdanau": 12.0, "eval_s": 6.0, "transformer": 3.5, "score_s": 60.0},
+        "transformer": {
+            "model": ["--model", "transformer", "--hidden", "256", "--blocks", "3", "--heads", "4",
+                      "--ffn", "512", "--dropout", "0.1", "--norm-first"],
+            # t2t's constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size with
+            # constant 2.0, 8,000 warm-up steps, d 256: peak 2 / sqrt(8000 * 256)
+            "train": ["--batch", "128", "--lr", "0.0013975", "--warmup", "8000",
+                      "--label-smoothing", "0.1", "--steps", "25000", "--eval-every", "1000",
+                      "--patience", "5"],
+            "steps": 25000, "eval_every": 1000,
+        },
+    },
+    "tiny": {
+        "dict": SAMPLE_DICT,
+        "model": ["--embed", "8", "--hidden", "8", "--layers", "1", "--dropout", "0.1"],
+        "hidden": 8,
+        "train": ["--batch", "16", "--lr-schedule", "cosine", "--steps", "30",
+                  "--eval-every", "10"],
+        "steps": 30, "eval_every": 10, "checkpoint_every": 10,
+        "grid": [("0.01", "0"), ("0.01", "0.1")],
+        "seeds": [1],
+        "speed": {"bahdanau": 60.0, "eval_s": 0.1, "transformer": 40.0, "score_s": 2.0},
+        "transformer": {
+            "model": ["--model", "transformer", "--hidden", "8", "--blocks", "1", "--heads", "2",
+                      "--ffn", "16", "--dropout", "0.1", "--norm-first"],
+            "train": ["--batch", "16", "--lr", "0.01", "--warmup", "10", "--label-smoothing",
+                      "0.1", "--steps", "40", "--eval-every", "10", "--patience", "2"],
+            "steps": 40, "eval_every": 10,
+        },
+    },
+}
+
+
+class Run:
+    """One training run of the plan: its name, cell, recipe, seed and flags."""
+
+    def __init__(self, encoder, scoring, recipe, seed, flags, steps, evals, speed, test):
+        self.encoder, self.scoring, self.recipe, self.seed = encoder, scoring, recipe, seed
+        self.flags, self.steps, self.evals, self.speed, self.test = flags, steps, evals, speed, test
+        short = "transformer" if scoring == "transformer" else (
+            ("uni" if encoder == "unidirectional" else "bi") + "-" + scoring)
+        self.name = f"{short}-{recipe}-s{seed}"
+
+    def estimate_s(self, size):
+        speed = size["speed"]
+        return (self.steps / self.speed + self.evals * speed["eval_s"] +
+                (speed["score_s"] if self.test else 0))
+
+
+def recipe_name(lr, ls):
+    return f"lr{lr}-ls{ls}"
+
+
+def cell_flags(size, encoder, scoring):
+    flags = ["--encoder", encoder, "--attention", scoring] + size["model"]
+    if encoder == "bidirectional":
+        flags += ["--encoder-hidden", str(size["hidden"] // 2)]
+    if scoring == "multihead":
+        flags += ["--heads", "4"]
+    return flags
+
+
+def gru_run(size, encoder, scoring, lr, ls, seed, test):
+    flags = (cell_flags(size, encoder, scoring) + size["train"] +
+             ["--lr", lr, "--label-smoothing", ls, "--seed", str(seed)])
+    return Run(encoder, scoring, recipe_name(lr, ls), seed, flags, size["steps"],
+               size["steps"] // size["eval_every"], size["speed"]["bahdanau"], test)
+
+
+def transformer_runs(size):
+    t = size["transformer"]
+    return [Run("transformer", "transformer", "published", seed,
+                t["model"] + t["train"] + ["--seed", str(seed)], t["steps"],
+                t["steps"] // t["eval_every"], size["speed"]["transformer"], True)
+            for seed in size["seeds"]]
+
+
+def plan(size, rows):
+    """(tuning runs, test runs, notes): the test runs of a cell once its
+    tuning runs all have rows; a note for each cell still waiting."""
+    tuning, tests, notes = [], [], []
+    for encoder in ENCODERS:
+        for scoring in SCORINGS:
+            cell = [gru_run(size, encoder, scoring, lr, ls, 0, False) for lr, ls in size["grid"]]
+            tuning += cell
+            done = [rows[r.name] for r in cell if r.name in rows]
+            if len(done) < len(cell):
+                notes.append(f"{encoder} {scoring}: {len(size['seeds'])} test runs "
+                             f"after its {len(cell) - len(done)} tuning runs still to do")
+                continue
+            best = min(range(len(cell)), key=lambda i: (done[i]["dev_wer"], i))
+            lr, ls = size["grid"][best]
+            tests += [gru_run(size, encoder, scoring, lr, ls, seed, True) for seed in size["seeds"]]
+    return tuning, tests + transformer_runs(size), notes
+
+
+# ---- files ---------------------------------------------------------------------------
+
+def write_atomic(path, data):
+    """Writes bytes (or text) to path.partial, then renames it over path."""
+    partial = path + ".partial"
+    with open(partial, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+    os.replace(partial, path)
+
+
+def read_stats(text):
+    """attograd-translate's --stats lines, "key value", as {key: float}."""
+    stats = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                stats[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return stats
+
+
+def run_program(program, args, log_path, threads):
+    """Runs attograd-translate, its stderr appended to log_path; returns stdout.
+    Stops the script (exit 1) when the program fails."""
+    command = [program, *args, "--threads", str(threads)]
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write("$ " + " ".join(command) + "\n")
+        log.flush()
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True)
+    if done.returncode != 0:
+        sys.exit(f"compare_grid.py: {' '.join(command)} failed (exit {done.returncode}); "
+                 f"see {log_path}")
+    return done.stdout
+
+
+def stage(path, make):
+    """The text at path, made by make() and written atomically when missing."""
+    if not os.path.exists(path):
+        write_atomic(path, make())
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+# ---- one run -------------------------------------------------------------------------
+
+def do_run(run, args, size, program):
+    work = args.work
+    base = os.path.join(work, run.name)
+    log = base + ".log"
+    checkpoint = base + ".ckpt.npz"
+
+    def train():
+        resume = ["--resume", checkpoint] if os.path.exists(checkpoint) else []
+        out = run_program(program, ["--task", "g2p", "--dict", args.dict, *run.flags,
+                                    "--checkpoint", checkpoint, "--checkpoint-every",
+                                    str(size["checkpoint_every"]), *resume,
+                                    "--curve", base + ".curve.csv", "--skip-test",
+                                    "--save", base + ".model.npz", "--stats"], log, args.threads)
+        return out
+
+    stats = read_stats(stage(base + ".train.stats", train))
+    row = {"run": run.name, "encoder": run.encoder, "scoring": run.scoring,
+           "recipe": run.recipe, "seed": run.seed, "steps": int(stats["steps"]),
+           "parameters": int(stats["parameters"]), "dev_wer": 100 * stats["dev_wer"],
+           "wall_s": round(stats["train_seconds"], 1),
+           "steps_per_s": round(stats["steps"] / max(stats["train_seconds"], 1e-9), 3)}
+    if run.test:
+        model = base + ".model.npz"
+        test_dict, test_words = (os.path.join(work, "test.dict"),
+                                 os.path.join(work, "test.words"))
+        greedy = read_stats(stage(base + ".greedy.stats", lambda: run_program(
+            program, ["--load", model, "--evaluate", test_dict, "--alignment-reference",
+                      os.path.join(work, "alignments.tsv"), "--stats"], log, args.threads)))
+        beam = read_stats(stage(base + ".beam5.stats", lambda: run_program(
+            program, ["--load", model, "--evaluate", test_dict, "--beam", "5", "--stats"], log,
+            args.threads)))
+        answers = os.path.join(args.results, "answers", run.name + ".tsv.gz")
+        if not os.path.exists(answers):
+            lines = run_program(program, ["--load", model, "--predict-file", test_words], log,
+                                args.threads)
+            text = "".join(f"{f[0]}\t{f[3]}\n" for f in
+                           (line.split("\t") for line in lines.splitlines() if line))
+            write_atomic(answers, gzip.compress(text.encode("utf-8"), mtime=0))
+        row.update(test_wer=100 * greedy["eval_wer"], test_per=100 * greedy["eval_per"],
+                   test_wer_beam5=100 * beam["eval_wer"], test_per_beam5=100 * beam["eval_per"],
+                   entropy=greedy["eval_entropy"], monotonic=greedy["eval_monotonic"],
+                   alignment_agreement=greedy["eval_alignment_agreement"])
+    with open(base + ".curve.csv", encoding="utf-8") as f:
+        write_atomic(os.path.join(args.results, "curves", run.name + ".csv"), f.read())
+    write_atomic(base + ".row.json", json.dumps(row, sort_keys=True) + "\n")
+    if os.path.exists(checkpoint):
+        os.remove(checkpoint)  # done: its row, model and results are kept
+
+
+def read_rows(work):
+    rows = {}
+    for name in os.listdir(work) if os.path.isdir(work) else []:
+        if name.endswith(".row.json"):
+            with open(os.path.join(work, name), encoding="utf-8") as f:
+                row = json.load(f)
+            rows[row["run"]] = row
+    return rows
+
+
+def write_runs_csv(results, runs, rows):
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for run in runs:
+        if run.name in rows:
+            writer.writerow({c: rows[run.name].get(c, "") for c in COLUMNS})
+    write_atomic(os.path.join(results, "runs.csv"), out.getvalue())
+
+
+def set_up(args):
+    """The test split and the alignments, once."""
+    for name, command in [
+            ("test.dict", [os.path.join(HERE, "g2p_test_split.py"), args.dict,
+                           os.path.join(args.work, "test.dict.partial"),
+                           os.path.join(args.work, "test.words.partial")]),
+            ("alignments.tsv", [os.path.join(HERE, "g2p_align.py"), args.dict,
+                                os.path.join(args.work, "alignments.tsv.partial")])]:
+        path = os.path.join(args.work, name)
+        if os.path.exists(path):
+            continue
+        print(f"compare_grid.py: {name} ({time.strftime('%H:%M')})", flush=True)
+        subprocess.run(["/usr/bin/python3", *command], check=True, stdout=subprocess.DEVNULL)
+        if name == "test.dict":
+            os.replace(path.replace(".dict", ".words") + ".partial",
+                       path.replace(".dict", ".words"))
+        os.replace(path + ".partial", path)
+
+
+def hours(seconds):
+    return f"{seconds / 3600:.1f} h"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    parser.add_argument("--size", choices=sorted(SIZES), default="grid")
+    parser.add_argument("--only", help="only the runs whose name matches this regular expression")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--dict", help="the dictionary (default: the size's)")
+    parser.add_argument("--work", help="models, checkpoints, logs (default compare-work/SIZE)")
+    parser.add_argument("--results", help="default docs/compare (grid), compare-work/tiny/results")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    size = SIZES[args.size]
+    args.dict = args.dict or size["dict"]
+    args.work = args.work or os.path.join(ROOT, "compare-work", args.size)
+    args.results = args.results or (os.path.join(ROOT, "docs", "compare") if args.size == "grid"
+                                    else os.path.join(args.work, "results"))
+    only = re.compile(args.only) if args.only else None
+    program = os.path.join(args.build, "attograd-translate")
+
+    while True:
+        rows = read_rows(args.work)
+        tuning, tests, notes = plan(size, rows)
+        runs = [r for r in tuning + tests if not only or only.search(r.name)]
+        todo = [r for r in runs if r.name not in rows]
+        if args.dry_run:
+            print(f"size {args.size}, dictionary {args.dict}, work {args.work}, "
+                  f"results {args.results}")
+            total = 0.0
+            for r in runs:
+                state = "done" if r.name in rows else (
+                    "resumes" if os.path.exists(os.path.join(args.work, r.name + ".ckpt.npz"))
+                    else "to do")
+                estimate = r.estimate_s(size)
+                total += estimate if r.name not in rows else 0
+                kind = "test" if r.test else "tuning"
+                print(f"  {r.name:44} {kind:6} {state:8} ~{estimate / 60:5.1f} min  "
+                      f"{' '.join(r.flags)}")
+            for note in notes:
+                print("  (" + note + ")")
+            # The test runs still unplanned: each like its cell's first tuning run, scored.
+            waiting = len(notes) * len(size["seeds"])
+            waiting_s = waiting * (tuning[0].estimate_s(size) + size["speed"]["score_s"])
+            print(f"{len(runs)} runs planned, {len(todo)} of them to do (~{hours(total)}); "
+                  f"{waiting} test runs wait for their cells' tuning (~{hours(waiting_s)}); "
+                  f"in all ~{hours(total + waiting_s)} on {args.threads} threads")
+            return
+        if not todo:
+            print(f"compare_grid.py: all {len(runs)} runs done; "
+                  f"scripts/compare_report.py {args.results} for the report")
+            return
+        if not os.path.isfile(program):
+            sys.exit(f"compare_grid.py: no {program} (build it, or --build DIR)")
+        for directory in (args.work, os.path.join(args.results, "answers"),
+                          os.path.join(args.results, "curves")):
+            os.makedirs(directory, exist_ok=True)
+        set_up(args)
+        run = todo[0]
+        print(f"compare_grid.py: {run.name} ({time.strftime('%H:%M')}; {len(todo)} to do)",
+              flush=True)
+        do_run(run, args, size, program)
+        rows = read_rows(args.work)
+        tuning, tests, _ = plan(size, rows)
+        write_runs_csv(args.results, tuning + tests, rows)
+
+
+if __name__ == "__main__":
+    main()
