@@ -14,7 +14,7 @@ using testing::throws_error;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Tensor leaf(std::vector<double> values, DType dtype = kFloat32) {
+Tensor optim_leaf(std::vector<double> values, DType dtype = kFloat32) {
   const int64_t n = static_cast<int64_t>(values.size());
   return tensor(values, {n}, dtype).requires_grad_();
 }
@@ -22,7 +22,7 @@ Tensor leaf(std::vector<double> values, DType dtype = kFloat32) {
 // ---- the same tensor twice ------------------------------------------------------
 
 TEST(RobustnessOptimTest, TheSameTensorTwiceIsRefusedWithBothPositions) {
-  const Tensor p = leaf({1, 1}), q = leaf({1, 1}), r = leaf({2});
+  const Tensor p = optim_leaf({1, 1}), q = optim_leaf({1, 1}), r = optim_leaf({2});
   // Side by side, apart, and as a second handle to the same tensor.
   const Tensor p_again = p;
   for (const auto& [params, positions] : std::vector<std::pair<std::vector<Tensor>, std::string>>{
@@ -45,7 +45,7 @@ TEST(RobustnessOptimTest, TheSameTensorTwiceIsRefusedWithBothPositions) {
 TEST(RobustnessOptimTest, EqualValuesAreNotTheSameTensor) {
   // Two parameters holding equal values (or sharing nothing but their values)
   // are two parameters: each moves once. (Identity, never value equality.)
-  const Tensor a = leaf({1, 1}), b = leaf({1, 1});
+  const Tensor a = optim_leaf({1, 1}), b = optim_leaf({1, 1});
   optim::SGD sgd({a, b}, 0.5);
   sum(a + b).backward();
   sgd.step();
@@ -55,7 +55,7 @@ TEST(RobustnessOptimTest, EqualValuesAreNotTheSameTensor) {
 
 TEST(RobustnessOptimTest, ARefusedOptimizerChangesNothing) {
   // The check runs before any state exists: the gradient and the values stay.
-  const Tensor p = leaf({1, 2});
+  const Tensor p = optim_leaf({1, 2});
   sum(p * p).backward();
   EXPECT_TRUE(throws_error([&] { optim::Adam({p, p}, 0.1); }, {"Adam", "same tensor"}));
   EXPECT_EQ(p.to_vector(), (std::vector<double>{1, 2}));
@@ -94,7 +94,7 @@ TEST(RobustnessOptimTest, TiedWeightsAreListedOnceAsInPyTorch) {
 // ---- hyper-parameters -----------------------------------------------------------
 
 TEST(RobustnessOptimTest, NonFiniteHyperParametersAreRefused) {
-  const Tensor w = leaf({1});
+  const Tensor w = optim_leaf({1});
   for (const double bad : std::vector<double>{kInf, -kInf, NAN}) {
     const std::string shown = number_str(bad);
     EXPECT_TRUE(throws_error([&] { optim::SGD({w}, bad); }, {"SGD", "learning rate", shown}));
@@ -124,14 +124,14 @@ TEST(RobustnessOptimTest, NonFiniteHyperParametersAreRefused) {
 
 TEST(RobustnessOptimTest, ExtremeButFiniteHyperParametersGivePyTorchsNumbers) {
   // torch.optim.SGD([w], lr=1e300) after w.sum().backward(): w = 1 - 1e300.
-  const Tensor w = leaf({1}, kFloat64);
+  const Tensor w = optim_leaf({1}, kFloat64);
   optim::SGD sgd({w}, 1e300);
   sum(w).backward();
   sgd.step();
   EXPECT_EQ(w.item(), 1 - 1e300);
   // lr = 0 leaves w alone; Adam with eps = 0 and a zero gradient gives 0/0
   // = NaN, as torch.optim.Adam(eps=0) does.
-  Tensor z = leaf({3}, kFloat64);
+  Tensor z = optim_leaf({3}, kFloat64);
   optim::Adam adam({z}, 0.1, {0.9, 0.999}, 0.0);
   z.set_grad(zeros({1}, kFloat64));
   adam.step();
@@ -141,7 +141,7 @@ TEST(RobustnessOptimTest, ExtremeButFiniteHyperParametersGivePyTorchsNumbers) {
 TEST(RobustnessOptimTest, SchedulersWithHugePeriodsOrRisingRates) {
   // T_max near int64's limit: PyTorch's (e - 1 - T) % (2 T) would overflow
   // 2 T (undefined behaviour in C++); the rate stays at its base.
-  const Tensor w = leaf({1}, kFloat64);
+  const Tensor w = optim_leaf({1}, kFloat64);
   optim::SGD sgd({w}, 0.1);
   optim::CosineAnnealingLR cosine(sgd, std::numeric_limits<int64_t>::max());
   for (int e = 0; e < 3; ++e) cosine.step();
@@ -178,7 +178,7 @@ TEST(RobustnessOptimTest, SchedulersWithHugePeriodsOrRisingRates) {
 // ---- parameter lists ------------------------------------------------------------
 
 TEST(RobustnessOptimTest, OddParameterListsAreRefusedByPosition) {
-  const Tensor w = leaf({1});
+  const Tensor w = optim_leaf({1});
   EXPECT_TRUE(throws_error(
       [&] {
         optim::Adam({w, Tensor()}, 0.1);
@@ -207,7 +207,7 @@ TEST(RobustnessOptimTest, MixedDtypesStepEachInItsOwn) {
   // float32 and float64 parameters in one optimizer give the numbers that
   // one optimizer per dtype gives (bit for bit).
   auto run = [](bool together) {
-    Tensor a = leaf({1, -2, 3}), b = leaf({0.5, 0.25}, kFloat64);
+    Tensor a = optim_leaf({1, -2, 3}), b = optim_leaf({0.5, 0.25}, kFloat64);
     std::vector<std::unique_ptr<optim::Adam>> adams;
     if (together) {
       adams.push_back(std::make_unique<optim::Adam>(std::vector<Tensor>{a, b}, 0.1));
@@ -234,7 +234,7 @@ TEST(RobustnessOptimTest, MixedDtypesStepEachInItsOwn) {
 TEST(RobustnessOptimTest, StepsWithoutGradientsChangeNothing) {
   // step() before any backward: no parameter moves, no state advances, so the
   // first real step is Adam's first step (bias correction with t = 1).
-  const Tensor w = leaf({1, 2}, kFloat64), fresh = leaf({1, 2}, kFloat64);
+  const Tensor w = optim_leaf({1, 2}, kFloat64), fresh = optim_leaf({1, 2}, kFloat64);
   optim::Adam adam({w}, 0.1), reference({fresh}, 0.1);
   for (int k = 0; k < 3; ++k) adam.step();
   EXPECT_EQ(w.to_vector(), (std::vector<double>{1, 2}));
@@ -261,7 +261,7 @@ TEST(RobustnessOptimTest, StepsWithoutGradientsChangeNothing) {
 
 TEST(RobustnessOptimTest, GraphsRecordedBeforeAStepRefuseToBackward) {
   // Each optimizer, and with momentum (a second path through SGD::step).
-  Tensor w = leaf({1, 2});
+  Tensor w = optim_leaf({1, 2});
   const Tensor x = tensor({3, 4});
   optim::SGD plain({w}, 0.1), heavy({w}, 0.1, 0.9);
   optim::Adam adam({w}, 0.1);
