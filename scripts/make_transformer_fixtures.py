@@ -156,7 +156,7 @@ def check_pre_ln_blocks(net):
         ours, theirs = blk(X, valid), layer(X, src_key_padding_mask=padding)
         assert torch.allclose(ours, theirs, atol=1e-12, rtol=0), (ours - theirs).abs().max()
     Y = torch.randn(B, Tout, d)
-    causal = nn.Transformer.generate_square_subsequent_mask(Tout, dtype=torch.float64)
+    causal = nn.Transformer.generate_square_subsequent_mask(Tout)  # float -inf above the diagonal
     for blk in net.decoder.blks:
         layer = nn.TransformerDecoderLayer(d, heads, 16, dropout=0.0, batch_first=True,
                                            norm_first=True)

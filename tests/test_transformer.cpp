@@ -42,6 +42,9 @@ struct TorchModel {
 const TorchModel kTorchModels[] = {{"transformer_model.npz", false},
                                    {"transformer_pre_ln.npz", true}};
 const std::string kModel = kTorchModels[0].file;
+void PrintTo(const TorchModel& model, std::ostream* out) {
+  *out << model.file;
+}
 
 // The fixture's state dict in torch's order: entries "param.NN.<name>".
 std::vector<std::pair<std::string, Tensor>> torch_state_dict(const std::string& file) {
