@@ -1,8 +1,9 @@
 // Scaled dot-product attention (d2l's DotProductAttention; Vaswani et al.):
 //   a(q, k) = q^T k / sqrt(d)
 // No parameters; queries and keys must have one width d. After a
-// bidirectional encoder the keys are twice the decoder's width: `general`
-// learns the map between the two.
+// bidirectional encoder of the decoder's width the keys are twice the
+// decoder's width: `general` learns the map between the two, or the encoder
+// is made half as wide a direction (nn/seq2seq.h's encoder_hiddens).
 // Legend: B batch, Tq queries, Tk keys, d width.
 #include <cmath>
 
@@ -19,8 +20,9 @@ class DotScoring : public ScoringFunction {
              "dot-product scores q.k need queries and keys of one width, but the queries have " +
                  std::to_string(sizes.query_size) + " features and the keys " +
                  std::to_string(sizes.key_size) +
-                 " (a bidirectional encoder's keys are twice the hidden size): use 'general', "
-                 "whose W_a maps one width to the other");
+                 " (a bidirectional encoder's keys are twice its hidden size): use 'general', "
+                 "whose W_a maps one width to the other, or an encoder of half the width a "
+                 "direction (encoder_hiddens)");
   }
 
  protected:

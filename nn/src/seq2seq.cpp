@@ -25,6 +25,20 @@ void check_tokens(const Tensor& tokens, const char* what, const std::string& op)
                (tokens.defined() ? std::string(" ") + dtype_name(tokens.dtype()) : ""));
 }
 
+// The encoder's hidden size per direction (He) for a decoder of H units:
+// `requested`, or H when 0; ag::Error for a one-way encoder of another size
+// (d2l's decoder starts from its final states as they are).
+int64_t encoder_width(int64_t requested, int64_t num_hiddens, bool bidirectional) {
+  const int64_t width = requested > 0 ? requested : num_hiddens;
+  AG_CHECK(requested >= 0 && (bidirectional || width == num_hiddens), "Seq2SeqAttentionDecoder",
+           "encoder_hiddens " + std::to_string(requested) + " with hidden size " +
+               std::to_string(num_hiddens) +
+               ": d2l's decoder starts from the one-way encoder's final states as they are, so "
+               "that encoder has the decoder's hidden size (only the bidirectional one's may "
+               "differ, through W_s)");
+  return width;
+}
+
 }  // namespace
 
 // ---- Seq2SeqEncoder -------------------------------------------------------------------
@@ -63,7 +77,7 @@ Seq2SeqAttentionDecoder::Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t emb
     : Decoder("Seq2SeqAttentionDecoder"),
       scoring(scoring),
       bidirectional_encoder(bidirectional_encoder),
-      encoder_hiddens(encoder_hiddens > 0 ? encoder_hiddens : num_hiddens),
+      encoder_hiddens(encoder_width(encoder_hiddens, num_hiddens, bidirectional_encoder)),
       key_size(bidirectional_encoder ? 2 * this->encoder_hiddens : this->encoder_hiddens),
       attention(make_scoring_function(scoring, {.query_size = num_hiddens,
                                                 .key_size = key_size,
@@ -73,13 +87,6 @@ Seq2SeqAttentionDecoder::Seq2SeqAttentionDecoder(int64_t vocab_size, int64_t emb
       embedding(vocab_size, embed_size),
       rnn(embed_size + attention->context_size(), num_hiddens, num_layers, dropout),
       dense(num_hiddens, vocab_size) {
-  AG_CHECK(encoder_hiddens >= 0 && (bidirectional_encoder || this->encoder_hiddens == num_hiddens),
-           "Seq2SeqAttentionDecoder",
-           "encoder_hiddens " + std::to_string(encoder_hiddens) + " with hidden size " +
-               std::to_string(num_hiddens) +
-               ": d2l's decoder starts from the one-way encoder's final states as they are, so "
-               "that encoder has the decoder's hidden size (only the bidirectional one's may "
-               "differ, through W_s)");
   register_module("attention", attention.get());
   register_module("embedding", &embedding);
   register_module("rnn", &rnn);
