@@ -87,8 +87,20 @@ std::map<std::string, Tensor> run_and_checkpoint(const RunOptions& options,
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
   const Tensor x = a.contiguous(), y = b.contiguous();
+  const auto start = [](const Tensor& t) -> const void* {
+    switch (t.dtype()) {
+      case kFloat32:
+        return t.data_ptr<float>();
+      case kFloat64:
+        return t.data_ptr<double>();
+      case kInt64:
+        return t.data_ptr<int64_t>();
+      default:
+        return t.data_ptr<bool>();
+    }
+  };
   const auto bytes = static_cast<size_t>(x.numel()) * dtype_size(x.dtype());
-  return std::memcmp(x.data_ptr<uint8_t>(), y.data_ptr<uint8_t>(), bytes) == 0;
+  return std::memcmp(start(x), start(y), bytes) == 0;
 }
 
 // Every entry of `a` and `b` bit for bit, but the training seconds (a clock's).

@@ -66,7 +66,8 @@ TEST(TranslateCli, BadFlags) {
   EXPECT_TRUE(fails_with("--model gpt", "unknown model 'gpt'"));
   EXPECT_TRUE(
       fails_with("--attention cosine",
-                 "--attention expects one of additive, dot, general, multihead, got 'cosine'"));
+                 "--attention expects one of additive, dot, general, multihead, general_scaled, "
+                 "got 'cosine'"));
   EXPECT_TRUE(fails_with("--encoder bidirectional --attention dot",
                          "twice the decoder's (2 x 32 against 32); --attention general"));
   EXPECT_TRUE(fails_with("--attention multihead --hidden 30 --heads 4",
