@@ -72,16 +72,22 @@ TEST(TranslateTransformer, MakeModelBuildsD2lsTransformer) {
   EXPECT_TRUE(throws_error([&] { make_model(bad, 10, 10); }, {"make_model", "blocks 0"}));
 }
 
-TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
-  const Dataset data({Task::Reverse, 500, 30, 2});
-  ag::manual_seed(3);
-  ModelConfig config = small_transformer();
-  config.causal = false;
+// `config`'s model for `data`, trained 3 steps of 16 examples.
+Translator trained_briefly(const ModelConfig& config, const Dataset& data) {
   Translator translator = make_translator(config, data);
   TrainOptions options;
   options.steps = 3;
   options.batch_size = 16;
   train_seq2seq(translator, data, options);
+  return translator;
+}
+
+TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
+  const Dataset data({Task::Reverse, 500, 30, 2});
+  ag::manual_seed(3);
+  ModelConfig config = small_transformer();
+  config.causal = false;
+  Translator translator = trained_briefly(config, data);
   const std::string path = temp_file("transformer.npz");
   save_translator(path, translator);
   Translator loaded = load_translator(path);
@@ -145,18 +151,9 @@ TEST(TranslateTransformer, VersionOneFilesStillLoad) {
 // and its stacks' final norms, and loads as itself: the same translations.
 TEST(TranslateTransformer, PreLnSavesAndLoads) {
   const Dataset data({Task::Reverse, 200, 10, 1});
-  ModelConfig config;
-  config.model = "transformer";
-  config.num_hiddens = 8;
-  config.ffn_num_hiddens = 12;
-  config.num_heads = 2;
-  config.num_blks = 1;
+  ModelConfig config = small_transformer();
   config.norm_first = true;
-  Translator translator = make_translator(config, data);
-  TrainOptions options;
-  options.steps = 3;
-  options.batch_size = 16;
-  train_seq2seq(translator, data, options);
+  Translator translator = trained_briefly(config, data);
   const std::string path = temp_file("pre_ln.npz");
   save_translator(path, translator);
   auto file = load_npz(path);
