@@ -254,8 +254,9 @@ std::unique_ptr<EncoderDecoder> make_bahdanau_seq2seq(int64_t src_vocab_size,
                                                       double dropout, const std::string& scoring,
                                                       bool bidirectional, int64_t num_heads,
                                                       int64_t encoder_hiddens) {
-  // (The two halves are made in the order the compiler evaluates the
-  // arguments, as they always were: the initial values are drawn in it.)
+  // One expression: the compiler's order for the arguments decides which
+  // half draws its initial values first, and a model of a given seed must
+  // keep the values it had.
   return std::make_unique<EncoderDecoder>(
       std::make_unique<Seq2SeqEncoder>(src_vocab_size, embed_size,
                                        encoder_hiddens > 0 ? encoder_hiddens : num_hiddens,

@@ -52,11 +52,6 @@ struct ModelConfig {
   // direction; its keys are 2H wide, so dot is refused: general is the
   // dot-product score that maps them, or see encoder_hiddens).
   std::string encoder = "unidirectional";
-  // bahdanau, bidirectional encoder: its hidden size per direction (0: as
-  // num_hiddens). num_hiddens / 2 makes its keys num_hiddens wide, the
-  // queries' width, so that dot reads it (nn/seq2seq.h). The one-way
-  // encoder's is num_hiddens (make_model refuses another).
-  int64_t encoder_hiddens = 0;
   int64_t embed_size = 32;   // bahdanau (the Transformer embeds in num_hiddens)
   int64_t num_hiddens = 32;  // the GRU's hidden size; the Transformer's d
   int64_t num_layers = 2;    // bahdanau: GRU layers
@@ -67,6 +62,11 @@ struct ModelConfig {
   int64_t num_blks = 2;          // encoder and decoder blocks
   bool causal = true;            // the decoder's look-ahead mask (false: the ablation)
   bool norm_first = false;       // pre-LN blocks (nn/transformer.h); false: d2l's post-LN
+  // bahdanau, bidirectional encoder: its hidden size per direction (0: as
+  // num_hiddens). num_hiddens / 2 makes its keys num_hiddens wide, the
+  // queries' width, so that dot reads it (nn/seq2seq.h). The one-way
+  // encoder's is num_hiddens (make_model refuses another).
+  int64_t encoder_hiddens = 0;
 };
 
 // "bahdanau", "transformer".
