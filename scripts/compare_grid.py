@@ -6,6 +6,7 @@ published recipe; the results in docs/compare/README.md's format.
 
     compare_grid.py [--dry-run] [--size grid|tiny] [--only REGEX] [--build DIR]
                     [--dict CMUDICT] [--work DIR] [--results DIR] [--threads N]
+    compare_grid.py --collect DEST [--size grid|tiny] [--work DIR] [--results DIR]
 
 The plan (--dry-run prints it, with each run's state and estimated time):
 1. Set-up, once: the test split as files (g2p_test_split.py: test.dict for
@@ -28,13 +29,21 @@ The plan (--dry-run prints it, with each run's state and estimated time):
    "The Transformer's recipe"), seeds 1..N, trained until the dev WER stops
    improving (--patience) or the step cap, scored as the test runs are.
 
-A run is done when its row (WORK/RUN.row.json) exists; a run that is not
-resumes from its checkpoint (WORK/RUN.ckpt.npz, written every
+A run is done when its row is in WORK/RUN.row.json or in RESULTS/runs.csv
+(so a results directory committed to the repository, docs/compare, carries
+the finished runs to a new machine with an empty work directory); a run
+that is not resumes from its checkpoint (WORK/RUN.ckpt.npz, written every
 --checkpoint-every steps by attograd-translate, atomically), to the bits it
 would have had uninterrupted. Every file is written to a temporary name and
 renamed once whole, so the script may be killed at any moment and started
 again: it skips what is done and goes on with the rest. runs.csv is written
 anew from the rows after each run, in plan order.
+
+--collect DEST copies the finished runs' results (their rows merged into
+DEST/runs.csv, their answers and curves) from RESULTS to DEST, the
+repository's docs/compare, to be committed: what a new machine needs to go
+on. Unfinished runs' checkpoints stay in WORK (a new machine starts them
+over).
 """
 import argparse
 import csv
@@ -182,6 +191,11 @@ def write_atomic(path, data):
     os.replace(partial, path)
 
 
+def percent(share):
+    """A share (0 to 1) as percent, to 1e-6 points (the float's tail dropped)."""
+    return round(100 * share, 6)
+
+
 def read_stats(text):
     """attograd-translate's --stats lines, "key value", as {key: float}."""
     stats = {}
@@ -237,7 +251,7 @@ def do_run(run, args, size, program):
     stats = read_stats(stage(base + ".train.stats", train))
     row = {"run": run.name, "encoder": run.encoder, "scoring": run.scoring,
            "recipe": run.recipe, "seed": run.seed, "steps": int(stats["steps"]),
-           "parameters": int(stats["parameters"]), "dev_wer": 100 * stats["dev_wer"],
+           "parameters": int(stats["parameters"]), "dev_wer": percent(stats["dev_wer"]),
            "wall_s": round(stats["train_seconds"], 1),
            "steps_per_s": round(stats["steps"] / max(stats["train_seconds"], 1e-9), 3)}
     if run.test:
@@ -257,8 +271,9 @@ def do_run(run, args, size, program):
             text = "".join(f"{f[0]}\t{f[3]}\n" for f in
                            (line.split("\t") for line in lines.splitlines() if line))
             write_atomic(answers, gzip.compress(text.encode("utf-8"), mtime=0))
-        row.update(test_wer=100 * greedy["eval_wer"], test_per=100 * greedy["eval_per"],
-                   test_wer_beam5=100 * beam["eval_wer"], test_per_beam5=100 * beam["eval_per"],
+        row.update(test_wer=percent(greedy["eval_wer"]), test_per=percent(greedy["eval_per"]),
+                   test_wer_beam5=percent(beam["eval_wer"]),
+                   test_per_beam5=percent(beam["eval_per"]),
                    entropy=greedy["eval_entropy"], monotonic=greedy["eval_monotonic"],
                    alignment_agreement=greedy["eval_alignment_agreement"])
     with open(base + ".curve.csv", encoding="utf-8") as f:
@@ -268,8 +283,29 @@ def do_run(run, args, size, program):
         os.remove(checkpoint)  # done: its row, model and results are kept
 
 
-def read_rows(work):
+NUMBERS = set(COLUMNS) - {"run", "encoder", "scoring", "recipe"}
+
+
+def read_csv_rows(path):
+    """runs.csv's rows, {run: row}, the numbers as numbers, empty cells left out."""
     rows = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", newline="") as f:
+            for line in csv.DictReader(f):
+                row = {}
+                for column, text in line.items():
+                    if text in ("", None):
+                        continue
+                    row[column] = (text if column not in NUMBERS else
+                                   int(text) if column in ("seed", "steps", "parameters")
+                                   else float(text))
+                rows[row["run"]] = row
+    return rows
+
+
+def read_rows(work, results):
+    """The finished runs: results/runs.csv's (committed), then the work directory's."""
+    rows = read_csv_rows(os.path.join(results, "runs.csv"))
     for name in os.listdir(work) if os.path.isdir(work) else []:
         if name.endswith(".row.json"):
             with open(os.path.join(work, name), encoding="utf-8") as f:
@@ -279,13 +315,37 @@ def read_rows(work):
 
 
 def write_runs_csv(results, runs, rows):
+    """runs.csv from the rows: the plan's runs in plan order, then any others."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    for run in runs:
-        if run.name in rows:
-            writer.writerow({c: rows[run.name].get(c, "") for c in COLUMNS})
+    names = [run.name for run in runs if run.name in rows]
+    names += sorted(set(rows) - set(names))
+    for name in names:
+        writer.writerow({c: rows[name].get(c, "") for c in COLUMNS})
     write_atomic(os.path.join(results, "runs.csv"), out.getvalue())
+
+
+def collect(args, size, dest):
+    """The finished runs' rows, answers and curves from args.results into dest."""
+    rows = read_rows(args.work, args.results)
+    merged = read_csv_rows(os.path.join(dest, "runs.csv"))
+    merged.update(rows)
+    for directory in ("answers", "curves"):
+        os.makedirs(os.path.join(dest, directory), exist_ok=True)
+    copied = 0
+    for name in rows:
+        for part in (os.path.join("answers", name + ".tsv.gz"), os.path.join("curves", name + ".csv")):
+            source = os.path.join(args.results, part)
+            if os.path.exists(source) and os.path.realpath(source) != os.path.realpath(
+                    os.path.join(dest, part)):
+                with open(source, "rb") as f:
+                    write_atomic(os.path.join(dest, part), f.read())
+                copied += 1
+    tuning, tests, _ = plan(size, merged)
+    write_runs_csv(dest, tuning + tests, merged)
+    print(f"compare_grid.py: {len(rows)} finished runs ({copied} files) into {dest}; "
+          f"{len(merged)} rows in its runs.csv")
 
 
 def set_up(args):
@@ -321,6 +381,8 @@ def main():
     parser.add_argument("--work", help="models, checkpoints, logs (default compare-work/SIZE)")
     parser.add_argument("--results", help="default docs/compare (grid), compare-work/tiny/results")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--collect", metavar="DEST",
+                        help="copy the finished runs' results into DEST (docs/compare) and stop")
     args = parser.parse_args()
     size = SIZES[args.size]
     args.dict = args.dict or size["dict"]
@@ -330,8 +392,11 @@ def main():
     only = re.compile(args.only) if args.only else None
     program = os.path.join(args.build, "attograd-translate")
 
+    if args.collect:
+        collect(args, size, args.collect)
+        return
     while True:
-        rows = read_rows(args.work)
+        rows = read_rows(args.work, args.results)
         tuning, tests, notes = plan(size, rows)
         runs = [r for r in tuning + tests if not only or only.search(r.name)]
         todo = [r for r in runs if r.name not in rows]
@@ -371,7 +436,7 @@ def main():
         print(f"compare_grid.py: {run.name} ({time.strftime('%H:%M')}; {len(todo)} to do)",
               flush=True)
         do_run(run, args, size, program)
-        rows = read_rows(args.work)
+        rows = read_rows(args.work, args.results)
         tuning, tests, _ = plan(size, rows)
         write_runs_csv(args.results, tuning + tests, rows)
 

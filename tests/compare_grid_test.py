@@ -17,6 +17,9 @@ figures made up from the run's flags), standard library only:
    without training again, and the results are the uninterrupted run's, byte
    for byte.
 3. --dry-run: the plan, each run's state, the total.
+4. A new machine: --collect copies the finished runs into another results
+   directory (the repository's docs/compare); with it and an empty work
+   directory, every run is done: nothing is trained or scored again.
 """
 import csv
 import gzip
@@ -77,10 +80,10 @@ elif "--predict-file" in args:
 check = Checks("compare_grid_test")
 
 
-def run_grid(source, build, work, kill="", dry_run=False):
+def run_grid(source, build, work, kill="", dry_run=False, more=()):
     env = dict(os.environ, STUB_LOG=os.path.join(work, "stub.log"), STUB_KILL=kill)
     command = [sys.executable, os.path.join(source, "scripts", "compare_grid.py"), "--size",
-               "tiny", "--build", build, "--work", work]
+               "tiny", "--build", build, "--work", work, *more]
     return subprocess.run(command + (["--dry-run"] if dry_run else []), env=env,
                           capture_output=True, text=True)
 
@@ -173,6 +176,26 @@ def main():
         check("21 runs planned, 21 of them to do" in fresh.stdout and
               "10 test runs wait for their cells' tuning" in fresh.stdout,
               f"--dry-run before anything: {fresh.stdout[-500:]}")
+
+        # 4. Collected into a repository's results, carried to an empty work directory.
+        repo = os.path.join(tmp, "repo")
+        collected = run_grid(source, build, killed, more=["--collect", repo])
+        check(collected.returncode == 0 and "31 finished runs" in collected.stdout,
+              f"--collect: {collected.stdout[-500:]} {collected.stderr[-500:]}")
+        copied = {}
+        for folder, _, names in os.walk(repo):
+            for name in names:
+                with open(os.path.join(folder, name), "rb") as f:
+                    copied[os.path.relpath(os.path.join(folder, name), repo)] = f.read()
+        check(copied == files, "the collected results differ from the grid's")
+        new = os.path.join(tmp, "new")
+        os.makedirs(new)
+        plan = run_grid(source, build, new, dry_run=True, more=["--results", repo])
+        check("31 runs planned, 0 of them to do" in plan.stdout,
+              f"--dry-run on a new machine: {plan.stdout[-500:]}")
+        again = run_grid(source, build, new, more=["--results", repo])
+        check(again.returncode == 0 and not os.path.exists(os.path.join(new, "stub.log")),
+              f"a new machine ran something: {again.stderr[-500:]}")
     check.finish()
 
 

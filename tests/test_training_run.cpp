@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "attograd/translate/training_run.h"
 #include "test_util.h"
@@ -53,31 +54,44 @@ RunOptions run_options(int64_t threads) {
 }
 
 // A model made as attograd-translate makes one: the generator seeded with
-// the run's seed, then the initial values drawn.
-Translator fresh_translator(const RunOptions& options, const ModelConfig& config) {
-  manual_seed(options.train.seed);
+// the run's seed (or `init_seed`), then the initial values drawn.
+Translator fresh_translator(const RunOptions& options, const ModelConfig& config,
+                            std::optional<uint64_t> init_seed = std::nullopt) {
+  manual_seed(init_seed.value_or(options.train.seed));
   return make_translator(config, run_sample_data());
 }
 
-// Trains to the end (resumed from `resume_from` if given) and returns the
-// final checkpoint's entries; or, with stop_after = k > 0, stops after step
-// k (and its evaluation) and writes the checkpoint to `stop_path`.
+// The seed of a resumed run's fresh model: other initial values than the
+// run's, so that a resume that loaded no parameters could not pass for one.
+constexpr uint64_t kOtherInit = 1234;
+
+// Trains to the end (resumed from `resume_from` if given, in a model
+// initialised from kOtherInit, and then taking only the steps after the
+// checkpoint's) and returns the final checkpoint's entries; or, with
+// stop_after = k > 0, stops after step k (and its evaluation) and writes the
+// checkpoint to `stop_path`.
 std::map<std::string, Tensor> run_and_checkpoint(const RunOptions& options,
                                                  const std::string& final_path,
                                                  const std::string& resume_from = "",
                                                  int64_t stop_after = 0,
                                                  const std::string& stop_path = "") {
-  Translator translator = fresh_translator(options, run_config());
+  Translator translator = fresh_translator(
+      options, run_config(), resume_from.empty() ? std::nullopt : std::optional(kOtherInit));
   TrainingRun run(translator, run_sample_data(), options);
   if (!resume_from.empty()) run.resume(resume_from);
+  const int64_t first = run.steps_taken();
+  if (!resume_from.empty()) EXPECT_GT(first, 0) << "the resumed run starts at step 0";
+  int64_t taken = 0;
   while (!run.finished()) {
     run.step();
+    ++taken;
     if (run.evaluation_due()) run.evaluate();
     if (run.steps_taken() == stop_after) {
       run.save_checkpoint(stop_path);
       return {};
     }
   }
+  EXPECT_EQ(first + taken, options.train.steps);
   run.save_checkpoint(final_path);
   return load_npz(final_path);
 }
@@ -134,6 +148,18 @@ TEST_P(TrainingRunResume, StoppedAndResumedEqualsUninterrupted) {
         "run.average.1.decoder.dense.weight", "run.curve.accuracy", "run.losses"})
     EXPECT_TRUE(whole.count(name) > 0) << name;
   EXPECT_EQ(whole.at("run.curve.step").to_vector(), (std::vector<double>{5, 10, 12}));
+  // The comparison can fail: the same run from kOtherInit's initial values
+  // ends elsewhere (a resume that loaded no parameters would be this run).
+  {
+    Translator other = fresh_translator(options, run_config(), kOtherInit);
+    TrainingRun run(other, run_sample_data(), options);
+    while (!run.finished()) {
+      run.step();
+      if (run.evaluation_due()) run.evaluate();
+    }
+    EXPECT_FALSE(same_bits(other.model->state_dict().at("decoder.dense.weight"),
+                           whole.at("decoder.dense.weight")));
+  }
   for (const int64_t stop : {5, 7}) {
     SCOPED_TRACE("stopped after step " + std::to_string(stop));
     run_and_checkpoint(options, "", "", stop, dir / "stopped.npz");

@@ -69,7 +69,7 @@ TEST(TranslateCli, BadFlags) {
                  "--attention expects one of additive, dot, general, multihead, general_scaled, "
                  "got 'cosine'"));
   EXPECT_TRUE(fails_with("--encoder bidirectional --attention dot",
-                         "twice the decoder's (2 x 32 against 32); --attention general"));
+                         "twice its width (2 x 32 against 32); --attention general"));
   EXPECT_TRUE(fails_with("--attention multihead --hidden 30 --heads 4",
                          "--hidden 30 must be divisible by --heads 4"));
   EXPECT_TRUE(fails_with("--predict", "--predict needs at least one text"));
@@ -192,6 +192,64 @@ TEST(TranslateCli, G2pFlags) {
   EXPECT_TRUE(fails_with("--task g2p --average-last 1", "--average-last expects an integer"));
   EXPECT_TRUE(fails_with("--task g2p --dict /nonexistent/cmu.dict",
                          "/nonexistent/cmu.dict': CMUdict is in Debian's package"));
+}
+
+// Issue 63's flags: how they fit together.
+TEST(TranslateCli, RunFlags) {
+  EXPECT_TRUE(fails_with("--task g2p --checkpoint c.npz", "--checkpoint-every N go together"));
+  EXPECT_TRUE(fails_with("--task g2p --checkpoint-every 5", "--checkpoint-every N go together"));
+  EXPECT_TRUE(fails_with("--task dates --patience 3", "--patience counts dev evaluations"));
+  EXPECT_TRUE(fails_with("--task g2p --patience 3 --eval-every 0", "--eval-every N > 0"));
+  EXPECT_TRUE(fails_with("--task g2p --warmup 100 --lr-schedule cosine", "not with --lr-schedule"));
+  EXPECT_TRUE(fails_with("--task g2p --encoder unidirectional --encoder-hidden 8",
+                         "add --encoder bidirectional"));
+  EXPECT_TRUE(fails_with("--task g2p --encoder bidirectional --attention dot --hidden 16",
+                         "--encoder-hidden 8 halves the encoder"));
+  EXPECT_TRUE(fails_with("--task g2p --alignment-reference a.tsv", "on --evaluate's words"));
+  EXPECT_TRUE(fails_with("--norm-first", "the Transformer's options"));
+  EXPECT_TRUE(fails_with("--load x.npz --resume c.npz", "are training's"));
+}
+
+// A run killed (SIGKILL) once its first checkpoint is written, then resumed
+// from it, saves the same model file, curve and figures as a run never
+// stopped: the dot scoring function reading the bidirectional encoder at
+// half width, dropout, two threads, label smoothing.
+TEST(TranslateCli, AKilledRunResumesToTheSameBits) {
+  const std::string sample = ag::testing::source_path("tests/data/cmudict-sample.dict");
+  const std::string flags =
+      "--task g2p --dict " + sample +
+      " --encoder bidirectional --attention dot --encoder-hidden 4 --embed 8 --hidden 8 "
+      "--layers 1 --dropout 0.1 --batch 16 --steps 3000 --eval-every 500 --lr 0.01 "
+      "--label-smoothing 0.1 --seed 1 --threads 2 --skip-test --stats";
+  const ProgramRun whole =
+      run(flags + " --save " + temp_file("whole.npz") + " --curve " + temp_file("whole.csv"));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const std::string checkpoint = temp_file("run.ckpt.npz");
+  const std::string resumable = flags + " --checkpoint " + checkpoint +
+                                " --checkpoint-every 100 --save " + temp_file("resumed.npz") +
+                                " --curve " + temp_file("resumed.csv");
+  const std::string killed = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " " + resumable +
+                             " >/dev/null 2>&1 & pid=$!; while [ ! -e " + checkpoint +
+                             " ]; do sleep 0.01; done; kill -9 $pid; wait $pid";
+  ASSERT_NE(std::system(("sh -c '" + killed + "'").c_str()), -1);
+  ASSERT_TRUE(std::filesystem::exists(checkpoint));
+  const ProgramRun resumed = run(resumable + " --resume " + checkpoint);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const size_t at = resumed.err.find("resumed from " + checkpoint + " after step ");
+  ASSERT_NE(at, std::string::npos) << resumed.err;
+  EXPECT_LT(std::stoll(resumed.err.substr(resumed.err.find("after step ", at) + 11)), 3000);
+  EXPECT_EQ(read_file(temp_file("whole.npz")), read_file(temp_file("resumed.npz")));
+  EXPECT_EQ(read_file(temp_file("whole.csv")), read_file(temp_file("resumed.csv")));
+  const auto figures = [](const std::string& out) {
+    std::string kept;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.starts_with("loss_") || line.starts_with("dev_") || line.starts_with("steps "))
+        kept += line + "\n";
+    return kept;
+  };
+  EXPECT_EQ(figures(whole.out), figures(resumed.out));
+  EXPECT_NE(figures(whole.out).find("dev_wer "), std::string::npos) << whole.out;
 }
 
 // Another system's answers scored by the same code as a model's: a tiny

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "attograd/attograd.h"
+#include "attograd/translate/attention_measures.h"
 #include "attograd/translate/data.h"
 #include "attograd/translate/ensemble.h"
 #include "attograd/translate/model.h"
@@ -38,6 +39,7 @@
 #include "attograd/translate/report.h"
 #include "attograd/translate/tasks.h"
 #include "attograd/translate/train.h"
+#include "attograd/translate/training_run.h"
 
 namespace {
 
@@ -63,7 +65,11 @@ bahdanau:
                               Bahdanau et al.'s: a bidirectional GRU whose outputs
                               have read the whole source, the decoder started from
                               its backward direction (its keys are twice the
-                              decoder's width: not with dot, use general)
+                              decoder's width: not with dot, use general, or
+                              --encoder-hidden H/2)
+  --encoder-hidden N          the bidirectional encoder's width per direction
+                              (default --hidden); --hidden / 2 gives keys of the
+                              decoder's width, which dot reads
   --embed N --layers N        embedding size, GRU layers (default 32, 2)
   --heads N                   multihead's heads (default 4; divides --hidden)
 transformer:
@@ -71,6 +77,8 @@ transformer:
                               blocks (d2l's defaults: 4, 64, 2)
   --no-causal-mask            train without the decoder's look-ahead mask (the
                               ablation: it cheats in training, fails at prediction)
+  --norm-first                pre-LN blocks (layer norm before each sublayer, a
+                              final norm after each stack) instead of d2l's post-LN
 training:
   --steps N                   Adam steps (default: the task's, below; 0 with --load)
   --batch B                   batch size (default: the task's)
@@ -80,6 +88,8 @@ training:
   --label-smoothing E         train towards 1 - E on each target token and E spread
                               over the whole vocabulary (torch's label_smoothing;
                               default 0: d2l's loss)
+  --warmup W                  the Transformer's schedule: up a straight line to --lr
+                              at step W, then down as 1/sqrt(step) (not with cosine)
   --seed S                    data, split, initialisation and batch order (default 0)
   --threads T                 threads (default 1): training splits each batch into T
                               shards trained at once on copies of the model (data
@@ -91,7 +101,17 @@ training:
   --average-last K            g2p: also score on dev the mean of the parameters at
                               the last K evaluations (checkpoint averaging); kept
                               when it beats every evaluation's dev WER
+  --patience K                g2p: stop once K evaluations in a row have not beaten
+                              the best dev WER (needs --eval-every N > 0)
+  --skip-test                 g2p: leave the test split unscored after training
 files:
+  --checkpoint FILE --checkpoint-every N  write the whole run's state (parameters,
+                              Adam's, data order, random generator, curve) to FILE
+                              every N steps and at the end, atomically
+  --resume FILE               go on from --checkpoint's FILE, to the bits an
+                              uninterrupted run would have (the same flags)
+  --curve FILE.csv            write "step,dev_wer" (percent; other tasks
+                              "step,heldout_accuracy") per evaluation
   --save FILE.npz             save the trained model (state dict with d2l's names + meta.*)
   --load FILE.npz             load a saved model instead of training one; given
                               more than once, an ensemble: the models' next-token
@@ -129,6 +149,10 @@ g2p (letters to sounds):
                               (phoneme edits to the nearest pronunciation per
                               reference phoneme) on stderr, the 20 words furthest
                               off as "word<TAB>output<TAB>nearest<TAB>edits" lines
+  --alignment-reference FILE  with --evaluate: the attention's entropy, monotonicity
+                              and agreement with FILE's letters of each phoneme
+                              (scripts/g2p_align.py), as eval_entropy,
+                              eval_monotonic, eval_alignment_agreement
   --score-outputs FILE        with --evaluate and no model: score another system's
                               "word<TAB>phonemes" lines by the same WER and PER
                               (a word the file lacks counts as wrong)
@@ -200,6 +224,10 @@ struct Options {
   int64_t nbest = 0;  // --nbest: 0 when not given
   std::optional<double> pmass;
   std::vector<std::string> lexicons;
+  // issue 63: long runs in sittings, the Transformer's schedule, attention measures
+  std::string checkpoint, resume, curve, alignment_reference;
+  int64_t checkpoint_every = 0, warmup = 0, patience = 0;
+  bool skip_test = false, lr_schedule_given = false;
 };
 
 // A bad command line: reported as one line, exit code 2.
@@ -309,8 +337,31 @@ void read_flags(const std::vector<std::string>& args, Options& o) {
       o.lr = parse_double(a, value(a), 1e-9, 10.0);
     } else if (a == "--label-smoothing") {
       o.label_smoothing = parse_double(a, value(a), 0.0, 1.0);
+    } else if (a == "--warmup") {
+      o.warmup = parse_int(a, value(a), 1, 100'000'000);
+    } else if (a == "--patience") {
+      o.patience = parse_int(a, value(a), 1, 1'000'000);
+    } else if (a == "--checkpoint") {
+      o.checkpoint = value(a);
+    } else if (a == "--checkpoint-every") {
+      o.checkpoint_every = parse_int(a, value(a), 1, 100'000'000);
+    } else if (a == "--resume") {
+      o.resume = value(a);
+    } else if (a == "--curve") {
+      o.curve = value(a);
+    } else if (a == "--skip-test") {
+      o.skip_test = true;
+    } else if (a == "--alignment-reference") {
+      o.alignment_reference = value(a);
+    } else if (a == "--encoder-hidden") {
+      o.config.encoder_hiddens = parse_int(a, value(a), 1, 4096);
+      o.bahdanau_flags.push_back(a);
+    } else if (a == "--norm-first") {
+      o.config.norm_first = true;
+      o.transformer_flags.push_back(a);
     } else if (a == "--lr-schedule") {
       o.lr_schedule = value(a);
+      o.lr_schedule_given = true;
       if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
         throw UsageError{"--lr-schedule expects constant or cosine, got '" + o.lr_schedule + "'"};
     } else if (a == "--seed") {
@@ -403,11 +454,15 @@ void check_options(Options& o) {
       throw UsageError{
           "--load takes the task, model and sizes from the file; drop "
           "--task/--model/--attention/--encoder/--embed/--hidden/--layers/--dropout/--heads/"
-          "--ffn/"
-          "--blocks/--no-causal-mask"};
+          "--ffn/--blocks/--no-causal-mask/--encoder-hidden/--norm-first"};
     if (o.steps.value_or(0) > 0)
       throw UsageError{
           "--load restores a trained model; it does not train it further (drop --steps)"};
+    if (!o.checkpoint.empty() || !o.resume.empty() || !o.curve.empty() || o.warmup > 0 ||
+        o.patience > 0)
+      throw UsageError{
+          "--checkpoint, --resume, --curve, --warmup and --patience are training's (drop "
+          "--load)"};
     if (o.load.size() > 1 && !o.save.empty())
       throw UsageError{"--save with " + std::to_string(o.load.size()) +
                        " --load files: an ensemble is its members' files, not one file"};
@@ -416,12 +471,30 @@ void check_options(Options& o) {
     throw UsageError{join(o.bahdanau_flags) +
                      ": bahdanau's options; the Transformer embeds in --hidden (d2l's "
                      "num_hiddens) and has --blocks, --heads, --ffn"};
-  if (o.config.encoder == "bidirectional" && o.config.attention == "dot")
+  const int64_t encoder_width =
+      o.config.encoder_hiddens > 0 ? o.config.encoder_hiddens : o.config.num_hiddens;
+  if (o.config.encoder == "bidirectional" && o.config.attention == "dot" &&
+      2 * encoder_width != o.config.num_hiddens)
     throw UsageError{
         "--encoder bidirectional with --attention dot: dot-product scores need keys of the "
-        "queries' width, and the bidirectional encoder's are twice the decoder's (2 x " +
-        std::to_string(o.config.num_hiddens) + " against " + std::to_string(o.config.num_hiddens) +
-        "); --attention general learns the map between them"};
+        "queries' width, and the bidirectional encoder's are twice its width (2 x " +
+        std::to_string(encoder_width) + " against " + std::to_string(o.config.num_hiddens) +
+        "); --attention general learns the map between them, or --encoder-hidden " +
+        std::to_string(o.config.num_hiddens / 2) + " halves the encoder"};
+  if (o.config.encoder_hiddens > 0 && o.config.encoder != "bidirectional")
+    throw UsageError{
+        "--encoder-hidden sizes the bidirectional encoder (add --encoder bidirectional)"};
+  if (o.checkpoint.empty() != (o.checkpoint_every == 0))
+    throw UsageError{"--checkpoint FILE and --checkpoint-every N go together"};
+  if (o.patience > 0 && (task != Task::G2p || o.eval_every == 0))
+    throw UsageError{
+        "--patience counts dev evaluations: it needs --task g2p (the task with a dev split) and "
+        "--eval-every N > 0"};
+  if (!o.alignment_reference.empty() && o.evaluate.empty())
+    throw UsageError{"--alignment-reference measures the attention on --evaluate's words"};
+  if (o.warmup > 0 && o.lr_schedule_given && o.lr_schedule == "cosine")
+    throw UsageError{"--warmup is a schedule of its own: not with --lr-schedule cosine"};
+  if (o.warmup > 0) o.lr_schedule = "constant";  // the peak, shaped by the warm-up
   if (o.heads_given && o.config.model != "transformer" && o.config.attention != "multihead")
     throw UsageError{"--heads: the Transformer's and --attention multihead's"};
   if (o.config.model == "bahdanau" && o.config.attention == "multihead" &&
@@ -540,6 +613,15 @@ void print_setup(const Translator& translator, const Dataset& d, const Options& 
                static_cast<long long>(o.threads), o.threads == 1 ? "" : "s",
                static_cast<long long>(o.eval_every));
   if (o.label_smoothing > 0) std::fprintf(stderr, "label smoothing %g\n", o.label_smoothing);
+  if (o.warmup > 0)
+    std::fprintf(stderr, "warm-up %lld steps to lr %g, then 1/sqrt(step)\n",
+                 static_cast<long long>(o.warmup), o.lr);
+  if (c.encoder_hiddens > 0)
+    std::fprintf(stderr, "encoder width %lld per direction\n",
+                 static_cast<long long>(c.encoder_hiddens));
+  if (c.norm_first) std::fprintf(stderr, "pre-LN blocks\n");
+  if (o.patience > 0)
+    std::fprintf(stderr, "patience %lld evaluations\n", static_cast<long long>(o.patience));
 }
 
 // The task's data, read or generated when first needed: a loaded model that
@@ -563,7 +645,8 @@ class LazyDataset {
 // What training measured, for its summary line and --stats.
 struct TrainingFigures {
   int64_t steps = 0, best_step = -1, rss_first = 0;
-  int64_t averaged = 0;  // the checkpoints averaged into the kept parameters (0: none)
+  int64_t averaged = 0;       // the checkpoints averaged into the kept parameters (0: none)
+  int64_t sitting_steps = 0;  // this process's (--resume: the steps after the checkpoint's)
   double seconds = 0, cpu_seconds = 0;  // training's, the evaluations excluded
   int64_t page_faults = 0;              // the same
   ag::AllocatorStats allocator;         // at the end of training (hits, misses: its own)
@@ -574,6 +657,8 @@ struct TrainingFigures {
 // model with --stats), and --evaluate's dictionary.
 struct Scores {
   std::optional<Evaluation> test, dev, dict;
+  std::optional<AttentionMeasures> attention;  // --alignment-reference's, on --evaluate's words
+  std::optional<AlignmentAgreement> agreement;
 };
 
 // --predict-file's, for --stats: the words pronounced (from the lexicon and
@@ -583,6 +668,18 @@ struct PredictFigures {
   int64_t words = 0, from_lexicon = 0, skipped = 0;
   double seconds = 0;
 };
+
+// --curve's file: a line per evaluation, the dev WER in percent (g2p), or
+// the held-out accuracy.
+void write_curve(const std::string& path, const TrainingRun& run) {
+  std::ofstream out(path);
+  out.precision(17);
+  out << (run.by_dev() ? "step,dev_wer\n" : "step,heldout_accuracy\n");
+  for (const CurvePoint& point : run.curve())
+    out << point.step << ',' << (run.by_dev() ? 100 * (1 - point.accuracy) : point.accuracy)
+        << '\n';
+  if (!out) throw ag::Error("--curve: cannot write '" + path + "'");
+}
 
 // 1. The model: --load's (checked against what the flags ask of it), or a
 //    fresh one for the task's data.
@@ -595,115 +692,135 @@ Translator load_or_make(const Options& o, LazyDataset& data) {
   return translator;
 }
 
-// 2. Training: train_seq2seq with a progress line and, every --eval-every
-//    steps, the held-out accuracy, or with a dev split (g2p) the dev WER,
-//    keeping the best dev parameters (restored at the end).
+// 2. Training: a TrainingRun (training_run.h; --resume's checkpoint first)
+//    with a progress line and, every --eval-every steps, the held-out
+//    accuracy, or with a dev split (g2p) the dev WER, keeping the best dev
+//    parameters (restored at the end); --checkpoint's file every
+//    --checkpoint-every steps and at the end, --curve's at the end.
 TrainingFigures train_model(Translator& translator, const Dataset& d, const Options& o,
                             int64_t steps) {
   TrainingFigures figures;
-  figures.steps = steps;
   const bool tty = isatty(STDERR_FILENO);
   print_setup(translator, d, o, steps);
-  const bool by_dev = !d.dev().empty();
-  BestParameters best(*translator.model);
-  std::optional<CheckpointAverage> average;
-  if (o.average_last > 0) average.emplace(*translator.model, o.average_last);
-  double accuracy = std::nan(""), last_draw = -1;
-  // The training loss of one batch is noisy: loss_tail averages the last
-  // tenth of the steps (the ablation compares it between two models).
-  const int64_t tail_steps = std::max<int64_t>(1, steps / 10);
-  figures.loss_tail = 0;
-  const auto on_step = [&](const StepInfo& s) {
-    if (s.step == 1000) figures.rss_first = rss_kib();
-    if (s.step > s.steps - tail_steps)
-      figures.loss_tail += s.loss / static_cast<double>(tail_steps);
-    const bool evaluate_now = o.eval_every > 0 && (s.step % o.eval_every == 0 || s.step == s.steps);
+  RunOptions options;
+  options.train.cosine_lr = o.lr_schedule == "cosine";
+  options.train.warmup_steps = o.warmup;
+  options.train.steps = steps;
+  options.train.batch_size = o.batch;
+  options.train.lr = o.lr;
+  options.train.label_smoothing = o.label_smoothing;
+  options.train.seed = o.seed;
+  options.train.threads = o.threads;
+  options.eval_every = o.eval_every;
+  options.average_last = o.average_last;
+  options.patience = o.patience;
+  TrainingRun run(translator, d, options);
+  const bool by_dev = run.by_dev();
+  double best_wer = std::nan("");
+  const auto note = [&](const CurvePoint& point) {
+    if (by_dev && !(1 - point.accuracy >= best_wer)) best_wer = 1 - point.accuracy;
+  };
+  if (!o.resume.empty()) {
+    run.resume(o.resume);
+    for (const CurvePoint& point : run.curve()) note(point);
+    std::fprintf(stderr, "resumed from %s after step %lld\n", o.resume.c_str(),
+                 static_cast<long long>(run.steps_taken()));
+  }
+  const int64_t first_step = run.steps_taken();
+  double accuracy = run.curve().empty() ? std::nan("") : run.curve().back().accuracy;
+  double last_draw = -1;
+  // The evaluations' and checkpoints' time is measured apart and left out of the figures.
+  const auto start = std::chrono::steady_clock::now();
+  const auto since_start = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const Usage usage_start = usage();
+  const ag::AllocatorStats allocator_start = ag::allocator_stats();
+  double aside_cpu_seconds = 0;
+  int64_t aside_faults = 0;
+  while (!run.finished()) {
+    const double loss = run.step();
+    const int64_t step = run.steps_taken();
+    const Usage usage_before = usage();
+    if (step == 1000) figures.rss_first = rss_kib();
+    const bool evaluate_now = run.evaluation_due();
     if (evaluate_now) {
-      accuracy = evaluate(translator, by_dev ? d.dev() : d.heldout()).accuracy;
-      if (by_dev) best.offer(1 - accuracy, s.step);  // the dev WER
-      if (average) average->add();
+      const CurvePoint point = run.evaluate();
+      accuracy = point.accuracy;
+      note(point);
     }
+    if (!o.checkpoint.empty() && (step % o.checkpoint_every == 0 || run.finished()))
+      run.save_checkpoint(o.checkpoint);
+    const Usage usage_after = usage();
+    aside_cpu_seconds += usage_after.cpu_seconds - usage_before.cpu_seconds;
+    aside_faults += usage_after.page_faults - usage_before.page_faults;
     // A TTY redraws one line ten times a second; a pipe or file gets a line
     // at every evaluation and every tenth of the run.
-    const bool draw = tty ? (s.seconds - last_draw >= 0.1 || evaluate_now || s.step == s.steps)
-                          : (evaluate_now || s.step == s.steps ||
-                             s.step % std::max<int64_t>(1, s.steps / 10) == 0);
-    if (!draw) return;
-    last_draw = s.seconds;
+    const double seconds = since_start();
+    const bool last = run.finished();
+    const bool draw = tty ? (seconds - last_draw >= 0.1 || evaluate_now || last)
+                          : (evaluate_now || last || step % std::max<int64_t>(1, steps / 10) == 0);
+    if (!draw) continue;
+    last_draw = seconds;
     char acc[64] = "";
     if (!std::isnan(accuracy) && by_dev)
       std::snprintf(acc, sizeof acc, "  dev WER %.1f%% (best %.1f%%)", 100 * (1 - accuracy),
-                    100 * best.score());
+                    100 * best_wer);
     else if (!std::isnan(accuracy))
       std::snprintf(acc, sizeof acc, "  held-out %.1f%%", 100 * accuracy);
     std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  %.1f steps/s  RSS %.1f MiB%s%s",
-                 tty ? "\r\033[K" : "", static_cast<long long>(s.step),
-                 static_cast<long long>(s.steps), s.loss, s.step / std::max(s.seconds, 1e-9),
+                 tty ? "\r\033[K" : "", static_cast<long long>(step), static_cast<long long>(steps),
+                 loss, static_cast<double>(step - first_step) / std::max(seconds, 1e-9),
                  static_cast<double>(rss_kib()) / 1024, acc, tty ? "" : "\n");
     std::fflush(stderr);
-  };
-  TrainOptions train_options;
-  train_options.cosine_lr = o.lr_schedule == "cosine";
-  train_options.steps = steps;
-  train_options.batch_size = o.batch;
-  train_options.lr = o.lr;
-  train_options.label_smoothing = o.label_smoothing;
-  train_options.seed = o.seed;
-  train_options.threads = o.threads;
-  // The evaluations' time is measured apart and left out of the figures.
-  const auto start = std::chrono::steady_clock::now();
-  const Usage usage_start = usage();
-  const ag::AllocatorStats allocator_start = ag::allocator_stats();
-  double eval_seconds = 0, eval_cpu_seconds = 0;
-  int64_t eval_faults = 0;
-  figures.loss_last = train_seq2seq(translator, d, train_options, [&](const StepInfo& s) {
-    const auto before = std::chrono::steady_clock::now();
-    const Usage usage_before = usage();
-    on_step(s);
-    eval_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
-    const Usage usage_after = usage();
-    eval_cpu_seconds += usage_after.cpu_seconds - usage_before.cpu_seconds;
-    eval_faults += usage_after.page_faults - usage_before.page_faults;
-  });
+  }
   const Usage usage_end = usage();
-  figures.cpu_seconds = usage_end.cpu_seconds - usage_start.cpu_seconds - eval_cpu_seconds;
-  figures.page_faults = usage_end.page_faults - usage_start.page_faults - eval_faults;
+  figures.steps = run.steps_taken();
+  figures.sitting_steps = figures.steps - first_step;
+  figures.cpu_seconds = usage_end.cpu_seconds - usage_start.cpu_seconds - aside_cpu_seconds;
+  figures.page_faults = usage_end.page_faults - usage_start.page_faults - aside_faults;
   figures.allocator = ag::allocator_stats();
   figures.allocator.hits -= allocator_start.hits;
   figures.allocator.misses -= allocator_start.misses;
-  figures.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
-      eval_seconds;
+  figures.seconds = run.seconds();  // every sitting's steps
+  // The training loss of one batch is noisy: loss_tail averages the last
+  // tenth of the steps (the ablation compares it between two models).
+  const std::vector<double>& losses = run.losses();
+  const auto taken = static_cast<int64_t>(losses.size());
+  const int64_t tail_steps = std::max<int64_t>(1, taken / 10);
+  figures.loss_tail = 0;
+  for (int64_t s = 1; s <= taken; ++s)
+    if (s > taken - tail_steps)
+      figures.loss_tail += losses[static_cast<size_t>(s - 1)] / static_cast<double>(tail_steps);
+  figures.loss_last = losses.empty() ? std::nan("") : losses.back();
   if (tty) std::fprintf(stderr, "\n");
   std::fprintf(stderr,
                "trained %lld steps in %.1f s (%.1f steps/s; %.1f CPU s, %.1f steps per CPU s; "
                "evaluation excluded); training loss %.4f (mean of the last %lld steps)\n",
-               static_cast<long long>(steps), figures.seconds, steps / figures.seconds,
-               figures.cpu_seconds, steps / std::max(figures.cpu_seconds, 1e-9), figures.loss_tail,
+               static_cast<long long>(figures.steps), figures.seconds,
+               figures.steps / std::max(figures.seconds, 1e-9), figures.cpu_seconds,
+               figures.sitting_steps / std::max(figures.cpu_seconds, 1e-9), figures.loss_tail,
                static_cast<long long>(tail_steps));
-  figures.best_step = steps;
-  if (average && average->size() >= 2) {
-    // The average is one more candidate for the dev split to judge; its
-    // step is the last one's, where it ends.
-    average->load_into_model();
-    const Evaluation dev = evaluate(translator, d.dev());
-    const double wer = 1 - dev.accuracy;
-    std::fprintf(stderr,
-                 "the mean of the last %lld evaluations' parameters: dev WER %.2f%%, PER %.2f%%\n",
-                 static_cast<long long>(average->size()), 100 * wer, 100 * dev.pronunciation.per);
-    if (best.offer(wer, steps)) figures.averaged = average->size();
-  }
-  if (best.step() >= 0) {
-    best.restore();
-    figures.best_step = best.step();
+  if (figures.steps < steps)
+    std::fprintf(stderr, "stopped at step %lld: %lld evaluations without a better dev WER\n",
+                 static_cast<long long>(figures.steps), static_cast<long long>(o.patience));
+  const TrainingRun::End end = run.finish();
+  if (end.average)
+    std::fprintf(
+        stderr, "the mean of the last %lld evaluations' parameters: dev WER %.2f%%, PER %.2f%%\n",
+        static_cast<long long>(std::min(o.average_last, static_cast<int64_t>(run.curve().size()))),
+        100 * (1 - end.average->accuracy), 100 * end.average->pronunciation.per);
+  figures.averaged = end.averaged;
+  figures.best_step = end.best_step >= 0 ? end.best_step : figures.steps;
+  if (end.best_step >= 0) {
     if (figures.averaged > 0)
       std::fprintf(stderr, "kept the mean of the last %lld evaluations' parameters\n",
                    static_cast<long long>(figures.averaged));
     else
       std::fprintf(stderr, "kept the parameters of step %lld (best dev WER %.2f%%)\n",
-                   static_cast<long long>(figures.best_step), 100 * best.score());
+                   static_cast<long long>(figures.best_step), 100 * end.best_score);
   }
+  if (!o.curve.empty()) write_curve(o.curve, run);
   return figures;
 }
 
@@ -718,6 +835,7 @@ void score_splits(Translator& translator, LazyDataset& data, const Options& o, b
     scores.dev = evaluate(translator, d.dev(), 1000, o.beam);
     print_summary("dev", *scores.dev, translator.task);
   }
+  if (o.skip_test && trained) return;
   scores.test = evaluate(translator, d.heldout(), 1000, o.beam);
   print_summary(translator.task == Task::G2p ? "test" : "held-out", *scores.test, translator.task);
 }
@@ -821,14 +939,15 @@ int64_t predict_file(Translator translator, const Options& o, PredictFigures& fi
 
 // 7. --stats: "key value" lines.
 void print_stats(const Options& o, const TrainingFigures& f, const Scores& scores,
-                 const PredictFigures& predicted, Task task) {
-  std::cout << "steps " << f.steps << "\ntrain_seconds " << f.seconds << "\nsteps_per_sec "
-            << (f.seconds > 0 ? f.steps / f.seconds : 0) << "\ntrain_cpu_seconds " << f.cpu_seconds
-            << "\nsteps_per_cpu_sec " << (f.cpu_seconds > 0 ? f.steps / f.cpu_seconds : 0)
-            << "\nloss_last " << f.loss_last << "\nloss_tail " << f.loss_tail << "\nbatch "
-            << o.batch << "\nlr " << o.lr << "\ntrain_page_faults " << f.page_faults
-            << "\ntrain_allocator_hits " << f.allocator.hits << "\ntrain_allocator_misses "
-            << f.allocator.misses << "\nallocator_bytes_cached " << f.allocator.bytes_cached;
+                 const PredictFigures& predicted, Task task, int64_t parameters) {
+  std::cout << "steps " << f.steps << "\nparameters " << parameters << "\ntrain_seconds "
+            << f.seconds << "\nsteps_per_sec " << (f.seconds > 0 ? f.steps / f.seconds : 0)
+            << "\ntrain_cpu_seconds " << f.cpu_seconds << "\nsteps_per_cpu_sec "
+            << (f.cpu_seconds > 0 ? f.sitting_steps / f.cpu_seconds : 0) << "\nloss_last "
+            << f.loss_last << "\nloss_tail " << f.loss_tail << "\nbatch " << o.batch << "\nlr "
+            << o.lr << "\ntrain_page_faults " << f.page_faults << "\ntrain_allocator_hits "
+            << f.allocator.hits << "\ntrain_allocator_misses " << f.allocator.misses
+            << "\nallocator_bytes_cached " << f.allocator.bytes_cached;
   if (scores.test) {
     std::cout << "\naccuracy " << scores.test->accuracy << "\nbleu " << scores.test->bleu;
     if (task == Task::Dates) std::cout << "\nalignment " << scores.test->alignment;
@@ -845,6 +964,11 @@ void print_stats(const Options& o, const TrainingFigures& f, const Scores& score
     std::cout << "\neval_wer " << scores.dict->pronunciation.wer << "\neval_per "
               << scores.dict->pronunciation.per << "\neval_words "
               << scores.dict->pronunciation.words;
+  if (scores.attention)
+    std::cout << "\neval_entropy " << scores.attention->entropy << "\neval_monotonic "
+              << scores.attention->monotonic << "\neval_alignment_agreement "
+              << scores.agreement->agreement << "\neval_alignment_phonemes "
+              << scores.agreement->phonemes;
   if (!o.predict_file.empty())
     std::cout << "\npredict_words " << predicted.words << "\npredict_lexicon_words "
               << predicted.from_lexicon << "\npredict_skipped " << predicted.skipped
@@ -852,6 +976,24 @@ void print_stats(const Options& o, const TrainingFigures& f, const Scores& score
               << (predicted.seconds > 0 ? predicted.words / predicted.seconds : 0);
   std::cout << "\nrss_kib_first " << (f.rss_first ? f.rss_first : rss_kib()) << "\nrss_kib_last "
             << rss_kib() << "\n";
+}
+
+// --alignment-reference: on --evaluate's words, the greedy answers' rows'
+// entropy and monotonicity, and how often a phoneme's most-weighted letter
+// spells it in the reference alignment (teacher-forced on the reference's
+// pronunciations).
+void measure_attention(Translator& translator, const Options& o, Scores& scores) {
+  std::vector<std::string> words;
+  for (const Example& e : cmudict_examples(read_cmudict(o.evaluate))) words.push_back(e.source);
+  scores.attention = attention_measures(translate(translator, words, 1000, 1));
+  scores.agreement =
+      alignment_agreement(translator, read_alignment_reference(o.alignment_reference), words);
+  std::fprintf(stderr,
+               "attention on %zu words: row entropy %.4f nats, monotonic %.4f, alignment "
+               "agreement %.4f (%lld phonemes, %lld pronunciations skipped)\n",
+               words.size(), scores.attention->entropy, scores.attention->monotonic,
+               scores.agreement->agreement, static_cast<long long>(scores.agreement->phonemes),
+               static_cast<long long>(scores.agreement->skipped));
 }
 
 // --score-outputs: another system's answers scored as a model's are (the
@@ -903,13 +1045,16 @@ int run(const Options& o) {
     std::fprintf(stderr, "saved %s\n", o.save.c_str());
   }
   if (!o.evaluate.empty()) scores.dict = evaluate_dictionary(translator, o.evaluate, o.beam);
+  if (!o.alignment_reference.empty()) measure_attention(translator, o, scores);
   if (o.dump_count > 0) dump_heldout(translator, data, o);
   if (!o.predict.empty()) predict_texts(translator, o);
   const Task task = translator.task;
+  int64_t parameters = 0;
+  for (const auto& [name, value] : translator.model->state_dict()) parameters += value.numel();
   PredictFigures predicted;
   int64_t skipped = 0;
   if (!o.predict_file.empty()) skipped = predict_file(std::move(translator), o, predicted);
-  if (o.stats) print_stats(o, trained, scores, predicted, task);
+  if (o.stats) print_stats(o, trained, scores, predicted, task, parameters);
   return skipped > 0 ? 1 : 0;
 }
 
