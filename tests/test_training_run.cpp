@@ -80,7 +80,9 @@ std::map<std::string, Tensor> run_and_checkpoint(const RunOptions& options,
   TrainingRun run(translator, run_sample_data(), options);
   if (!resume_from.empty()) run.resume(resume_from);
   const int64_t first = run.steps_taken();
-  if (!resume_from.empty()) EXPECT_GT(first, 0) << "the resumed run starts at step 0";
+  if (!resume_from.empty()) {
+    EXPECT_GT(first, 0) << "the resumed run starts at step 0";
+  }
   int64_t taken = 0;
   while (!run.finished()) {
     run.step();
