@@ -34,7 +34,9 @@ Translation drawn(const Pronunciation& p, const PronunciationVariant& v) {
           .output = v.phonemes,
           .source_tokens = p.source_tokens,
           .output_tokens = v.output_tokens,
-          .alignment = v.alignment};
+          .token_log_probs = {},  // the picture needs the weights only
+          .alignment = v.alignment,
+          .beam = {}};
 }
 
 }  // namespace

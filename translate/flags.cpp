@@ -60,12 +60,20 @@ Flag one_value(std::string name, std::string value, std::string section, std::st
   return flag;
 }
 
+// A flag of `values` values (kUpToNextFlag: every argument up to the next
+// option), which `set` checks and keeps.
+Flag values_flag(std::string name, std::string value, std::string section, std::string help,
+                 int values, std::function<void(Options&, const std::vector<std::string>&)> set) {
+  Flag flag = one_value(std::move(name), std::move(value), std::move(section), std::move(help), {});
+  flag.values = values;
+  flag.set = std::move(set);
+  return flag;
+}
+
 Flag switch_flag(std::string name, std::string section, std::string help,
                  std::function<void(Options&)> on) {
-  Flag flag = one_value(std::move(name), "", std::move(section), std::move(help), {});
-  flag.values = 0;
-  flag.set = [on = std::move(on)](Options& o, const std::vector<std::string>&) { on(o); };
-  return flag;
+  return values_flag(std::move(name), "", std::move(section), std::move(help), 0,
+                     [on = std::move(on)](Options& o, const std::vector<std::string>&) { on(o); });
 }
 
 Flag int_flag(const std::string& name, std::string section, std::string help, int64_t low,
@@ -217,12 +225,12 @@ std::vector<Flag> make_flag_table() {
                 "the models' next-token probabilities averaged at every output step (the same "
                 "task, vocabularies and step counts)",
                 [](Options& o, const std::string& v) { o.load.push_back(v); }),
-      Flag{"--dump-heldout", "N FILE", kFiles,
-           "write N held-out examples as \"source<TAB>target<TAB>output\" lines", "", false, 2,
-           [](Options& o, const std::vector<std::string>& v) {
-             o.dump_count = parse_int("--dump-heldout", v[0], 1, 1'000'000);
-             o.dump_path = v[1];
-           }},
+      values_flag("--dump-heldout", "N FILE", kFiles,
+                  "write N held-out examples as \"source<TAB>target<TAB>output\" lines", 2,
+                  [](Options& o, const std::vector<std::string>& v) {
+                    o.dump_count = parse_int("--dump-heldout", v[0], 1, 1'000'000);
+                    o.dump_path = v[1];
+                  }),
       text_flag("--dict", "PATH", kDictionary,
                 "the dictionary, CMUdict's format (default Debian's pocketsphinx-en-us: "
                 "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict). Words of ^[a-z']+$ "
@@ -246,15 +254,16 @@ std::vector<Flag> make_flag_table() {
                 "lines by the same figures (--task's, g2p by default; an entry the file lacks "
                 "counts as wrong)",
                 [](Options& o) -> std::string& { return o.score_outputs; }),
-      Flag{"--predict", "TEXT...", kPrediction,
-           "translate each TEXT (every argument up to the next option), read as the task reads "
-           "its inputs (g2p: case folds): a table of its output and alignment each, or, with "
-           "--nbest, --pmass, --lexicon or --show-source, --predict-file's lines",
-           "", false, kUpToNextFlag,
-           [](Options& o, const std::vector<std::string>& v) {
-             if (v.empty()) throw UsageError{"--predict needs at least one text"};
-             o.predict.insert(o.predict.end(), v.begin(), v.end());
-           }},
+      values_flag(
+          "--predict", "TEXT...", kPrediction,
+          "translate each TEXT (every argument up to the next option), read as the task reads "
+          "its inputs (g2p: case folds): a table of its output and alignment each, or, with "
+          "--nbest, --pmass, --lexicon or --show-source, --predict-file's lines",
+          kUpToNextFlag,
+          [](Options& o, const std::vector<std::string>& v) {
+            if (v.empty()) throw UsageError{"--predict needs at least one text"};
+            o.predict.insert(o.predict.end(), v.begin(), v.end());
+          }),
       text_flag("--predict-file", "FILE", kPrediction,
                 "answer each line (- : stdin) in Sequitur's n-best lines, "
                 "\"input<TAB>rank<TAB>posterior<TAB>output\" (JSON lines with --json: "

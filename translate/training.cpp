@@ -121,13 +121,14 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
                  static_cast<double>(rss_kib()) / 1024, shown.c_str(), tty ? "" : "\n");
     std::fflush(stderr);
   };
-  const TrainOptions train_options{.steps = steps,
-                                   .batch_size = o.batch,
-                                   .lr = o.lr,
-                                   .cosine_lr = o.lr_schedule == "cosine",
-                                   .label_smoothing = o.label_smoothing,
-                                   .seed = o.seed,
-                                   .threads = o.threads};
+  TrainOptions train_options;
+  train_options.cosine_lr = o.lr_schedule == "cosine";
+  train_options.steps = steps;
+  train_options.batch_size = o.batch;
+  train_options.lr = o.lr;
+  train_options.label_smoothing = o.label_smoothing;
+  train_options.seed = o.seed;
+  train_options.threads = o.threads;
   // The evaluations' time is measured apart and left out of the figures.
   const auto start = std::chrono::steady_clock::now();
   const Usage usage_start = process_usage();
