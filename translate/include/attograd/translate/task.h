@@ -68,8 +68,9 @@ struct Example {
 };
 
 // What a task gives the Dataset. Generated tasks leave dev empty (their
-// held-out set is drawn fresh, and nothing is tuned on it); a task read from
-// a dictionary fills all three.
+// held-out set is drawn fresh from the generator; their default step counts
+// were read off it); a task read from a dictionary fills all three, and
+// chooses on dev.
 struct TaskData {
   std::vector<Example> train, dev, test;
   // The longest source and target the task can present, in tokens, without
