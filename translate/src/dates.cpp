@@ -303,10 +303,10 @@ Task dates_task() {
     return dates_data(o.num_train, o.num_heldout, o.seed);
   };
   task.defaults = [](const std::string& model) {
-    // The steps after which seed 0's held-out exact match stayed at 99% or
-    // more (docs/seq2seq.md, docs/transformer.md): read off the held-out
-    // split itself, as a generated task has no dev split. Dates repeat
-    // anyway (36,525 dates, 15 formats): 50,000 examples are enough.
+    // The steps at which seed 0's held-out exact match passed 99%
+    // (docs/seq2seq.md, docs/transformer.md): read off the held-out split
+    // itself, as a generated task has no dev split. Dates repeat anyway
+    // (36,525 dates, 15 formats): 50,000 examples are enough.
     TaskDefaults d = d2l_task_defaults(model);
     d.steps = model == "transformer" ? 3000 : 1500;
     d.train_size = 50000;
