@@ -7,18 +7,18 @@
 
 namespace ag::translate {
 
-// Each task's entry, made in its file.
-Task dates_task();    // dates.cpp
-Task reverse_task();  // digits.cpp
-Task sort_task();     // digits.cpp
-Task g2p_task();      // g2p.cpp
+// Each task's entry, made in its file (named in the table below).
+Task dates_task();
+Task reverse_task();
+Task sort_task();
+Task g2p_task();
 
 const std::vector<Task>& task_table() {
   static const std::vector<Task> table = {
-      dates_task(),
-      reverse_task(),
-      sort_task(),
-      g2p_task(),
+      dates_task(),    // dates.cpp
+      reverse_task(),  // digits.cpp
+      sort_task(),     // digits.cpp
+      g2p_task(),      // g2p.cpp
   };
   return table;
 }
