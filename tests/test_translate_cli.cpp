@@ -388,6 +388,53 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   for (const auto& path : {model, words, dates}) std::filesystem::remove(path);
 }
 
+// p2g, from the outside: it trains on the sample with g2p's recipe and its
+// own figures, spells typed sounds (as CMUdict writes them or not), draws
+// the alignment over the phonemes, gives the n best, reads a lexicon
+// backwards and scores a dictionary.
+TEST(TranslateCli, P2gTrainsSpellsAndEvaluates) {
+  const std::string sample = ag::testing::source_path("tests/data/cmudict-sample.dict");
+  const std::string model = temp_file("p2g.npz");
+  const ProgramRun saved = run("--task p2g --dict " + sample +
+                               " --steps 20 --embed 8 --hidden 16 --batch 16 --eval-every 10 "
+                               "--stats --save " +
+                               model);
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  for (const char* line :
+       {"dev 26 pronunciations, test 11 pronunciations", "on p2g:", "dev word accuracy",
+        "\ntest: 11 pronunciations, word accuracy", "letter error rate"})
+    EXPECT_NE(saved.err.find(line), std::string::npos) << line << " in " << saved.err;
+  for (const char* key : {"\ntest_word_accuracy ", "\ntest_letter_error_rate ",
+                          "\ndev_word_accuracy ", "\nbest_step "})
+    EXPECT_NE(saved.out.find(key), std::string::npos) << key << " in " << saved.out;
+
+  const std::string picture = temp_file("knife.svg");
+  const ProgramRun spelled = run("--load " + model + " --predict 'n ay1 f' --heatmap " + picture);
+  ASSERT_EQ(spelled.exit_code, 0) << spelled.err;
+  EXPECT_EQ(spelled.out.rfind("N AY F  ->  ", 0), 0u) << spelled.out;
+  const std::string svg = ag::testing::read_file(picture);
+  for (const char* tick : {">N<", ">AY<", ">F<"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_TRUE(fails_with("--load " + model + " --predict 'N AY Q'", "unknown phoneme 'Q'"));
+
+  const std::string lexicon = temp_file("backwards.dict");
+  std::ofstream(lexicon) << "knight N AY T\nnight N AY T\n";
+  const ProgramRun lines = run("--load " + model + " --predict 'N AY T' 'K Y UW' --nbest 2 " +
+                               "--lexicon " + lexicon + " --show-source");
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_EQ(lines.out.rfind("N AY T\t1\t0.5\tknight\tlexicon\nN AY T\t2\t0.5\tnight\tlexicon\n"
+                            "K Y UW\t1\t",
+                            0),
+            0u)
+      << lines.out;
+
+  const ProgramRun scored = run("--load " + model + " --evaluate " + sample + " --stats");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NE(scored.err.find(sample + ": 300 pronunciations, word accuracy "), std::string::npos)
+      << scored.err;
+  EXPECT_NE(scored.out.find("\neval_letter_error_rate "), std::string::npos) << scored.out;
+}
+
 // --load twice: the two shipped g2p models as an ensemble, which pronounces,
 // scores a dictionary, and gives the n best with posteriors as one model.
 TEST(TranslateCli, AnEnsembleOfShippedModels) {

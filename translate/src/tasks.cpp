@@ -12,6 +12,7 @@ Task dates_task();
 Task reverse_task();
 Task sort_task();
 Task g2p_task();
+Task p2g_task();
 
 const std::vector<Task>& task_table() {
   static const std::vector<Task> table = {
@@ -19,6 +20,7 @@ const std::vector<Task>& task_table() {
       reverse_task(),  // digits.cpp
       sort_task(),     // digits.cpp
       g2p_task(),      // g2p.cpp
+      p2g_task(),      // p2g.cpp
   };
   return table;
 }
