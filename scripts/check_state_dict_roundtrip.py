@@ -9,7 +9,7 @@ This script loads each state dict into the matching d2l module with
 load_state_dict(strict=True) (so every name and shape must be PyTorch's), runs
 the same inputs and compares the outputs. CI has no torch: run it by hand,
 
-  build/test_state_dict && /usr/bin/python3 scripts/check_state_dict_roundtrip.py [dir]
+  build/attograd_tests --gtest_filter='StateDictTest.*' && /usr/bin/python3 scripts/check_state_dict_roundtrip.py [dir]
 """
 import os
 import sys

@@ -11,22 +11,21 @@ TEST.dict keeps the dictionary's lines of the split's words (for
 attograd-translate --evaluate), TEST.words the words, one a line, in the
 dictionary's order (for --predict-file; g2p_distill.sh's training words).
 """
-import re
 import sys
-import zlib
+
+from cmudict import KEPT_WORD, SPLITS, split_of, word_of
 
 source, dict_out, words_out, *option = sys.argv[1:]
 split = option[1] if option[:1] == ["--split"] and len(option) == 2 else "test"
-if option and (option[:1] != ["--split"] or split not in ("test", "dev", "train")):
+if option and (option[:1] != ["--split"] or split not in SPLITS):
     sys.exit("g2p_test_split.py: the optional fourth argument is --split test|dev|train")
-in_split = {"test": lambda r: r == 0, "dev": lambda r: r == 1, "train": lambda r: r >= 2}[split]
 lines, words = [], []
 for line in open(source, encoding="utf-8"):
     parts = line.split()
     if not parts:
         continue
-    word = re.sub(r"\(\d+\)$", "", parts[0])
-    if re.fullmatch(r"[a-z']+", word) and in_split(zlib.crc32(word.encode()) % 20):
+    word = word_of(parts[0])
+    if KEPT_WORD.fullmatch(word) and split_of(word) == split:
         lines.append(line.rstrip("\n"))
         if not words or words[-1] != word:
             words.append(word)

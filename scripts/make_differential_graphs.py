@@ -6,7 +6,7 @@ Run with /usr/bin/python3 (Debian's python3-torch 1.13 and numpy live there):
     /usr/bin/python3 scripts/make_differential_graphs.py                  # the committed set
     /usr/bin/python3 scripts/make_differential_graphs.py --count 20000 --seed 7 --out /tmp/g
     /usr/bin/python3 scripts/make_differential_graphs.py --count 400 --wide 0.25 --out /tmp/w
-    ATTOGRAD_DIFFERENTIAL_DIR=/tmp/g build/test_differential    # runs those instead
+    ATTOGRAD_DIFFERENTIAL_DIR=/tmp/g build/attograd_tests --gtest_filter='Differential.*'    # runs those instead
 
 tests/test_differential.cpp rebuilds every graph with attograd and compares
 every node's forward value and every input's gradient with PyTorch's. The

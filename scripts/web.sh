@@ -54,7 +54,18 @@ zlib_dir=$(ls -d "$deps"/zlib-*/ | head -1)
 [[ -f "$imgui_dir/imgui.cpp" && -f "$zlib_dir/inflate.c" ]] || { echo "web.sh: apt-get source imgui zlib failed" >&2; exit 1; }
 
 # ---- the WebAssembly build: the libraries and the viewer, nothing else
-emcmake cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# Through ccache where it is installed, with scripts/test.sh's settings (paths
+# hashed relative to the checkout): another clone's page compiles from the
+# cache. Emscripten's Python is the system's (Debian's package is made for
+# it), not whichever python3 comes first in PATH: a version manager's shim
+# there costs a process or two on each of the build's compilations.
+launcher=()
+if command -v ccache > /dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+fi
+[[ -x /usr/bin/python3 ]] && export EMSDK_PYTHON="${EMSDK_PYTHON:-/usr/bin/python3}"
+emcmake cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
   -DATTOGRAD_BUILD_TESTS=OFF -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF \
   -DATTOGRAD_BUILD_TUTORIALS=OFF -DIMGUI_SOURCE_DIR="$imgui_dir" -DZLIB_SOURCE_DIR="$zlib_dir" >/dev/null
 cmake --build "$build" --target attograd-viewer -j "$(nproc)"

@@ -11,11 +11,8 @@
 #include "attograd/core.h"
 #include "test_util.h"
 
-// Under AddressSanitizer an impossible allocation aborts the program unless
-// the allocator may return null (as in test_robustness). Ignored without ASan.
-extern "C" __attribute__((used)) const char* __asan_default_options() {
-  return "allocator_may_return_null=1";
-}
+// The impossible allocations below need ASan's allocator_may_return_null=1:
+// test_util.cpp sets it for every test program.
 
 namespace ag {
 namespace {

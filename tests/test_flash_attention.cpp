@@ -22,12 +22,12 @@ using testing::grad_ok;
 using testing::leaf64;
 using testing::throws_error;
 
-struct Result {
+struct PathResult {
   Tensor out, dq, dk, dv;
 };
 
 // The output and the gradients of sum(out * weights): streamed or materialised.
-Result run(bool streamed, const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& mask,
+PathResult run(bool streamed, const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& mask,
            bool causal, std::optional<double> scale = std::nullopt) {
   Tensor q = q0.detach().clone().requires_grad_();
   Tensor k = k0.detach().clone().requires_grad_();
@@ -57,7 +57,7 @@ void expect_streamed_matches_reference(const Case& c, DType dtype) {
   const Tensor q = uniform(c.q, -2, 2, dtype), k = uniform(c.k, -2, 2, dtype),
                v = uniform(c.v, -1, 1, dtype);
   const Tensor mask = c.mask.defined() && c.mask.dtype() != kBool ? c.mask.to(dtype) : c.mask;
-  const Result s = run(true, q, k, v, mask, c.causal, c.scale),
+  const PathResult s = run(true, q, k, v, mask, c.causal, c.scale),
                r = run(false, q, k, v, mask, c.causal, c.scale);
   const double tol = dtype == kFloat64 ? 1e-12 : 2e-5;
   const double keys = static_cast<double>(c.k[c.k.size() - 2]);
@@ -140,7 +140,7 @@ TEST(FlashAttentionTest, RowShiftedByAHugeFloatMaskHasTheReferenceGradient) {
                  v = uniform({1, 4, 2}, -1, 1, dtype);
     // row 0: every key shifted by -1e9; row 1: one key shifted, the rest kept
     const Tensor mask = tensor({-1e9, -1e9, -1e9, -1e9, 0, -1e9, 0.5, 0}, {1, 2, 4}, dtype);
-    const Result s = run(true, q, k, v, mask, false), r = run(false, q, k, v, mask, false);
+    const PathResult s = run(true, q, k, v, mask, false), r = run(false, q, k, v, mask, false);
     const double tol = dtype == kFloat64 ? 1e-12 : 2e-5;
     EXPECT_TRUE(all_close(s.out, r.out, tol, tol));
     EXPECT_TRUE(all_close(s.dq, r.dq, tol, tol));
@@ -158,7 +158,7 @@ TEST(FlashAttentionTest, MaskWithValuesBatchWorksOnBothPaths) {
   const Tensor q = uniform({1, 2, 3}, -1, 1, kFloat64), k = uniform({1, 4, 3}, -1, 1, kFloat64),
                v = uniform({3, 4, 2}, -1, 1, kFloat64);
   const Tensor keep = testing::bools({1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1}, {3, 1, 4});
-  const Result s = run(true, q, k, v, keep, false), r = run(false, q, k, v, keep, false);
+  const PathResult s = run(true, q, k, v, keep, false), r = run(false, q, k, v, keep, false);
   EXPECT_EQ(r.out.shape(), (Shape{3, 2, 2}));
   EXPECT_TRUE(all_close(s.out, r.out, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(s.dq, r.dq, 1e-12, 1e-12));
@@ -215,7 +215,7 @@ TEST(FlashAttentionTest, SameBitsForAnyThreadCount) {
   manual_seed(9);
   const Tensor q = randn({5, 300, 32}), k = randn({5, 700, 32}), v = randn({5, 700, 24});
   const Tensor keep = random_keep({5, 1, 700});
-  std::vector<Result> results;
+  std::vector<PathResult> results;
   const int threads = get_num_threads();
   for (const int n : {1, 2, 3}) {
     set_num_threads(n);

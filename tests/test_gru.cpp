@@ -232,7 +232,7 @@ TEST(GruTest, LoadsTorchsStateDictStrictly) {
                            {"GRU.load_state_dict", "unexpected entry 'bias_hh_l1'"}));
 }
 
-struct Tolerance {
+struct GruTolerance {
   DType dtype;
   double atol, rtol;
 };
@@ -240,7 +240,7 @@ struct Tolerance {
 // The "h0" and "zeros" cases of a torch GRU fixture (gru's state already
 // loaded, in tol's dtype): output, h_n and the gradients of x, h0 and every
 // parameter of sum(output * w_out) + sum(h_n * w_h).
-void expect_matches_torch_cases(nn::GRU& gru, const std::string& file, const Tolerance& tol) {
+void expect_matches_torch_cases(nn::GRU& gru, const std::string& file, const GruTolerance& tol) {
   const auto fix = [&](const std::string& name) { return testing::fixture_tensor(file, name); };
   for (const char* c : {"h0", "zeros"}) {
     const std::string name = c;
@@ -265,7 +265,7 @@ void expect_matches_torch_cases(nn::GRU& gru, const std::string& file, const Tol
 
 TEST(GruTest, MatchesTorchOutputsAndGradients) {
   const auto state = load_npz(testing::source_path("tests/fixtures/seq2seq_gru_state.npz"));
-  for (const Tolerance& tol : {Tolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
+  for (const GruTolerance& tol : {GruTolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
     nn::GRU gru(4, 6, 2);
     gru.to(tol.dtype);
     gru.load_state_dict(state);
@@ -278,7 +278,7 @@ TEST(GruTest, MatchesTorchOutputsAndGradients) {
 // parameters included.
 TEST(GruTest, BidirectionalMatchesTorchOutputsAndGradients) {
   const std::string file = "seq2seq_bigru.npz";
-  for (const Tolerance& tol : {Tolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
+  for (const GruTolerance& tol : {GruTolerance{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}}) {
     nn::GRU gru(4, 6, 2, 0.0, /*bidirectional=*/true);
     gru.to(tol.dtype);
     std::map<std::string, Tensor> state;

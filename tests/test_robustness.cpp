@@ -12,12 +12,8 @@
 
 #include "test_util.h"
 
-// Under AddressSanitizer an impossible allocation aborts the program unless
-// the allocator may return null; attograd turns that null into ag::Error,
-// which is what the out-of-memory tests below check. (Ignored without ASan.)
-extern "C" __attribute__((used)) const char* __asan_default_options() {
-  return "allocator_may_return_null=1";
-}
+// The out-of-memory tests below need ASan's allocator_may_return_null=1
+// (test_util.cpp sets it for every test program).
 
 namespace ag {
 namespace {

@@ -7,6 +7,16 @@
 
 #include <unistd.h>
 
+// Under AddressSanitizer an impossible allocation aborts the program unless
+// the allocator may return null; attograd turns that null into ag::Error,
+// which is what the out-of-memory tests (test_allocator, test_robustness)
+// check. Set here, once for every test program: the test files share
+// programs (CMakeLists.txt), and a program has one set of options. Ignored
+// without ASan; the ThreadSanitizer pass sets its own (scripts/test.sh).
+extern "C" __attribute__((used)) const char* __asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+
 namespace ag::testing {
 
 std::string source_path(const std::string& relative) {

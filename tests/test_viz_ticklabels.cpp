@@ -15,7 +15,7 @@ using ag::testing::throws_error;
 
 // In a folder of this process's own (ScratchDir names it with the pid):
 // ctest runs each TEST as its own process, two at a time.
-std::string temp_file(const std::string& name) {
+std::string ticklabels_file(const std::string& name) {
   static const ag::testing::ScratchDir dir("ticklabels");
   return dir / name;
 }
@@ -39,7 +39,7 @@ TEST(HeatmapTickLabels, LabelsReplaceIndices) {
   viz::HeatmapOptions options;
   options.xticklabels = {"a", "b", "<eos>"};
   options.yticklabels = {"1", "<eos>"};
-  const std::string svg_path = temp_file("labels.svg"), png_path = temp_file("labels.png");
+  const std::string svg_path = ticklabels_file("labels.svg"), png_path = ticklabels_file("labels.png");
   viz::show_heatmaps(weights, svg_path, options);
   viz::show_heatmaps(weights, png_path, options);
   const std::vector<std::string> texts = svg_texts(read_file(svg_path));
@@ -78,7 +78,7 @@ TEST(HeatmapTickLabels, CountMustMatch) {
                            {"heatmap_layout", "2 x tick labels for 3 keys", "[2, 3]"}));
   options.xticklabels.clear();
   options.yticklabels = {"a", "b", "c"};
-  EXPECT_TRUE(throws_error([&] { viz::show_heatmaps(weights, temp_file("bad.png"), options); },
+  EXPECT_TRUE(throws_error([&] { viz::show_heatmaps(weights, ticklabels_file("bad.png"), options); },
                            {"show_heatmaps", "3 y tick labels for 2 queries"}));
 }
 

@@ -10,6 +10,17 @@
 #include <sstream>
 
 namespace ag::viewer_test {
+
+const std::string& viewer_path() {
+  static const std::string path = ATTOGRAD_VIEWER_PATH;
+  return path;
+}
+
+const std::string& translate_program() {
+  static const std::string path = ATTOGRAD_TRANSLATE_PROGRAM;
+  return path;
+}
+
 namespace {
 
 // The text in single quotes for /bin/sh (a quote inside becomes '\'').
@@ -95,7 +106,7 @@ std::string viewer_command(const std::string& scene, int frames, std::vector<std
   }
   line << " --query " << quote(query.str());
 #else
-  line << quote(ATTOGRAD_VIEWER_PATH);
+  line << quote(viewer_path());
   if (!scene.empty()) line << " --scene " << quote(scene);
   line << " --frames " << frames << " --screenshot " << quote((dir / "screen.png").string())
        << " --layout " << quote(layout) << " --dump-inputs " << quote(inputs);

@@ -23,6 +23,12 @@
 
 namespace ag::viewer_test {
 
+// The programs under test. CMake gives their paths to screen_check.cpp alone,
+// so that the test programs compile to the same bytes in every checkout and
+// build tree, and ccache serves them from another clone's builds.
+const std::string& viewer_path();
+const std::string& translate_program();
+
 // One heatmap of the last frame, in screenshot pixels.
 struct LayoutEntry {
   std::string id;

@@ -66,7 +66,7 @@ TEST(CompareScreen, EveryCellHasTheColourOfTheLibrarysNumbers) {
 }
 
 TEST(CompareScreen, ListScenesNamesTheDefaultFirst) {
-  const std::string list = std::string(ATTOGRAD_VIEWER_PATH) + " --list-scenes";
+  const std::string list = viewer_path() + " --list-scenes";
   FILE* pipe = popen(list.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   char line[64] = {};

@@ -75,7 +75,7 @@ TEST(ScreenPronounce, EveryShippedModelAnswersAsTheProgramWithItsAlignment) {
 // mean (docs/g2p.md's screenshot, on adage). Desktop only: the page
 // preloads just the two models its scene shows (viz/viewer/CMakeLists.txt).
 TEST(ScreenPronounce, AnEnsembleColumnAnswersAsTheProgram) {
-#ifdef ATTOGRAD_WEB_SITE
+#ifdef ATTOGRAD_WEB_SCREEN
   GTEST_SKIP() << "the page preloads only kShippedG2pModels, not the ensemble's other files";
 #endif
   ag::testing::ScratchDir dir("screen_pronounce_ensemble");

@@ -3,11 +3,13 @@
 #   tests/web/run.sh --build SITE   the test web_site: builds the browser viewer
 #                                   into SITE (scripts/web.sh --build-only), the
 #                                   fixture the page tests require
-#   tests/web/run.sh SITE TESTS     a test web_screen_NAME: runs TESTS (one
-#                                   scene's tests/viewer/test_screen_NAME.cpp
-#                                   built with the browser runner, see
-#                                   screen_check.cpp) against SITE in headless
-#                                   Chromium
+#   tests/web/run.sh SITE TESTS SUITES
+#                                   a test web_screen_NAME: runs the program
+#                                   TESTS (the screen tests built with the
+#                                   browser runner, see screen_check.cpp) on
+#                                   the gtest filter SUITES (one scene's
+#                                   tests/viewer/test_screen_NAME.cpp) against
+#                                   SITE in headless Chromium
 # Exits 77, which ctest reports as skipped, only when Emscripten, Chromium or
 # Node.js is missing and cannot be installed.
 set -uo pipefail
@@ -27,6 +29,7 @@ if [[ "$1" == --build ]]; then
 fi
 site="$1"
 tests="$2"
+suites="${3:-*}"
 if [[ ! -f "$site/attograd-viewer.wasm" ]]; then
   echo "tests/web/run.sh: $site has no page; the test web_site builds it" >&2
   exit 1
@@ -45,4 +48,4 @@ for ((tries = 0; tries < 300; ++tries)); do
 done
 # The page has no resident-set figure (/proc), so the memory-growth tests stay
 # desktop-only; --list-scenes runs the native binary.
-"$tests" --gtest_filter='-*NoMemoryGrowth*:*ListScenes*'
+"$tests" --gtest_filter="$suites-*NoMemoryGrowth*:*ListScenes*"
