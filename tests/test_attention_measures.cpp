@@ -98,7 +98,7 @@ Translator letters_model(const std::string& attention) {
   t.config = one_layer_config(4);
   t.config.attention = attention;
   t.config.dropout = 0;
-  t.task = Task::G2p;
+  t.task = find_task("g2p").format;
   const auto& reserved = Vocab::reserved_tokens();
   std::vector<std::string> letters = reserved, phonemes = reserved;
   for (const char* c : {"a", "b", "k", "n"}) letters.emplace_back(c);
@@ -167,7 +167,7 @@ TEST(AttentionMeasures, AgreementRowsAreTheDecodersOwn) {
     EXPECT_EQ(alignment_agreement(t, ref, {"ab", "kn", "ba", "bb", "zz"}).agreeing, agreeing);
   }
   Translator dates;
-  dates.task = Task::Dates;
+  dates.task = find_task("dates").format;
   dates.model = letters_model("dot").model;
   EXPECT_TRUE(throws_error([&] { alignment_agreement(dates, ref, {"ab"}); },
                            {"alignment_agreement", "g2p model", "dates"}));

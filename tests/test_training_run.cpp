@@ -21,8 +21,8 @@ namespace {
 using ag::testing::throws_error;
 
 const Dataset& run_sample_data() {
-  static const Dataset data(DatasetOptions{
-      Task::G2p, 0, 0, 0, ag::testing::source_path("tests/data/cmudict-sample.dict")});
+  static const Dataset data =
+      make_dataset({"g2p", 0, 0, 0, ag::testing::source_path("tests/data/cmudict-sample.dict")});
   return data;
 }
 
@@ -285,7 +285,7 @@ TEST(TrainingRunProtocol, AnEvaluationDueComesFirst) {
   EXPECT_FALSE(std::filesystem::exists(dir / "c.npz.partial"));
   EXPECT_TRUE(throws_error([&] { run.resume(dir / "c.npz"); }, {"before its first step"}));
   options.patience = 1;
-  const Dataset dates(DatasetOptions{Task::Dates, 100, 10, 0});
+  const Dataset dates = make_dataset({"dates", 100, 10, 0});
   manual_seed(0);
   Translator dated = make_translator(run_config(), dates);
   EXPECT_TRUE(throws_error([&] { TrainingRun refused(dated, dates, options); },
@@ -343,7 +343,7 @@ TEST(TrainingRunCheckpoint, RefusesAnotherRunsCheckpoint) {
 // Another task: a dates checkpoint offered to a g2p run.
 TEST(TrainingRunCheckpoint, RefusesAnotherTasksCheckpoint) {
   const ag::testing::ScratchDir dir("training_run_task");
-  const Dataset dates(DatasetOptions{Task::Dates, 100, 10, 0});
+  const Dataset dates = make_dataset({"dates", 100, 10, 0});
   RunOptions options = run_options(1);
   options.average_last = 0;
   manual_seed(0);

@@ -112,9 +112,8 @@ AlignmentReference read_alignment_reference(const std::string& path) {
 
 AlignmentAgreement alignment_agreement(Translator& translator, const AlignmentReference& reference,
                                        const std::vector<std::string>& words, int64_t batch_size) {
-  AG_CHECK(translator.model != nullptr && translator.task == Task::G2p, "alignment_agreement",
-           "needs a g2p model (letters to phonemes), got task '" +
-               std::string(task_name(translator.task)) + "'");
+  AG_CHECK(translator.model != nullptr && translator.task.name == "g2p", "alignment_agreement",
+           "needs a g2p model (letters to phonemes), got task '" + translator.task.name + "'");
   AG_CHECK(batch_size > 0, "alignment_agreement",
            "batch_size " + std::to_string(batch_size) + " <= 0");
   // The pronunciations to score: those of `words` the model can take.

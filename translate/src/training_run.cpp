@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "attograd/attograd.h"
+#include "attograd/translate/tasks.h"
 #include "state_entries.h"
 
 namespace ag::translate {
@@ -129,8 +130,7 @@ TrainingRun::TrainingRun(Translator& translator, const Dataset& data, const RunO
       "TrainingRun",
       "average_last and patience choose among the dev split's evaluations: they need " +
           (by_dev_ ? std::string("eval_every > 0")
-                   : "data with a dev split (task '" + std::string(task_name(data.task())) +
-                         "' has none)"));
+                   : "data with a dev split (task '" + data.task().name + "' has none)"));
   if (options.average_last > 0) average_.emplace(*translator.model, options.average_last);
 }
 
@@ -174,7 +174,8 @@ CurvePoint TrainingRun::evaluate() {
   AG_CHECK(evaluation_due(), "TrainingRun.evaluate",
            "no evaluation is due after step " + std::to_string(steps_taken()) + " (every " +
                std::to_string(options_.eval_every) + " steps and the last)");
-  const Evaluation e = translate::evaluate(translator_, by_dev_ ? data_.dev() : data_.heldout());
+  last_ = translate::evaluate(translator_, by_dev_ ? data_.dev() : data_.heldout());
+  const Evaluation& e = last_;
   if (by_dev_) best_.offer(1 - e.accuracy, steps_taken());  // the dev WER
   if (average_) average_->add();
   curve_.push_back({steps_taken(), e.accuracy});

@@ -106,6 +106,8 @@ class TrainingRun {
   int64_t steps_taken() const;
   bool by_dev() const { return by_dev_; }  // the curve is the dev split's
   const std::vector<CurvePoint>& curve() const { return curve_; }
+  // This sitting's last evaluation (its figures, for the log); count 0 before any.
+  const Evaluation& last_evaluation() const { return last_; }
   const std::vector<double>& losses() const { return losses_; }  // every step's, in order
   // Training time over every sitting, evaluations and checkpoints excluded.
   double seconds() const { return seconds_; }
@@ -120,6 +122,7 @@ class TrainingRun {
   BestParameters best_;
   std::optional<CheckpointAverage> average_;
   std::vector<CurvePoint> curve_;
+  Evaluation last_;
   std::vector<double> losses_;
   double seconds_ = 0;
   bool ended_ = false;
