@@ -15,7 +15,7 @@ namespace ag::translate::program {
 // What training measured, for its summary line and --stats.
 struct TrainingFigures {
   int64_t steps = 0, best_step = -1, rss_first = 0;
-  int64_t averaged = 0;  // the checkpoints averaged into the kept parameters (0: none)
+  int64_t averaged = 0;       // the checkpoints averaged into the kept parameters (0: none)
   int64_t sitting_steps = 0;  // this process's (--resume: the steps after the checkpoint's)
   double seconds = 0, cpu_seconds = 0;  // training's, the evaluations excluded
   int64_t page_faults = 0;              // the same
