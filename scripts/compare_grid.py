@@ -55,6 +55,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,7 +64,7 @@ DEFAULT_DICT = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 SAMPLE_DICT = os.path.join(ROOT, "tests", "data", "cmudict-sample.dict")
 COLUMNS = ("run encoder scoring recipe seed steps parameters dev_wer test_wer test_per "
            "test_wer_beam5 test_per_beam5 wall_s steps_per_s entropy monotonic "
-           "alignment_agreement").split()
+           "alignment_agreement paused_s").split()
 SCORINGS = ("additive", "dot", "general", "general_scaled", "multihead")
 ENCODERS = ("unidirectional", "bidirectional")
 
@@ -116,6 +117,29 @@ SIZES = {
         },
     },
 }
+
+
+class PauseClock:
+    """The seconds this process has spent stopped (kill -STOP ... kill -CONT
+    of the grid's process group): a thread wakes every second; a wake-up 5
+    seconds or more after the last one, less that second, was a pause (a
+    stopped process's threads stop with it). Shorter pauses go uncounted."""
+
+    def __init__(self):
+        self.paused = 0.0
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self):
+        last = time.monotonic()
+        while True:
+            time.sleep(1)
+            now = time.monotonic()
+            if now - last >= 5:
+                self.paused += now - last - 1
+            last = now
+
+
+CLOCK = None  # main()'s PauseClock
 
 
 class Run:
@@ -241,18 +265,21 @@ def do_run(run, args, size, program):
 
     def train():
         resume = ["--resume", checkpoint] if os.path.exists(checkpoint) else []
+        paused = CLOCK.paused if CLOCK else 0.0
         out = run_program(program, ["--task", "g2p", "--dict", args.dict, *run.flags,
                                     "--checkpoint", checkpoint, "--checkpoint-every",
                                     str(size["checkpoint_every"]), *resume,
                                     "--curve", base + ".curve.csv", "--skip-test",
                                     "--save", base + ".model.npz", "--stats"], log, args.threads)
-        return out
+        paused = (CLOCK.paused if CLOCK else 0.0) - paused
+        return out + f"grid_paused_seconds {paused}\n"
 
     stats = read_stats(stage(base + ".train.stats", train))
     row = {"run": run.name, "encoder": run.encoder, "scoring": run.scoring,
            "recipe": run.recipe, "seed": run.seed, "steps": int(stats["steps"]),
            "parameters": int(stats["parameters"]), "dev_wer": percent(stats["dev_wer"]),
            "wall_s": round(stats["train_seconds"], 1),
+           "paused_s": round(stats.get("grid_paused_seconds", 0.0), 1),
            "steps_per_s": round(stats["steps"] / max(stats["train_seconds"], 1e-9), 3)}
     if run.test:
         model = base + ".model.npz"
@@ -390,6 +417,8 @@ def main():
     args.results = args.results or (os.path.join(ROOT, "docs", "compare") if args.size == "grid"
                                     else os.path.join(args.work, "results"))
     only = re.compile(args.only) if args.only else None
+    global CLOCK
+    CLOCK = PauseClock()
     program = os.path.join(args.build, "attograd-translate")
 
     if args.collect:
