@@ -224,7 +224,7 @@ TEST(TranslateCli, RunFlags) {
   EXPECT_TRUE(fails_with("--task g2p --patience 3 --eval-every 0", "--eval-every N > 0"));
   EXPECT_TRUE(fails_with("--task g2p --warmup 100 --lr-schedule cosine", "not with --lr-schedule"));
   EXPECT_TRUE(fails_with("--task g2p --encoder unidirectional --encoder-hidden 8",
-                         "encoder_hiddens 8 with hidden size 32"));
+                         "encoder_hiddens 8 with hidden size 256"));
   EXPECT_TRUE(fails_with("--task g2p --encoder bidirectional --attention dot --hidden 16",
                          "an encoder of half the width a direction (encoder_hiddens)"));
   EXPECT_TRUE(fails_with("--task g2p --alignment-reference a.tsv", "on --evaluate's words"));
