@@ -20,9 +20,17 @@
 #               umbrella of all of core, is the top of this layer
 #   5 nn        nn/ (attograd.h, the umbrella of core + nn, included)
 #   6 viz       viz/ without the viewer: colour maps, heatmap export
-#   7 translate translate/: seq2seq on generated tasks (it draws alignments
-#               with viz)
-#   8 viewer    viz/viewer/: the scenes, which use viz and translate (the
+#   7 translate translate/ (it draws alignments with viz), in three floors:
+#     core      what knows no task: task.h (a task's examples and format),
+#               data, translator (the model switch), predict, evaluation and
+#               cmudict (the dictionary reader) (+ their .cpp)
+#   8 tasks     each task's file and the task table (tasks.h): a task depends
+#               on the floor below, never the reverse; a file under translate/
+#               that the other two floors do not name is a task's
+#   9 tools     what uses the table: model (saving and loading: a file names
+#               its task), train, ensemble, pronouncer, report, and the
+#               program (translate/main.cpp and the files beside it)
+#  10 viewer    viz/viewer/: the scenes, which use viz and translate (the
 #               translate scene trains its models)
 # Tutorials, tests, benches and examples sit above everything and are not
 # checked. A file under core/ that the table below does not place fails the
@@ -33,10 +41,12 @@
 # names against the including file's directory. Headers found in neither place
 # (system, imgui) are not ours and are skipped.
 set -euo pipefail
+shopt -s extglob
 root=${1:-"$(cd "$(dirname "$0")/.." && pwd)"}
 cd "$root"
 
-names=(base kernels tensor autograd ops nn viz translate viewer)
+names=(base kernels tensor autograd ops nn viz translate-core translate-tasks translate-tools
+  viewer)
 
 # Prints the layer number of a repository-relative path, or nothing.
 layer_of() {
@@ -58,8 +68,14 @@ layer_of() {
     core/src/ops_*.cpp | core/src/tensor_methods.cpp) echo 4 ;;
     core/src/gradcheck.cpp | core/src/npy.cpp) echo 4 ;;
     nn/*) echo 5 ;;
-    viz/viewer/*) echo 8 ;;
-    translate/*) echo 7 ;;
+    viz/viewer/*) echo 10 ;;
+    translate/include/attograd/translate/@(task|data|translator|predict|evaluation|cmudict).h) echo 7 ;;
+    translate/src/@(task|data|translator|predict|evaluation|cmudict).cpp) echo 7 ;;
+    translate/src/one_kernel_thread.h) echo 7 ;;
+    translate/include/attograd/translate/@(model|train|ensemble|pronouncer|report).h) echo 9 ;;
+    translate/src/@(model|train|ensemble|pronouncer|report).cpp) echo 9 ;;
+    translate/+([!/]).@(h|cpp)) echo 9 ;;
+    translate/src/* | translate/include/*) echo 8 ;;
     viz/*) echo 6 ;;
   esac
 }

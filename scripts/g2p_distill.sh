@@ -64,7 +64,7 @@ python3 scripts/g2p_test_split.py "$dict" "$work/train.dict" "$work/train.words"
 loads=()
 for t in "${teachers[@]}"; do loads+=(--load "$t"); done
 echo "the ensemble of ${#teachers[@]} pronounces $(wc -l <"$work/train.words") training words" >&2
-"$program" "${loads[@]}" --threads 2 --predict-file "$work/train.words" >"$work/teacher.tsv"
+"$program" "${loads[@]}" --threads 2 --predict-file "$work/train.words" --show-source >"$work/teacher.tsv"
 
 # 3. The dictionary again, each training word with the ensemble's answer
 #    alone (its first line; its other lines dropped). A word the ensemble

@@ -179,7 +179,7 @@ TEST(EnsembleTest, BadInputIsAClearError) {
   const testing::ScratchDir dir("ensemble");
   const std::string g2p = testing::source_path(kShippedG2pModels[0]);
   // A dates model: another task, other vocabularies.
-  const Dataset dates({Task::Dates, 50, 10, 1});
+  const Dataset dates = make_dataset({"dates", 50, 10, 1});
   ModelConfig config;
   config.embed_size = config.num_hiddens = 4;
   const std::string dates_file = dir / "dates.npz";

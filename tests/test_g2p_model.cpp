@@ -17,7 +17,6 @@ namespace ag {
 namespace {
 
 using translate::load_translator;
-using translate::Task;
 using translate::Translation;
 using translate::Translator;
 
@@ -37,7 +36,7 @@ TEST(G2pModel, LoadAsTheBidirectionalG2pModels) {
   const char* const scoring[] = {"additive", "multihead"};
   for (size_t m = 0; m < 2; ++m) {
     const Translator& t = shipped(m);
-    EXPECT_EQ(t.task, Task::G2p);
+    EXPECT_EQ(t.task.name, "g2p");
     EXPECT_EQ(t.config.model, "bahdanau");
     EXPECT_EQ(t.config.encoder, "bidirectional");
     EXPECT_EQ(t.config.attention, scoring[m]);

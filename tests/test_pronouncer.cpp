@@ -242,16 +242,27 @@ TEST(Pronouncer, TwoThreadsGiveTheAnswersOfOne) {
   }
 }
 
-TEST(Pronouncer, RefusesAModelOfAnotherTask) {
+// A model of any task answers its inputs as translate() does, with
+// posteriors over its n best; only a task that reads a dictionary takes a
+// lexicon.
+TEST(Pronouncer, AnswersAnyTasksInputsAndLexiconsOnlyForDictionaries) {
   translate::DatasetOptions options;
+  options.task = "reverse";
   options.num_train = 50;
   options.num_heldout = 5;
-  const translate::Dataset data(options);
+  const translate::Dataset data = translate::make_dataset(options);
   translate::ModelConfig config;
   config.embed_size = config.num_hiddens = 4;
-  EXPECT_TRUE(testing::throws_error(
-      [&] { Pronouncer p(translate::make_translator(config, data)); },
-      {"a model of the dates task; a Pronouncer needs a letters-to-sounds (g2p) model"}));
+  translate::Translator model = translate::make_translator(config, data);
+  const std::string greedy = translate::translate(model, {"123"})[0].output;
+  Pronouncer p(std::move(model));
+  const auto answers = p.pronounce({"123"}, {.nbest = 2});
+  ASSERT_EQ(answers[0].variants.size(), 2u);
+  EXPECT_NEAR(answers[0].variants[0].posterior + answers[0].variants[1].posterior, 1.0, 1e-12);
+  EXPECT_EQ(p.pronounce({"123"})[0].variants[0].phonemes, greedy);
+  EXPECT_EQ(p.read(" 12 "), " 12 ");  // reverse reads its texts as they are
+  EXPECT_TRUE(testing::throws_error([&] { p.add_lexicon(translate::Cmudict{}); },
+                                    {"'reverse' reads no dictionary", "g2p"}));
 }
 
 }  // namespace

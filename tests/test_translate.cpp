@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "attograd/translate/report.h"
 #include "attograd/translate/tasks.h"
@@ -25,41 +26,80 @@ std::string temp_file(const std::string& name) {
   return dir / name;
 }
 
-TEST(TranslateTasks, EveryTaskHasOneEntryWithItsDefaults) {
-  // One entry per task, in the enum's order, found by task_spec.
-  const std::vector<Task> tasks = {Task::Dates, Task::Reverse, Task::Sort, Task::G2p};
-  ASSERT_EQ(task_table().size(), tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const TaskSpec& spec = task_spec(tasks[i]);
-    EXPECT_EQ(spec.task, tasks[i]);
-    EXPECT_EQ(&spec, &task_table()[i]);
-    EXPECT_EQ(spec.summary.rfind(std::string(task_name(tasks[i])) + ": ", 0), 0u) << spec.summary;
+TEST(TranslateTasks, EveryTaskIsOneValueOfTheTable) {
+  // Each entry: a unique name, found by find_task; its summary starts with
+  // it; every model has defaults; every part the program loops over is set.
+  std::set<std::string> names;
+  for (const Task& task : task_table()) {
+    EXPECT_TRUE(names.insert(task.name()).second) << task.name();
+    EXPECT_EQ(&find_task(task.name()), &task);
+    EXPECT_EQ(task.summary.rfind(task.name() + ": ", 0), 0u) << task.summary;
+    EXPECT_TRUE(task.data && task.defaults && task.check && task.figures) << task.name();
+    EXPECT_EQ(static_cast<bool>(task.lexicon), task.reads_dictionary()) << task.name();
     for (const std::string& model : model_names()) {
-      const TaskDefaults d = spec.defaults(model);
+      const TaskDefaults d = task.defaults(model);
       EXPECT_EQ(d.config.model, model);
       EXPECT_GT(d.steps, 0);
-      EXPECT_EQ(d.lr_schedule,
-                model == "transformer" || tasks[i] == Task::G2p ? "cosine" : "constant");
+      EXPECT_EQ(d.lr_schedule == "cosine", model == "transformer" || task.reads_dictionary());
     }
   }
+  EXPECT_TRUE(
+      throws_error([] { find_task("french"); }, {"unknown task 'french'", "dates, reverse, sort"}));
   // The documented defaults (docs/seq2seq.md, docs/transformer.md, docs/g2p.md).
-  EXPECT_EQ(task_spec(Task::Dates).defaults("bahdanau").steps, 1500);
-  EXPECT_EQ(task_spec(Task::Dates).defaults("transformer").steps, 3000);
-  EXPECT_EQ(task_spec(Task::Reverse).defaults("bahdanau").steps, 3000);
-  EXPECT_EQ(task_spec(Task::Sort).defaults("bahdanau").train_size, 200000);
-  const TaskDefaults g2p = task_spec(Task::G2p).defaults("bahdanau");
+  EXPECT_EQ(find_task("dates").defaults("bahdanau").steps, 1500);
+  EXPECT_EQ(find_task("dates").defaults("transformer").steps, 3000);
+  EXPECT_EQ(find_task("reverse").defaults("bahdanau").steps, 3000);
+  EXPECT_EQ(find_task("sort").defaults("bahdanau").train_size, 200000);
+  const TaskDefaults g2p = find_task("g2p").defaults("bahdanau");
   EXPECT_EQ(g2p.steps, 5500);
   EXPECT_EQ(g2p.batch, 128);
   EXPECT_EQ(g2p.lr, 0.0015);
   EXPECT_EQ(g2p.eval_every, 1000);
   EXPECT_EQ(g2p.config.encoder, "bidirectional");
   EXPECT_EQ(g2p.config.num_hiddens, 256);
-  // Only the generated tasks draw their examples; only dates and g2p have
-  // figures of their own.
-  EXPECT_FALSE(task_spec(Task::Reverse).score);
-  EXPECT_TRUE(task_spec(Task::Dates).score);
-  EXPECT_TRUE(task_spec(Task::G2p).score);
-  EXPECT_TRUE(throws_error([] { digits_task(Task::Dates); }, {"digits_task", "dates"}));
+  EXPECT_EQ(find_task("g2p").format.target, Tokenization::Phonemes);
+  EXPECT_EQ(find_task("dates").format.target, Tokenization::Characters);
+}
+
+// The checks each task makes of the command line's options.
+TEST(TranslateTasks, EachTaskChecksItsOptions) {
+  TaskOptions o;
+  o.train_size = 1000;
+  o.heldout = 100;
+  o.batch = 64;
+  EXPECT_NO_THROW(find_task("dates").check(o));
+  o.dict = true;
+  EXPECT_TRUE(throws_error([&] { find_task("sort").check(o); },
+                           {"--dict is read by the tasks that read a dictionary (g2p", "'sort'"}));
+  EXPECT_NO_THROW(find_task("g2p").check(o));
+  o.dict = false;
+  o.heldout = 2000;
+  EXPECT_TRUE(throws_error([&] { find_task("dates").check(o); }, {"--heldout cannot exceed"}));
+  o.training = false;  // a loaded model's held-out set may be of any size
+  EXPECT_NO_THROW(find_task("dates").check(o));
+  o.sizes_given = true;
+  EXPECT_TRUE(
+      throws_error([&] { find_task("g2p").check(o); }, {"g2p's split comes from the dictionary"}));
+  o = TaskOptions{};
+  o.average_last = true;
+  EXPECT_TRUE(throws_error([&] { find_task("reverse").check(o); }, {"has no dev split"}));
+  EXPECT_TRUE(throws_error([] { require_dictionary(find_task("dates"), "--evaluate"); },
+                           {"--evaluate: 'dates' reads no dictionary"}));
+}
+
+// A task's figures are what the summary line and --stats print: the dates'
+// alignment on the fields, g2p's WER and PER; the others' exact match.
+TEST(TranslateTasks, FiguresAreNamedAndLookedUpByKey) {
+  const Evaluation e =
+      evaluate_outputs(find_task("g2p"), {{"read", "R IY D", {}, {"R EH D"}}}, {"R EH T"});
+  EXPECT_EQ(e.figure("wer"), 1.0);
+  EXPECT_NEAR(e.figure("per"), 1.0 / 3, 1e-15);
+  EXPECT_EQ(e.figure("words"), 1.0);
+  EXPECT_EQ(e.nearest[0].nearest, 1u);  // R EH D, one edit away
+  EXPECT_TRUE(
+      throws_error([&] { e.figure("alignment"); }, {"no figure 'alignment'", "words, wer, per"}));
+  EXPECT_EQ(e.figures[1].text, "WER 100.00%");
+  EXPECT_EQ(e.figures[2].text, "PER 33.33% (1 edits / 3 phonemes)");
 }
 
 TEST(TranslateBleu, MatchesD2lsFunction) {
@@ -134,7 +174,7 @@ Translator trained_reverse(const Dataset& data, int64_t steps, int64_t hidden,
 // the same parameters after the same number of steps; a new learning rate
 // takes effect.
 TEST(TranslateTraining, StepByStepTrainerMatchesTrainSeq2seq) {
-  const Dataset data({Task::Reverse, 1000, 20, 5});
+  const Dataset data = make_dataset({"reverse", 1000, 20, 5});
   double first = 0, last = 0;
   Translator whole = trained_reverse(data, 6, 8, &first, &last);
 
@@ -172,7 +212,7 @@ TEST(TranslateTraining, LabelSmoothingIsTheTrainedLoss) {
   // The trainer's loss is nn::masked_softmax_ce_loss with the options'
   // label_smoothing: with every logit near equal at the start, smoothing
   // moves each token's loss only a little, but it moves it.
-  const Dataset data({Task::Reverse, 200, 20, 5});
+  const Dataset data = make_dataset({"reverse", 200, 20, 5});
   ModelConfig config = one_layer_config(8);
   config.dropout = 0;
   std::vector<double> first_losses;
@@ -195,7 +235,7 @@ TEST(TranslateTraining, LabelSmoothingIsTheTrainedLoss) {
 }
 
 TEST(TranslateTraining, CheckpointAverageIsTheMeanOfTheLastSnapshots) {
-  const Dataset data({Task::Reverse, 200, 20, 5});
+  const Dataset data = make_dataset({"reverse", 200, 20, 5});
   ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   const std::vector<Tensor> params = translator.model->parameters();
@@ -219,13 +259,13 @@ TEST(TranslateTraining, CheckpointAverageIsTheMeanOfTheLastSnapshots) {
 }
 
 TEST(TranslateModel, SaveLoadGivesIdenticalPredictions) {
-  const Dataset data({Task::Reverse, 2000, 50, 3});
+  const Dataset data = make_dataset({"reverse", 2000, 50, 3});
   Translator translator = trained_reverse(data, 20, 16);
   translator.config.attention = "additive";
   const std::string path = temp_file("roundtrip.npz");
   save_translator(path, translator);
   Translator loaded = load_translator(path);
-  EXPECT_EQ(loaded.task, Task::Reverse);
+  EXPECT_EQ(loaded.task.name, "reverse");
   EXPECT_EQ(loaded.src_vocab.idx_to_token(), translator.src_vocab.idx_to_token());
   EXPECT_EQ(loaded.tgt_vocab.idx_to_token(), translator.tgt_vocab.idx_to_token());
   EXPECT_EQ(loaded.src_steps, translator.src_steps);
@@ -257,7 +297,7 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
                            {"load_translator", plain, "meta.format", "not a model saved"}));
   // A file whose meta says "dot" attention but holds additive attention's
   // parameters: the state dict does not fit.
-  const Dataset data({Task::Sort, 500, 10, 1});
+  const Dataset data = make_dataset({"sort", 500, 10, 1});
   ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   const std::string path = temp_file("mismatch.npz");
@@ -282,7 +322,7 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
 }
 
 TEST(TranslateModel, NonFiniteParametersAreRefusedAtLoadAndInPrediction) {
-  const Dataset data({Task::Sort, 500, 10, 1});
+  const Dataset data = make_dataset({"sort", 500, 10, 1});
   ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   // A parameter with a NaN: prediction stops at the first output step,
@@ -327,7 +367,7 @@ void expect_batched_as_one_by_one(Translator& translator, const Dataset& data) {
 // target: the loss is the one of the whole padded batch (d2l's), and a text's
 // translation does not depend on the other texts of its batch.
 TEST(TranslateTraining, BidirectionalCutsBatchesExactly) {
-  const Dataset data({Task::Reverse, 500, 20, 5});
+  const Dataset data = make_dataset({"reverse", 500, 20, 5});
   ag::manual_seed(2);
   ModelConfig config;
   config.encoder = "bidirectional";
@@ -357,7 +397,7 @@ TEST(TranslateTraining, BidirectionalCutsBatchesExactly) {
 }
 
 TEST(TranslatePredict, GreedyBatchMatchesOneByOne) {
-  const Dataset data({Task::Reverse, 2000, 20, 4});
+  const Dataset data = make_dataset({"reverse", 2000, 20, 4});
   Translator translator = trained_reverse(data, 30, 16);
   expect_batched_as_one_by_one(translator, data);
   EXPECT_TRUE(translator.model->is_training());  // prediction restored the mode
@@ -375,7 +415,7 @@ TEST(TranslateTrain, ReverseLearns) {
   const int64_t steps = 400;
   const double required_accuracy = 0.5;
 #endif
-  const Dataset data({Task::Reverse, 20000, 300, 5});
+  const Dataset data = make_dataset({"reverse", 20000, 300, 5});
   const auto start = std::chrono::steady_clock::now();
   double first_loss = 0, last_loss = 0;
   Translator translator = trained_reverse(data, steps, 32, &first_loss, &last_loss);
@@ -384,15 +424,16 @@ TEST(TranslateTrain, ReverseLearns) {
   const Evaluation e = evaluate(translator, data.heldout());
   EXPECT_LT(last_loss, 0.5 * first_loss);
   EXPECT_GE(e.accuracy, required_accuracy) << "after " << steps << " steps (" << seconds << " s)";
-  EXPECT_GE(e.bleu, e.accuracy);         // an exact match has BLEU 1
-  EXPECT_TRUE(std::isnan(e.alignment));  // dates only
+  EXPECT_GE(e.bleu, e.accuracy);  // an exact match has BLEU 1
+  EXPECT_TRUE(throws_error([&] { e.figure("alignment"); }, {"no figure"}));  // dates only
   std::cout << "reverse: " << steps << " steps in " << seconds << " s, loss " << first_loss
             << " -> " << last_loss << ", held-out exact match " << e.accuracy << ", BLEU " << e.bleu
             << "\n";
 }
 
 TEST(TranslateTrain, MismatchedDataIsAnError) {
-  const Dataset reverse({Task::Reverse, 500, 10, 1}), dates({Task::Dates, 500, 10, 1});
+  const Dataset reverse = make_dataset({"reverse", 500, 10, 1});
+  const Dataset dates = make_dataset({"dates", 500, 10, 1});
   ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, reverse);
   EXPECT_TRUE(throws_error([&] { train_seq2seq(translator, dates, TrainOptions{}); },

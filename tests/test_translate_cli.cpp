@@ -38,6 +38,18 @@ ProgramRun run(const std::string& args) {
   return r;
 }
 
+// A line's tab-separated fields, an empty last one included (a tiny model
+// may answer with no phoneme).
+std::vector<std::string> columns(const std::string& line) {
+  std::vector<std::string> fields;
+  for (size_t begin = 0;;) {
+    const size_t tab = line.find('\t', begin);
+    fields.push_back(line.substr(begin, tab - begin));
+    if (tab == std::string::npos) return fields;
+    begin = tab + 1;
+  }
+}
+
 ::testing::AssertionResult fails_with(const std::string& args, const std::string& fragment) {
   const ProgramRun r = run(args);
   if (r.exit_code != 2)
@@ -61,22 +73,29 @@ TEST(TranslateCli, BadFlags) {
   EXPECT_TRUE(fails_with("--lr nan", "--lr expects a number"));
   EXPECT_TRUE(fails_with("--label-smoothing 1.5", "--label-smoothing expects a number"));
   EXPECT_TRUE(fails_with("--threads 99999999999999999999", "--threads expects an integer"));
-  EXPECT_TRUE(
-      fails_with("--task french", "--task expects dates, reverse, sort or g2p, got 'french'"));
-  EXPECT_TRUE(fails_with("--model gpt", "unknown model 'gpt'"));
+  EXPECT_TRUE(fails_with("--task french", "--task expects dates, reverse, sort"));
+  EXPECT_TRUE(fails_with("--task french", "got 'french'"));
+  EXPECT_TRUE(fails_with("--model gpt", "--model expects bahdanau or transformer, got 'gpt'"));
   EXPECT_TRUE(
       fails_with("--attention cosine",
                  "--attention expects one of additive, dot, general, multihead, got 'cosine'"));
+  // The sizes' rules are the model classes' own, asked before any data is read.
   EXPECT_TRUE(fails_with("--encoder bidirectional --attention dot",
-                         "twice the decoder's (2 x 32 against 32); --attention general"));
+                         "the queries have 32 features and the keys 64"));
   EXPECT_TRUE(fails_with("--attention multihead --hidden 30 --heads 4",
-                         "--hidden 30 must be divisible by --heads 4"));
+                         "num_hiddens 30 is not a multiple of num_heads 4"));
+  EXPECT_TRUE(fails_with("--encoder sideways", "unknown encoder 'sideways'"));
   EXPECT_TRUE(fails_with("--predict", "--predict needs at least one text"));
   EXPECT_TRUE(fails_with("--predict --json", "--predict needs at least one text"));
   EXPECT_TRUE(fails_with("--load x.npz --task sort", "--load takes the task"));
   EXPECT_TRUE(fails_with("--load x.npz --steps 10", "drop --steps"));
   EXPECT_TRUE(fails_with("--load a.npz --load b.npz --save both.npz",
                          "--save with 2 --load files: an ensemble is its members' files"));
+  // A flag that shapes answers needs something to answer.
+  EXPECT_TRUE(fails_with("--load x.npz --nbest 2 --json",
+                         "--nbest --json: how answers are shown; there is nothing to answer"));
+  EXPECT_TRUE(
+      fails_with("--load x.npz --evaluate x.dict --heatmap x.png", "--heatmap: how answers"));
 }
 
 TEST(TranslateCli, BadFiles) {
@@ -94,11 +113,13 @@ TEST(TranslateCli, BadFiles) {
 TEST(TranslateCli, TransformerFlags) {
   EXPECT_TRUE(fails_with("--model transformer --embed 8", "--embed: bahdanau's options"));
   EXPECT_TRUE(fails_with("--model transformer --layers 1 --attention dot",
-                         "--layers --attention: bahdanau's options"));
+                         "--attention --layers: bahdanau's options (this run's model is "
+                         "transformer"));
   EXPECT_TRUE(fails_with("--heads 2", "--heads: the Transformer's and --attention multihead's"));
-  EXPECT_TRUE(fails_with("--no-causal-mask", "--no-causal-mask: the Transformer's options"));
-  EXPECT_TRUE(fails_with("--model transformer --hidden 30 --heads 4", "divisible by --heads 4"));
-  EXPECT_TRUE(fails_with("--model transformer --hidden 33 --heads 1", "--hidden 33 must be even"));
+  EXPECT_TRUE(fails_with("--no-causal-mask", "--no-causal-mask: transformer's options"));
+  EXPECT_TRUE(fails_with("--model transformer --hidden 30 --heads 4",
+                         "bad Transformer sizes: hidden 30, heads 4"));
+  EXPECT_TRUE(fails_with("--model transformer --hidden 33 --heads 1", "an even hidden size"));
   EXPECT_TRUE(fails_with("--model transformer --blocks 0", "--blocks expects an integer"));
   EXPECT_TRUE(fails_with("--model transformer --ffn x", "--ffn expects an integer"));
   EXPECT_TRUE(fails_with("--load x.npz --no-causal-mask", "--load takes the task"));
@@ -184,8 +205,9 @@ TEST(TranslateCli, SavedModelPredictsAndRejectsBadText) {
 TEST(TranslateCli, G2pFlags) {
   EXPECT_TRUE(fails_with("--task g2p --train-size 100", "g2p's split comes from the dictionary"));
   EXPECT_TRUE(fails_with("--task g2p --heldout 10", "g2p's split comes from the dictionary"));
-  EXPECT_TRUE(fails_with("--task dates --dict x.dict", "--dict is g2p's"));
-  EXPECT_TRUE(fails_with("--evaluate x.dict", "--evaluate scores a g2p model"));
+  EXPECT_TRUE(fails_with("--task dates --dict x.dict",
+                         "--dict is read by the tasks that read a dictionary"));
+  EXPECT_TRUE(fails_with("--evaluate x.dict", "--evaluate: 'dates' reads no dictionary"));
   EXPECT_TRUE(fails_with("--average-last 3", "--average-last averages the parameters"));
   EXPECT_TRUE(fails_with("--task g2p --average-last 3 --eval-every 0", "--eval-every N > 0"));
   EXPECT_TRUE(fails_with("--task g2p --average-last 1", "--average-last expects an integer"));
@@ -205,7 +227,7 @@ TEST(TranslateCli, ScoreOutputsScoresAnotherSystemsAnswers) {
   EXPECT_NE(scored.err.find("3 words, WER 66.67%, PER 50.00% (5 edits / 10 phonemes)"),
             std::string::npos)
       << scored.err;
-  EXPECT_NE(scored.err.find("1 of the dictionary's words have no answer"), std::string::npos)
+  EXPECT_NE(scored.err.find("1 of the dictionary's entries have no answer"), std::string::npos)
       << scored.err;
   EXPECT_NE(scored.out.find("eval_missing 1"), std::string::npos) << scored.out;
   EXPECT_TRUE(fails_with("--score-outputs " + answers, "--score-outputs scores a file of answers"));
@@ -237,8 +259,8 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
           " --steps 30 --embed 8 --hidden 16 --batch 16 --eval-every 10 --label-smoothing 0.1 "
           "--average-last 3 --stats");
   ASSERT_EQ(averaged.exit_code, 0) << averaged.err;
-  for (const char* line :
-       {"label smoothing 0.1", "the mean of the last 3 evaluations' parameters: dev WER"})
+  for (const char* line : {"label smoothing 0.1",
+                           "the mean of the last 3 evaluations' parameters: dev: 24 words, WER"})
     EXPECT_NE(averaged.err.find(line), std::string::npos) << line << " in " << averaged.err;
   EXPECT_NE(averaged.out.find("\naveraged_checkpoints "), std::string::npos) << averaged.out;
 
@@ -273,31 +295,35 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   EXPECT_EQ(std::count(skipping.out.begin(), skipping.out.end(), '\n'), 2) << skipping.out;
   EXPECT_NE(skipping.out.find("QUEUE\t1\t1\t"), std::string::npos) << skipping.out;
 
-  // --nbest: Sequitur's lines, word, rank, posterior, phonemes, source; the
-  // posteriors of a word sum to 1. --lexicon answers its words first.
+  // --nbest: Sequitur's four columns, word, rank, posterior, phonemes (a
+  // fifth, lexicon or model, with --show-source); the posteriors of a word
+  // sum to 1. --lexicon answers its words first.
   const std::string lexicon = temp_file("mine.dict");
   std::ofstream(lexicon) << "knife N AY F\n";
-  const ProgramRun nbest =
-      run("--load " + model + " --predict-file " + words + " --nbest 3 --lexicon " + lexicon);
-  ASSERT_EQ(nbest.exit_code, 0) << nbest.err;
-  std::istringstream variants(nbest.out);
-  double queue_mass = 0;
-  int queue_ranks = 0;
-  for (std::string line; std::getline(variants, line);) {
-    std::vector<std::string> fields;
-    std::istringstream columns(line);
-    for (std::string field; std::getline(columns, field, '\t');) fields.push_back(field);
-    ASSERT_EQ(fields.size(), 5u) << line;
-    if (fields[0] == "knife") {
-      EXPECT_EQ(line, "knife\t1\t1\tN AY F\tlexicon");
+  for (const bool with_source : {false, true}) {
+    const ProgramRun nbest =
+        run("--load " + model + " --predict-file " + words + " --nbest 3 --lexicon " + lexicon +
+            (with_source ? " --show-source" : ""));
+    ASSERT_EQ(nbest.exit_code, 0) << nbest.err;
+    std::istringstream variants(nbest.out);
+    double queue_mass = 0;
+    int queue_ranks = 0;
+    for (std::string line; std::getline(variants, line);) {
+      const std::vector<std::string> fields = columns(line);
+      ASSERT_EQ(fields.size(), with_source ? 5u : 4u) << line;
+      if (fields[0] == "knife") {
+        EXPECT_EQ(line, with_source ? "knife\t1\t1\tN AY F\tlexicon" : "knife\t1\t1\tN AY F");
+      }
+      if (fields[0] != "queue") continue;
+      EXPECT_EQ(fields[1], std::to_string(++queue_ranks));
+      if (with_source) {
+        EXPECT_EQ(fields[4], "model");
+      }
+      queue_mass += std::stod(fields[2]);
     }
-    if (fields[0] != "queue") continue;
-    EXPECT_EQ(fields[1], std::to_string(++queue_ranks));
-    EXPECT_EQ(fields[4], "model");
-    queue_mass += std::stod(fields[2]);
+    EXPECT_EQ(queue_ranks, 3) << nbest.out;
+    EXPECT_NEAR(queue_mass, 1.0, 1e-4);
   }
-  EXPECT_EQ(queue_ranks, 3) << nbest.out;
-  EXPECT_NEAR(queue_mass, 1.0, 1e-4);
   const ProgramRun posteriors =
       run("--load " + model + " --predict-file " + words + " --nbest 2 --json");
   ASSERT_EQ(posteriors.exit_code, 0) << posteriors.err;
@@ -306,10 +332,33 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
     EXPECT_NE(posteriors.out.find(key), std::string::npos) << key << " in " << posteriors.out;
   EXPECT_TRUE(fails_with("--load " + model + " --predict-file " + words + " --pmass 0.9",
                          "--pmass chooses among the --nbest variants"));
-  EXPECT_TRUE(fails_with("--load " + model + " --predict knife --nbest 2",
-                         "--nbest, --pmass and --lexicon are --predict-file's"));
   EXPECT_TRUE(fails_with("--load " + model + " --predict-file " + words + " --nbest 3 --beam 2",
                          "--nbest 3 needs a beam at least as wide; --beam is 2"));
+
+  // --predict's words take the same flags: the n best, a lexicon, the source
+  // column, JSON; a word the model cannot read is an error (it was typed).
+  const ProgramRun typed = run("--load " + model + " --predict Knife queue --nbest 2 --lexicon " +
+                               lexicon + " --show-source");
+  ASSERT_EQ(typed.exit_code, 0) << typed.err;
+  EXPECT_EQ(typed.out.rfind("Knife\t1\t1\tN AY F\tlexicon\nqueue\t1\t", 0), 0u) << typed.out;
+  EXPECT_NE(typed.out.find("\nqueue\t2\t"), std::string::npos) << typed.out;
+  EXPECT_EQ(std::count(typed.out.begin(), typed.out.end(), '\n'), 3) << typed.out;
+  const ProgramRun typed_json =
+      run("--load " + model + " --predict knife --pmass 0.5 --nbest 3 --json");
+  ASSERT_EQ(typed_json.exit_code, 0) << typed_json.err;
+  EXPECT_EQ(typed_json.out.rfind("{\"input\":\"knife\"", 0), 0u) << typed_json.out;
+  EXPECT_TRUE(fails_with("--load " + model + " --predict knife x-ray --nbest 2",
+                         "unknown character '-' in \"x-ray\""));
+  // --heatmap draws a list's answers too, one picture a word.
+  const std::string pictures = temp_file("words.svg");
+  const ProgramRun drawn = run("--load " + model + " --predict-file " + words + " --heatmap " +
+                               pictures + " --lexicon " + lexicon);
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  EXPECT_NE(drawn.err.find("knife is the lexicon's: no alignment to draw"), std::string::npos)
+      << drawn.err;
+  EXPECT_FALSE(std::filesystem::exists(temp_file("words-1.svg")));  // knife: the lexicon's
+  EXPECT_TRUE(std::filesystem::exists(temp_file("words-2.svg")));   // Box
+  EXPECT_TRUE(std::filesystem::exists(temp_file("words-3.svg")));   // queue
 
   const ProgramRun scored = run("--load " + model + " --evaluate " + sample + " --stats");
   ASSERT_EQ(scored.exit_code, 0) << scored.err;
@@ -327,9 +376,63 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
                 dates)
                 .exit_code,
             0);
-  EXPECT_TRUE(
-      fails_with("--load " + dates + " --evaluate " + sample, "was trained on 'dates', not 'g2p'"));
+  EXPECT_TRUE(fails_with("--load " + dates + " --evaluate " + sample,
+                         "--evaluate: 'dates' reads no dictionary"));
+  EXPECT_TRUE(fails_with("--load " + dates + " --predict 1979 --lexicon " + lexicon,
+                         "--lexicon: 'dates' reads no dictionary"));
+  // Another task's model answers as lines too, with its n best.
+  const ProgramRun date_lines = run("--load " + dates + " --predict 1979 --nbest 2");
+  ASSERT_EQ(date_lines.exit_code, 0) << date_lines.err;
+  EXPECT_EQ(date_lines.out.rfind("1979\t1\t", 0), 0u) << date_lines.out;
+  EXPECT_NE(date_lines.out.find("\n1979\t2\t"), std::string::npos) << date_lines.out;
   for (const auto& path : {model, words, dates}) std::filesystem::remove(path);
+}
+
+// p2g, from the outside: it trains on the sample with g2p's recipe and its
+// own figures, spells typed sounds (as CMUdict writes them or not), draws
+// the alignment over the phonemes, gives the n best, reads a lexicon
+// backwards and scores a dictionary.
+TEST(TranslateCli, P2gTrainsSpellsAndEvaluates) {
+  const std::string sample = ag::testing::source_path("tests/data/cmudict-sample.dict");
+  const std::string model = temp_file("p2g.npz");
+  const ProgramRun saved = run("--task p2g --dict " + sample +
+                               " --steps 20 --embed 8 --hidden 16 --batch 16 --eval-every 10 "
+                               "--stats --save " +
+                               model);
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  for (const char* line :
+       {"dev 26 pronunciations, test 11 pronunciations", "on p2g:", "dev word accuracy",
+        "\ntest: 11 pronunciations, word accuracy", "letter error rate"})
+    EXPECT_NE(saved.err.find(line), std::string::npos) << line << " in " << saved.err;
+  for (const char* key : {"\ntest_word_accuracy ", "\ntest_letter_error_rate ",
+                          "\ndev_word_accuracy ", "\nbest_step "})
+    EXPECT_NE(saved.out.find(key), std::string::npos) << key << " in " << saved.out;
+
+  const std::string picture = temp_file("knife.svg");
+  const ProgramRun spelled = run("--load " + model + " --predict 'n ay1 f' --heatmap " + picture);
+  ASSERT_EQ(spelled.exit_code, 0) << spelled.err;
+  EXPECT_EQ(spelled.out.rfind("N AY F  ->  ", 0), 0u) << spelled.out;
+  const std::string svg = ag::testing::read_file(picture);
+  for (const char* tick : {">N<", ">AY<", ">F<"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_TRUE(fails_with("--load " + model + " --predict 'N AY Q'", "unknown phoneme 'Q'"));
+
+  const std::string lexicon = temp_file("backwards.dict");
+  std::ofstream(lexicon) << "knight N AY T\nnight N AY T\n";
+  const ProgramRun lines = run("--load " + model + " --predict 'N AY T' 'K Y UW' --nbest 2 " +
+                               "--lexicon " + lexicon + " --show-source");
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_EQ(lines.out.rfind("N AY T\t1\t0.5\tknight\tlexicon\nN AY T\t2\t0.5\tnight\tlexicon\n"
+                            "K Y UW\t1\t",
+                            0),
+            0u)
+      << lines.out;
+
+  const ProgramRun scored = run("--load " + model + " --evaluate " + sample + " --stats");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NE(scored.err.find(sample + ": 300 pronunciations, word accuracy "), std::string::npos)
+      << scored.err;
+  EXPECT_NE(scored.out.find("\neval_letter_error_rate "), std::string::npos) << scored.out;
 }
 
 // --load twice: the two shipped g2p models as an ensemble, which pronounces,

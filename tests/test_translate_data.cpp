@@ -8,6 +8,10 @@
 #include <sstream>
 
 #include "attograd/translate/data.h"
+#include "attograd/translate/dates.h"
+#include "attograd/translate/digits.h"
+#include "attograd/translate/predict.h"
+#include "attograd/translate/tasks.h"
 #include "test_util.h"
 
 namespace ag::translate {
@@ -216,24 +220,19 @@ TEST(TranslateDates, EveryFormatParsesBackWithTheRightWeekday) {
 TEST(TranslateTasks, ReverseAndSortDigits) {
   std::mt19937_64 rng(3);
   for (int i = 0; i < 200; ++i) {
-    const Example r = random_digits_example(Task::Reverse, rng);
+    const Example r = random_digits_example(DigitOrder::Reversed, rng);
     ASSERT_GE(r.source.size(), 3u);
     ASSERT_LE(r.source.size(), 10u);
     ASSERT_EQ(std::string(r.source.rbegin(), r.source.rend()), r.target);
-    const Example s = random_digits_example(Task::Sort, rng);
+    const Example s = random_digits_example(DigitOrder::Sorted, rng);
     ASSERT_TRUE(std::is_sorted(s.target.begin(), s.target.end()));
     ASSERT_TRUE(std::is_permutation(s.source.begin(), s.source.end(), s.target.begin()));
   }
-  EXPECT_EQ(task_from_name("sort"), Task::Sort);
-  EXPECT_TRUE(throws_error([] { task_from_name("french"); }, {"unknown task 'french'"}));
-  EXPECT_EQ(task_from_name("g2p"), Task::G2p);
-  EXPECT_TRUE(
-      throws_error([&] { random_digits_example(Task::Dates, rng); }, {"not a digit-string task"}));
 }
 
 TEST(TranslateDataset, SplitIsDisjointAndSeeded) {
-  for (Task task : {Task::Dates, Task::Reverse, Task::Sort}) {
-    const Dataset data({task, 5000, 500, 11});
+  for (const std::string task : {"dates", "reverse", "sort"}) {
+    const Dataset data = make_dataset({task, 5000, 500, 11});
     ASSERT_EQ(data.train().size(), 5000u);
     ASSERT_EQ(data.heldout().size(), 500u);
     std::set<std::string> heldout_sources, heldout_targets;
@@ -242,15 +241,15 @@ TEST(TranslateDataset, SplitIsDisjointAndSeeded) {
       heldout_targets.insert(e.target);
     }
     for (const auto& e : data.train()) {
-      ASSERT_EQ(heldout_sources.count(e.source), 0u) << task_name(task) << ": " << e.source;
-      if (task == Task::Dates) {
+      ASSERT_EQ(heldout_sources.count(e.source), 0u) << task << ": " << e.source;
+      if (task == "dates") {
         ASSERT_EQ(heldout_targets.count(e.target), 0u) << e.target;
       }
     }
-    const Dataset again({task, 5000, 500, 11});
+    const Dataset again = make_dataset({task, 5000, 500, 11});
     EXPECT_EQ(again.train()[4999].source, data.train()[4999].source);
     EXPECT_EQ(again.heldout()[0].source, data.heldout()[0].source);
-    const Dataset other({task, 5000, 500, 12});
+    const Dataset other = make_dataset({task, 5000, 500, 12});
     EXPECT_NE(other.train()[0].source + other.train()[1].source,
               data.train()[0].source + data.train()[1].source);
   }
@@ -273,7 +272,7 @@ TEST(TranslateDataset, TruncatePadAndValidLengths) {
 }
 
 TEST(TranslateDataset, EncodeSourcesRejectsBadText) {
-  const Dataset data({Task::Reverse, 200, 10, 1});
+  const Dataset data = make_dataset({"reverse", 200, 10, 1});
   const auto [src, len] = encode_sources({"123", "9"}, data.src_vocab(), data.src_steps());
   EXPECT_EQ(src.shape(), (Shape{2, data.src_steps()}));
   EXPECT_EQ(len.to_vector(), (std::vector<double>{4, 2}));
@@ -286,8 +285,36 @@ TEST(TranslateDataset, EncodeSourcesRejectsBadText) {
                            {"unknown character byte 10"}));
 }
 
+// A task whose sources are phonemes reads them as tokens: "N AY F" is three,
+// an unknown one is named, and the length counts phonemes.
+TEST(TranslateDataset, PhonemeSourcesAreTokens) {
+  TaskData data;
+  data.train = {{"N AY F", "knife", {}, {}}, {"B AA K S", "box", {}, {}}};
+  data.max_source_length = 4;
+  data.max_target_length = 5;
+  const Dataset d({"sounds", Tokenization::Phonemes, Tokenization::Characters}, data);
+  EXPECT_EQ(d.src_vocab().size(), 4 + 7);
+  EXPECT_TRUE(d.src_vocab().contains("AY"));
+  const auto [src, len] =
+      encode_sources({"N  AY F", "AA"}, d.src_vocab(), d.src_steps(), Tokenization::Phonemes);
+  EXPECT_EQ(len.to_vector(), (std::vector<double>{4, 2}));
+  EXPECT_EQ(src.to_vector()[1], static_cast<double>(d.src_vocab().index("AY")));
+  EXPECT_TRUE(throws_error(
+      [&] { encode_sources({"N AY Q"}, d.src_vocab(), d.src_steps(), Tokenization::Phonemes); },
+      {"unknown phoneme 'Q' in \"N AY Q\"", "AA AY B F K N S"}));
+  EXPECT_TRUE(
+      throws_error([&] { encode_sources({"N N N N N"}, d.src_vocab(), 5, Tokenization::Phonemes); },
+                   {"5 phonemes; the model reads at most 4"}));
+  const Batch b = make_batch({&d.train()[1]}, d.src_vocab(), d.tgt_vocab(), d.src_steps(),
+                             d.tgt_steps(), d.task());
+  EXPECT_EQ(b.src_valid_len.to_vector(), (std::vector<double>{5}));  // B AA K S <eos>
+  EXPECT_EQ(b.tgt_valid_len.to_vector(), (std::vector<double>{4}));  // b o x <eos>
+  EXPECT_EQ(alignment_columns("B AA", Tokenization::Phonemes),
+            (std::vector<std::string>{"B", "AA", "<eos>"}));
+}
+
 TEST(TranslateDataset, ShuffledBatchesVisitEveryExamplePerEpoch) {
-  const Dataset data({Task::Sort, 100, 10, 5});
+  const Dataset data = make_dataset({"sort", 100, 10, 5});
   BatchIterator batches(data, 10, 9);
   std::multiset<std::vector<double>> seen;
   for (int i = 0; i < 10; ++i) {

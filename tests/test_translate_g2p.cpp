@@ -123,9 +123,9 @@ TEST(G2pSplit, ByCrc32OfTheWord) {
 
 TEST(G2pSplit, DatasetFromTheSample) {
   DatasetOptions options;
-  options.task = Task::G2p;
+  options.task = "g2p";
   options.dict_path = sample_path();
-  const Dataset data(options);
+  const Dataset data = make_dataset(options);
   EXPECT_EQ(data.train().size(), 263u);  // pairs of 244 words
   EXPECT_EQ(data.dev().size(), 24u);
   EXPECT_EQ(data.heldout().size(), 10u);
@@ -133,7 +133,7 @@ TEST(G2pSplit, DatasetFromTheSample) {
   EXPECT_EQ(data.tgt_steps(), 16);  // longest pronunciation + <eos>
   EXPECT_NE(data.description().find("278 words with 300 pronunciations"), std::string::npos)
       << data.description();
-  EXPECT_EQ(data.target_tokenization(), Tokenization::Phonemes);
+  EXPECT_EQ(data.task().target, Tokenization::Phonemes);
   std::set<std::string> train_words, dev_words, test_words;
   for (const Example& e : data.train()) {
     train_words.insert(e.source);
@@ -157,7 +157,7 @@ TEST(G2pSplit, DatasetFromTheSample) {
     if (e.source == "knife") knife = &e;
   ASSERT_NE(knife, nullptr);
   const Batch batch = make_batch({knife}, data.src_vocab(), data.tgt_vocab(), data.src_steps(),
-                                 data.tgt_steps(), data.target_tokenization());
+                                 data.tgt_steps(), data.task());
   EXPECT_EQ(batch.tgt_valid_len.item(), 4);  // N AY F <eos>
   EXPECT_EQ(batch.src_valid_len.item(), 6);  // k n i f e <eos>
   EXPECT_EQ(data.tgt_vocab().token(static_cast<int64_t>(batch.tgt.to_vector()[1])), "AY");
@@ -167,13 +167,13 @@ TEST(G2pSplit, DatasetFromTheSample) {
 // them; words the whole dictionary has are left out, not cut.
 TEST(G2pSplit, MaxLengthKeepsShortExamples) {
   DatasetOptions options;
-  options.task = Task::G2p;
+  options.task = "g2p";
   options.dict_path = sample_path();
   options.max_length = 6;
-  const Dataset data(options);
+  const Dataset data = make_dataset(options);
   EXPECT_LE(data.src_steps(), 7);
   EXPECT_LE(data.tgt_steps(), 7);
-  const Dataset all([&] {
+  const Dataset all = make_dataset([&] {
     DatasetOptions every = options;
     every.max_length = 0;
     return every;
@@ -189,7 +189,7 @@ TEST(G2pSplit, MaxLengthKeepsShortExamples) {
   EXPECT_GT(data.train().size(), 0u);
   EXPECT_LT(data.train().size(), all.train().size());
   options.max_length = -1;
-  EXPECT_THROW(Dataset{options}, Error);
+  EXPECT_THROW(make_dataset(options), Error);
 }
 
 TEST(G2pScore, EditDistance) {
@@ -235,7 +235,7 @@ TEST(G2pScore, WerAndPerWithAlternates) {
       [&] {
         score_pronunciations({"A"}, {read, knife});
       },
-      {"score_pronunciations", "1 outputs and 2 examples"}));
+      {"1 outputs and 2 examples"}));
 }
 
 // A small model on the sample: the loss falls within a few seconds, the
@@ -243,9 +243,9 @@ TEST(G2pScore, WerAndPerWithAlternates) {
 TEST(G2pTraining, LossFallsOnTheSample) {
   manual_seed(0);
   DatasetOptions options;
-  options.task = Task::G2p;
+  options.task = "g2p";
   options.dict_path = sample_path();
-  const Dataset data(options);
+  const Dataset data = make_dataset(options);
   ModelConfig config;
   config.embed_size = 16;
   config.num_hiddens = 32;
@@ -272,8 +272,8 @@ TEST(G2pTraining, LossFallsOnTheSample) {
     EXPECT_EQ(t.output.find("  "), std::string::npos) << t.output;
   }
   const Evaluation e = evaluate(translator, data.dev());
-  EXPECT_EQ(e.pronunciation.words, 24);
-  EXPECT_DOUBLE_EQ(e.accuracy, 1 - e.pronunciation.wer);
+  EXPECT_EQ(e.figure("words"), 24);
+  EXPECT_DOUBLE_EQ(e.accuracy, 1 - e.figure("wer"));
   EXPECT_TRUE(throws_error([&] { translate(translator, {"caf\xc3\xa9"}); },
                            {"unknown character '\xc3\xa9'", "\"caf\xc3\xa9\""}));
 }

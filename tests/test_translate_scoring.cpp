@@ -43,7 +43,7 @@ Translator train_dates(const Dataset& data, const std::string& scoring, double* 
 }
 
 TEST(TranslateScoring, GeneralAndMultiheadLearnDatesAndSaveAndLoad) {
-  const Dataset data({Task::Dates, 20000, 200, 3});
+  const Dataset data = make_dataset({"dates", 20000, 200, 3});
   for (const std::string scoring : {"general", "multihead"}) {
     SCOPED_TRACE(scoring);
     double first_loss = 0, last_loss = 0;
@@ -52,7 +52,7 @@ TEST(TranslateScoring, GeneralAndMultiheadLearnDatesAndSaveAndLoad) {
     EXPECT_LT(last_loss, 0.5 * first_loss);
     EXPECT_GE(e.accuracy, kRequiredAccuracy) << "after " << kSteps << " steps";
     std::cout << scoring << ": held-out exact match " << e.accuracy << ", weight on the field "
-              << e.alignment << "\n";
+              << e.figure("alignment") << "\n";
     // Saved and loaded: the name and the heads come back, and the outputs.
     const testing::ScratchDir dir("translate_scoring");
     save_translator(dir / "model.npz", translator);

@@ -81,7 +81,7 @@ void expect_same_trajectory(const Trajectory& threads, const Trajectory& one,
 }
 
 TEST(TranslateThreads, ShardsGiveOneThreadsGradientsAndAdamSteps) {
-  const Dataset data({Task::Dates, 300, 10, 3});
+  const Dataset data = make_dataset({"dates", 300, 10, 3});
   for (const std::string attention : {"additive", "dot", "transformer", "bidirectional"}) {
     // 13 rows: neither 2 nor 3 divides it (shards of 6 + 7 and 4 + 4 + 5);
     // 12: 3 shards of 4. The bidirectional model's parts go by length, and
@@ -98,7 +98,7 @@ TEST(TranslateThreads, ShardsGiveOneThreadsGradientsAndAdamSteps) {
 }
 
 TEST(TranslateThreads, DropoutIsReproducibleForAGivenThreadCount) {
-  const Dataset data({Task::Reverse, 300, 10, 4});
+  const Dataset data = make_dataset({"reverse", 300, 10, 4});
   for (const std::string kind : {"additive", "transformer"}) {
     const Trajectory a = train_steps(data, kind, 0.2, 10, 2, 2);
     const Trajectory b = train_steps(data, kind, 0.2, 10, 2, 2);
@@ -191,7 +191,7 @@ TEST(TranslateThreads, LengthPartsPutTheLongWordsTogether) {
 }
 
 TEST(TranslateThreads, MoreThreadsThanRowsIsAnError) {
-  const Dataset data({Task::Sort, 300, 10, 1});
+  const Dataset data = make_dataset({"sort", 300, 10, 1});
   ModelConfig config = one_layer_config(4);
   Translator translator = make_translator(config, data);
   TrainOptions options;

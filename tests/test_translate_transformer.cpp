@@ -73,7 +73,7 @@ TEST(TranslateTransformer, MakeModelBuildsD2lsTransformer) {
 }
 
 TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
-  const Dataset data({Task::Reverse, 500, 30, 2});
+  const Dataset data = make_dataset({"reverse", 500, 30, 2});
   ag::manual_seed(3);
   ModelConfig config = small_transformer();
   config.causal = false;
@@ -119,7 +119,7 @@ TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
 
 TEST(TranslateTransformer, VersionOneFilesStillLoad) {
   // A seq2seq file as format 1 wrote it: no meta.transformer, version 1.
-  const Dataset data({Task::Sort, 300, 10, 1});
+  const Dataset data = make_dataset({"sort", 300, 10, 1});
   ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
   const std::string path = temp_file("version1.npz");
@@ -140,7 +140,7 @@ TEST(TranslateTransformer, VersionOneFilesStillLoad) {
 }
 
 TEST(TranslateTransformer, WeightsOffInTrainingOnAtPrediction) {
-  const Dataset data({Task::Reverse, 300, 8, 1});
+  const Dataset data = make_dataset({"reverse", 300, 8, 1});
   ag::manual_seed(2);
   ModelConfig config = small_transformer();
   Translator translator = make_translator(config, data);
@@ -169,7 +169,7 @@ TEST(TranslateTransformer, WeightsOffInTrainingOnAtPrediction) {
 // For a model trained without the look-ahead mask too (prediction sees only
 // the past either way), whose flag is left as it was.
 TEST(TranslateTransformer, MapsAreTheGreedyDecodingsAttention) {
-  const Dataset data({Task::Reverse, 500, 12, 3});
+  const Dataset data = make_dataset({"reverse", 500, 12, 3});
   for (const bool causal : {true, false}) {
     SCOPED_TRACE(causal ? "causal" : "no look-ahead mask");
     ag::manual_seed(4);
@@ -247,7 +247,7 @@ TEST(TranslateTransformer, MapsJsonAndHeatmaps) {
   }
 
   // Not a Transformer, or not a translation of this model: clear errors.
-  const Dataset data({Task::Reverse, 300, 8, 1});
+  const Dataset data = make_dataset({"reverse", 300, 8, 1});
   ModelConfig seq2seq;
   seq2seq.embed_size = seq2seq.num_hiddens = 8;
   seq2seq.num_layers = 1;
@@ -268,7 +268,7 @@ TEST(TranslateTransformer, MapsJsonAndHeatmaps) {
 // TrainOptions::cosine_lr: the trainer's steps are d2l's loop with Adam's
 // rate set to lr (1 + cos(pi s / steps)) / 2 before step s (0-based).
 TEST(TranslateTransformer, CosineLearningRateIsTheWrittenOutLoop) {
-  const Dataset data({Task::Reverse, 300, 8, 1});
+  const Dataset data = make_dataset({"reverse", 300, 8, 1});
   const ModelConfig config = small_transformer();
   TrainOptions options;
   options.steps = 3;
@@ -331,7 +331,7 @@ TEST(TranslateTransformer, ReverseLearns) {
   const int64_t steps = 150;
   const double required_accuracy = 0.2;
 #endif
-  const Dataset data({Task::Reverse, 20000, 300, 5});
+  const Dataset data = make_dataset({"reverse", 20000, 300, 5});
   ag::manual_seed(1);
   ModelConfig config = small_transformer();
   config.num_hiddens = 32;

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   tr::DatasetOptions data_options;
   data_options.num_train = 20000;
   data_options.num_heldout = 200;
-  const tr::Dataset data(data_options);
+  const tr::Dataset data = tr::make_dataset(data_options);
   for (size_t i = 0; i < 4; ++i)
     std::cout << "  \"" << data.train()[i].source << "\"  ->  \"" << data.train()[i].target
               << "\"\n";
@@ -208,10 +208,10 @@ int main(int argc, char** argv) {
   std::cout << "held out (" << additive_eval.count << " dates): exact match "
             << tut::num(100 * additive_eval.accuracy, "%.1f") << "%, BLEU "
             << tut::num(additive_eval.bleu, "%.3f") << ", weight on the right field "
-            << tut::num(additive_eval.alignment, "%.2f") << " (year "
-            << tut::num(additive_eval.alignment_field[0], "%.2f") << ", month "
-            << tut::num(additive_eval.alignment_field[1], "%.2f") << ", day "
-            << tut::num(additive_eval.alignment_field[2], "%.2f") << ")\n";
+            << tut::num(additive_eval.figure("alignment"), "%.2f") << " (year "
+            << tut::num(additive_eval.figure("alignment_year"), "%.2f") << ", month "
+            << tut::num(additive_eval.figure("alignment_month"), "%.2f") << ", day "
+            << tut::num(additive_eval.figure("alignment_day"), "%.2f") << ")\n";
 
   t.step("Held-out dates, and what the model aligns",
          "Greedy decoding, one character at a time, each step's attention weights kept. "
@@ -248,9 +248,10 @@ int main(int argc, char** argv) {
             std::to_string(additive_right) + " of 6");
     t.check("over 70% of the 200 held-out dates are exact", additive_eval.accuracy > 0.7,
             tut::num(100 * additive_eval.accuracy, "%.1f") + "%");
-    t.check("its digits put over twice the uniform weight on the right field",
-            additive_eval.alignment > 2 * uniform,
-            tut::num(additive_eval.alignment, "%.2f") + " vs " + tut::num(uniform, "%.2f"));
+    t.check(
+        "its digits put over twice the uniform weight on the right field",
+        additive_eval.figure("alignment") > 2 * uniform,
+        tut::num(additive_eval.figure("alignment"), "%.2f") + " vs " + tut::num(uniform, "%.2f"));
   } else {
     std::cout << "(sanitizer build: " << kSteps
               << " steps, too few to learn; the checks of "
@@ -264,7 +265,8 @@ int main(int argc, char** argv) {
   tr::Translator dot_model = train_dates(data, "dot", kSteps);
   const tr::Evaluation dot_eval = tr::evaluate(dot_model, data.heldout());
   std::cout << "held out: exact match " << tut::num(100 * dot_eval.accuracy, "%.1f")
-            << "%, weight on the right field " << tut::num(dot_eval.alignment, "%.2f") << "\n";
+            << "%, weight on the right field " << tut::num(dot_eval.figure("alignment"), "%.2f")
+            << "\n";
   const std::vector<tr::Translation> dot_out = tr::translate(dot_model, shown_sources);
   int dot_right = 0;
   for (size_t i = 0; i < shown_sources.size(); ++i)
@@ -281,8 +283,8 @@ int main(int argc, char** argv) {
         dot_eval.accuracy > 0.2 && dot_eval.bleu > 0.7,
         tut::num(100 * dot_eval.accuracy, "%.1f") + "%, BLEU " + tut::num(dot_eval.bleu, "%.3f"));
     t.check("its digits also put more than the uniform weight on the right field",
-            dot_eval.alignment > 1.5 * uniform,
-            tut::num(dot_eval.alignment, "%.2f") + " vs " + tut::num(uniform, "%.2f"));
+            dot_eval.figure("alignment") > 1.5 * uniform,
+            tut::num(dot_eval.figure("alignment"), "%.2f") + " vs " + tut::num(uniform, "%.2f"));
     t.check("but after the same steps it trails additive attention",
             dot_eval.accuracy < additive_eval.accuracy);
   }

@@ -245,10 +245,10 @@ int main(int argc, char** argv) {
              "it must predict: it can copy. At prediction the decoder is fed its own outputs "
              "one at a time, so that token is not there yet.");
   tr::DatasetOptions data_options;
-  data_options.task = tr::Task::Reverse;
+  data_options.task = "reverse";
   data_options.num_train = 20000;
   data_options.num_heldout = 200;
-  const tr::Dataset data(data_options);
+  const tr::Dataset data = tr::make_dataset(data_options);
   std::cout << "with the look-ahead mask:\n";
   const Run masked = train_reverse(data, /*causal=*/true);
   std::cout << "without it:\n";

@@ -414,7 +414,7 @@ int main(int argc, char** argv) {
   tr::DatasetOptions date_options;
   date_options.num_train = 20000;
   date_options.num_heldout = 200;
-  const tr::Dataset dates(date_options);
+  const tr::Dataset dates = tr::make_dataset(date_options);
   std::cout << "one-way encoder:\n";
   tr::Translator one = train_dates(dates, "unidirectional");
   std::cout << "two-way encoder:\n";
@@ -423,12 +423,13 @@ int main(int argc, char** argv) {
   const tr::Evaluation two_eval = tr::evaluate(two, dates.heldout());
   std::cout << "  weight on the field   one-way   two-way\n";
   const char* fields[3] = {"year ", "month", "day  "};
+  const char* field_keys[3] = {"alignment_year", "alignment_month", "alignment_day"};
   for (int f = 0; f < 3; ++f)
     std::cout << "  " << fields[f] << "              "
-              << tut::num(one_eval.alignment_field[f], "%7.2f")
-              << tut::num(two_eval.alignment_field[f], "%10.2f") << "\n";
-  std::cout << "  all digits         " << tut::num(one_eval.alignment, "%7.2f")
-            << tut::num(two_eval.alignment, "%10.2f") << "\n  exact match        "
+              << tut::num(one_eval.figure(field_keys[f]), "%7.2f")
+              << tut::num(two_eval.figure(field_keys[f]), "%10.2f") << "\n";
+  std::cout << "  all digits         " << tut::num(one_eval.figure("alignment"), "%7.2f")
+            << tut::num(two_eval.figure("alignment"), "%10.2f") << "\n  exact match        "
             << tut::num(100 * one_eval.accuracy, "%6.1f") << "%"
             << tut::num(100 * two_eval.accuracy, "%9.1f") << "%\n";
   const std::vector<tr::Translation> one_date = tr::translate(one, {dates.heldout()[0].source});
@@ -442,9 +443,9 @@ int main(int argc, char** argv) {
             tut::num(100 * one_eval.accuracy, "%.1f") + "% and " +
                 tut::num(100 * two_eval.accuracy, "%.1f") + "%");
     t.check("the two-way encoder's day digits look at the day more than the one-way's",
-            two_eval.alignment_field[2] > one_eval.alignment_field[2],
-            tut::num(two_eval.alignment_field[2], "%.2f") + " vs " +
-                tut::num(one_eval.alignment_field[2], "%.2f"));
+            two_eval.figure("alignment_day") > one_eval.figure("alignment_day"),
+            tut::num(two_eval.figure("alignment_day"), "%.2f") + " vs " +
+                tut::num(one_eval.figure("alignment_day"), "%.2f"));
   } else {
     std::cout << "(sanitizer build: " << kDateSteps
               << " steps, too few to learn; the checks of the trained models run in Release)\n";

@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
   tr::DatasetOptions date_options;
   date_options.num_train = 20000;
   date_options.num_heldout = 200;
-  const tr::Dataset dates(date_options);
+  const tr::Dataset dates = tr::make_dataset(date_options);
   std::cout << "cosine:\n";
   tr::Translator cosine_dates = train(dates, "cosine", kDateSteps);
   std::cout << "additive:\n";
@@ -208,8 +208,8 @@ int main(int argc, char** argv) {
   std::cout << "  held out          cosine   additive\n  exact match     "
             << tut::num(100 * cosine_eval.accuracy, "%7.1f") << "%"
             << tut::num(100 * additive_eval.accuracy, "%9.1f") << "%\n  weight on field "
-            << tut::num(cosine_eval.alignment, "%8.2f")
-            << tut::num(additive_eval.alignment, "%10.2f") << "\n";
+            << tut::num(cosine_eval.figure("alignment"), "%8.2f")
+            << tut::num(additive_eval.figure("alignment"), "%10.2f") << "\n";
   const std::string date = dates.heldout()[0].source;
   const tr::Translation cosine_date = tr::translate(cosine_dates, {date})[0];
   const tr::Translation additive_date = tr::translate(additive_dates, {date})[0];
@@ -219,8 +219,9 @@ int main(int argc, char** argv) {
   if (kTrainedChecks) {
     t.check("cosine learns the dates: at least 99% of the held-out dates exact",
             cosine_eval.accuracy >= 0.99, tut::num(100 * cosine_eval.accuracy, "%.1f") + "%");
-    t.check("its digits look at their field: over 0.5 of their weight", cosine_eval.alignment > 0.5,
-            tut::num(cosine_eval.alignment, "%.2f"));
+    t.check("its digits look at their field: over 0.5 of their weight",
+            cosine_eval.figure("alignment") > 0.5,
+            tut::num(cosine_eval.figure("alignment"), "%.2f"));
   }
 
   const int64_t word_steps = long_run ? kLongWordSteps : kWordSteps;
@@ -231,16 +232,16 @@ int main(int argc, char** argv) {
              ", and one word's alignment beside the shipped additive model's "
              "(translate/models/g2p-cmudict.npz, trained for 41 minutes).");
   tr::DatasetOptions word_options;
-  word_options.task = tr::Task::G2p;
+  word_options.task = "g2p";
   word_options.max_length = 8;
-  const tr::Dataset words(word_options);
+  const tr::Dataset words = tr::make_dataset(word_options);
   tr::Translator cosine_words = train(words, "cosine", word_steps, 64);
   std::vector<tr::Example> dev(words.dev().begin(),
                                words.dev().begin() + std::min<size_t>(words.dev().size(), 500));
   const tr::Evaluation word_eval = tr::evaluate(cosine_words, dev);
   std::cout << "  " << dev.size() << " dev words: WER "
-            << tut::num(100 * word_eval.pronunciation.wer, "%.1f") << "%, PER "
-            << tut::num(100 * word_eval.pronunciation.per, "%.1f") << "%\n";
+            << tut::num(100 * word_eval.figure("wer"), "%.1f") << "%, PER "
+            << tut::num(100 * word_eval.figure("per"), "%.1f") << "%\n";
   tr::Translator shipped = tr::load_translator(
       (std::filesystem::path(ATTOGRAD_SOURCE_DIR) / "translate/models/g2p-cmudict.npz").string());
   const tr::Translation cosine_word = tr::translate(cosine_words, {"thought"})[0];
@@ -252,8 +253,8 @@ int main(int argc, char** argv) {
               "Letters", "Phonemes");
   t.alignment("additive_thought", additive_word, "additive (shipped)", "Letters", "Phonemes");
   if (kTrainedChecks) {
-    t.check("it learns the sounds: PER on dev words under 25%", word_eval.pronunciation.per < 0.25,
-            tut::num(100 * word_eval.pronunciation.per, "%.1f") + "%");
+    t.check("it learns the sounds: PER on dev words under 25%", word_eval.figure("per") < 0.25,
+            tut::num(100 * word_eval.figure("per"), "%.1f") + "%");
   }
   t.say(
       "To add a scoring function to the library itself, the class goes in "

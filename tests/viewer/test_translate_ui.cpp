@@ -30,7 +30,7 @@ class TranslateUi : public NullBackend {
 
 TEST_F(TranslateUi, KnobsApplyAndTheRecordIsTheLibrarysPrediction) {
   set("task", "reverse");
-  EXPECT_EQ(scene.trainer().task(), tr::Task::Reverse);
+  EXPECT_EQ(scene.trainer().task(), "reverse");
   set("steps_per_frame", "3");
   set("example", "5");
   EXPECT_EQ(scene.example(), 5);

@@ -7,10 +7,8 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <numeric>
 
 #include "attograd/error.h"
-#include "attograd/translate/tasks.h"
 
 namespace ag::translate {
 
@@ -238,86 +236,30 @@ TaskData cmudict_data(const std::string& path) {
   return data;
 }
 
-// ---- scoring -----------------------------------------------------------------------
-int64_t edit_distance(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  // row[j] = distance(a[0, i), b[0, j)), one row of the (|a|+1) x (|b|+1) table at a time.
-  std::vector<int64_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), 0);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    int64_t diagonal = row[0];  // distance(a[0, i-1), b[0, j-1))
-    row[0] = static_cast<int64_t>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const int64_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
+std::string normalize_word(const std::string& word) {
+  const size_t begin = word.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  return fold_ascii_case(word.substr(begin, word.find_last_not_of(" \t\r\n") + 1 - begin));
 }
 
-PronunciationScores score_pronunciations(const std::vector<std::string>& outputs,
-                                         const std::vector<Example>& examples) {
-  AG_CHECK(!examples.empty() && outputs.size() == examples.size(), "score_pronunciations",
-           "need one output per example and at least one, got " + std::to_string(outputs.size()) +
-               " outputs and " + std::to_string(examples.size()) + " examples");
+// ---- scoring -----------------------------------------------------------------------
+PronunciationScores pronunciation_scores(const Evaluation& scored) {
   PronunciationScores scores;
-  scores.words = static_cast<int64_t>(examples.size());
-  for (size_t i = 0; i < examples.size(); ++i) {
-    const std::vector<std::string> output = tokenize(outputs[i], Tokenization::Phonemes);
-    const std::vector<std::string> answers = examples[i].answers();
-    PronunciationScore best;
-    int64_t best_length = 0;
-    for (size_t k = 0; k < answers.size(); ++k) {
-      const std::vector<std::string> reference = tokenize(answers[k], Tokenization::Phonemes);
-      const int64_t distance = edit_distance(output, reference);
-      if (k == 0 || distance < best.distance) {
-        best = {distance, k};
-        best_length = static_cast<int64_t>(reference.size());
-      }
-    }
-    scores.wrong_words += best.distance > 0;
-    scores.edits += best.distance;
-    scores.reference_phonemes += best_length;
-    scores.per_word.push_back(best);
-  }
+  scores.words = scored.count;
+  scores.wrong_words = scored.wrong;
+  scores.edits = scored.edits;
+  scores.reference_phonemes = scored.reference_tokens;
   scores.wer = static_cast<double>(scores.wrong_words) / static_cast<double>(scores.words);
   scores.per = scores.reference_phonemes > 0 ? static_cast<double>(scores.edits) /
                                                    static_cast<double>(scores.reference_phonemes)
                                              : 0.0;
+  scores.per_word = scored.nearest;
   return scores;
 }
 
-// ---- the task's entry (tasks.h) ------------------------------------------------------
-TaskSpec g2p_task() {
-  TaskSpec spec;
-  spec.task = Task::G2p;
-  spec.summary = "g2p: a word's pronunciation, \"knife\" -> \"N AY F\" (CMUdict)";
-  spec.data = [](const DatasetOptions& o) { return cmudict_data(o.dict_path); };
-  spec.defaults = [](const std::string& model) {
-    // Set for the best test WER a run reaches in 20 minutes on 2 threads
-    // (docs/g2p.md): the shipped model's recipe (Bahdanau et al.'s encoder,
-    // two GRU layers of 256, batches of 128 cut to their longest word, half a
-    // cosine from 1.5e-3, light dropout: attention weights are dropped too,
-    // and a dropped letter is a wrong sound) with the steps that fit, the
-    // dev WER every 1,000 steps.
-    TaskDefaults d = d2l_task_defaults(model);
-    d.config.encoder = "bidirectional";
-    d.config.embed_size = 128;
-    d.config.num_hiddens = 256;
-    d.config.num_layers = 2;
-    d.config.dropout = 0.1;
-    d.batch = 128;
-    d.lr = 0.0015;
-    d.lr_schedule = "cosine";
-    d.steps = 5500;
-    d.eval_every = 1000;
-    return d;
-  };
-  spec.score = [](const std::vector<Example>& examples, const std::vector<Translation>&,
-                  Evaluation& result) {
-    result.pronunciation = score_pronunciations(result.outputs, examples);
-  };
-  return spec;
+PronunciationScores score_pronunciations(const std::vector<std::string>& outputs,
+                                         const std::vector<Example>& examples) {
+  return pronunciation_scores(score_outputs(examples, outputs, Tokenization::Phonemes));
 }
 
 }  // namespace ag::translate

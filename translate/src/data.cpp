@@ -8,8 +8,6 @@
 #include <optional>
 #include <utility>
 
-#include "attograd/translate/tasks.h"
-
 namespace ag::translate {
 
 // ---- vocabulary ------------------------------------------------------------------
@@ -120,23 +118,20 @@ std::vector<int64_t> truncate_pad(std::vector<int64_t> line, int64_t num_steps, 
 
 namespace {
 
-TaskData task_data(const DatasetOptions& options) {
-  return task_spec(options.task).data(options);
-}
-
-// Drops the examples longer than max_length (DatasetOptions::max_length) and
+// Drops the examples longer than max_length tokens (Dataset's max_length) and
 // sets the longest lengths to those of the examples kept.
-void keep_short_examples(TaskData& data, int64_t max_length, Tokenization tokenization) {
+void keep_short_examples(TaskData& data, int64_t max_length, const TaskFormat& format) {
   int64_t longest_source = 0, longest_target = 0;
   const auto too_long = [&](const Example& e) {
-    if (static_cast<int64_t>(e.source.size()) > max_length) return true;
+    const auto source = static_cast<int64_t>(tokenize(e.source, format.source).size());
+    if (source > max_length) return true;
     int64_t longest = 0;
     for (const std::string& answer : e.answers()) {
       longest =
-          std::max<int64_t>(longest, static_cast<int64_t>(tokenize(answer, tokenization).size()));
+          std::max<int64_t>(longest, static_cast<int64_t>(tokenize(answer, format.target).size()));
     }
     if (longest > max_length) return true;
-    longest_source = std::max<int64_t>(longest_source, static_cast<int64_t>(e.source.size()));
+    longest_source = std::max(longest_source, source);
     longest_target = std::max(longest_target, longest);
     return false;
   };
@@ -151,19 +146,18 @@ void keep_short_examples(TaskData& data, int64_t max_length, Tokenization tokeni
 
 }  // namespace
 
-Dataset::Dataset(const DatasetOptions& options) : task_(options.task) {
-  AG_CHECK(options.max_length >= 0, "Dataset",
-           "max_length must be >= 0, got " + std::to_string(options.max_length));
-  TaskData data = task_data(options);
-  if (options.max_length > 0) keep_short_examples(data, options.max_length, target_tokenization());
+Dataset::Dataset(TaskFormat task, TaskData data, int64_t max_length) : task_(std::move(task)) {
+  AG_CHECK(max_length >= 0, "Dataset",
+           "max_length must be >= 0, got " + std::to_string(max_length));
+  if (max_length > 0) keep_short_examples(data, max_length, task_);
   train_ = std::move(data.train);
   dev_ = std::move(data.dev);
   heldout_ = std::move(data.test);
   description_ = std::move(data.description);
   std::vector<std::vector<std::string>> sources, targets;
   for (const auto& e : train_) {
-    sources.push_back(tokenize_chars(e.source));
-    targets.push_back(tokenize(e.target, target_tokenization()));
+    sources.push_back(tokenize(e.source, task_.source));
+    targets.push_back(tokenize(e.target, task_.target));
   }
   src_vocab_ = Vocab(sources);
   tgt_vocab_ = Vocab(targets);
@@ -193,15 +187,15 @@ void append_line(const std::string& text, Tokenization tokenization, const Vocab
 
 Batch make_batch(const std::vector<const Example*>& examples, const Vocab& src_vocab,
                  const Vocab& tgt_vocab, int64_t src_steps, int64_t tgt_steps,
-                 Tokenization target) {
+                 const TaskFormat& format) {
   AG_CHECK(!examples.empty() && src_steps > 0 && tgt_steps > 0, "make_batch",
            "need examples and positive step counts, got " + std::to_string(examples.size()) +
                " examples, steps " + std::to_string(src_steps) + " and " +
                std::to_string(tgt_steps));
   std::vector<double> src, src_len, tgt, tgt_len;
   for (const Example* e : examples) {
-    append_line(e->source, Tokenization::Characters, src_vocab, src_steps, src, src_len);
-    append_line(e->target, target, tgt_vocab, tgt_steps, tgt, tgt_len);
+    append_line(e->source, format.source, src_vocab, src_steps, src, src_len);
+    append_line(e->target, format.target, tgt_vocab, tgt_steps, tgt, tgt_len);
   }
   const auto batch = static_cast<int64_t>(examples.size());
   return {ag::tensor(src, {batch, src_steps}, kInt64), ag::tensor(src_len, {batch}, kInt64),
@@ -213,8 +207,34 @@ Tensor cut_padding(const Tensor& tokens, const Tensor& valid_len) {
   return tokens.narrow(1, 0, static_cast<int64_t>(*std::max_element(lens.begin(), lens.end())));
 }
 
+namespace {
+
+// source_problem for phonemes: the tokens' count and each one's membership.
+std::optional<std::string> phoneme_source_problem(const std::string& text, const Vocab& src_vocab,
+                                                  int64_t src_steps) {
+  const std::vector<std::string> tokens = tokenize(text, Tokenization::Phonemes);
+  if (tokens.empty()) return "translate: empty text";
+  if (static_cast<int64_t>(tokens.size()) >= src_steps)
+    return "translate: \"" + text + "\" has " + std::to_string(tokens.size()) +
+           " phonemes; the model reads at most " + std::to_string(src_steps - 1);
+  for (const std::string& token : tokens) {
+    if (src_vocab.contains(token)) continue;
+    std::vector<std::string> known(src_vocab.idx_to_token().begin() + 4,
+                                   src_vocab.idx_to_token().end());
+    std::sort(known.begin(), known.end());
+    std::string listed;
+    for (const std::string& k : known) listed += (listed.empty() ? "" : " ") + k;
+    return "translate: unknown phoneme '" + token + "' in \"" + text + "\" (the model knows " +
+           listed + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> source_problem(const std::string& text, const Vocab& src_vocab,
-                                          int64_t src_steps) {
+                                          int64_t src_steps, Tokenization source) {
+  if (source == Tokenization::Phonemes) return phoneme_source_problem(text, src_vocab, src_steps);
   if (text.empty()) return "translate: empty text";
   if (static_cast<int64_t>(text.size()) >= src_steps)
     return "translate: \"" + text + "\" has " + std::to_string(text.size()) +
@@ -240,13 +260,14 @@ std::optional<std::string> source_problem(const std::string& text, const Vocab& 
 }
 
 std::pair<Tensor, Tensor> encode_sources(const std::vector<std::string>& texts,
-                                         const Vocab& src_vocab, int64_t src_steps) {
+                                         const Vocab& src_vocab, int64_t src_steps,
+                                         Tokenization source) {
   AG_CHECK(!texts.empty(), "translate", "no text to translate");
   std::vector<double> src, src_len;
   for (const auto& text : texts) {
-    if (const std::optional<std::string> why = source_problem(text, src_vocab, src_steps))
+    if (const std::optional<std::string> why = source_problem(text, src_vocab, src_steps, source))
       throw Error(*why);
-    append_line(text, Tokenization::Characters, src_vocab, src_steps, src, src_len);
+    append_line(text, source, src_vocab, src_steps, src, src_len);
   }
   const auto batch = static_cast<int64_t>(texts.size());
   return {ag::tensor(src, {batch, src_steps}, kInt64), ag::tensor(src_len, {batch}, kInt64)};
@@ -272,7 +293,7 @@ Batch BatchIterator::next() {
   for (int64_t i = 0; i < batch_size_; ++i)
     examples.push_back(&data_.train()[static_cast<size_t>(order_[position_++])]);
   return make_batch(examples, data_.src_vocab(), data_.tgt_vocab(), data_.src_steps(),
-                    data_.tgt_steps(), data_.target_tokenization());
+                    data_.tgt_steps(), data_.task());
 }
 
 }  // namespace ag::translate

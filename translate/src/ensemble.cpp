@@ -188,9 +188,8 @@ Translator load_ensemble(const std::vector<std::string>& paths) {
       return Error("load_ensemble: " + paths[0] + " and " + paths[k] + " differ in " + what +
                    ": an ensemble's models must read and write the same tokens");
     };
-    if (other.task != first.task)
-      throw differ(std::string("task ('") + task_name(first.task) + "' and '" +
-                   task_name(other.task) + "')");
+    if (other.task.name != first.task.name)
+      throw differ("task ('" + first.task.name + "' and '" + other.task.name + "')");
     if (other.src_vocab.idx_to_token() != first.src_vocab.idx_to_token())
       throw differ("source vocabulary");
     if (other.tgt_vocab.idx_to_token() != first.tgt_vocab.idx_to_token())

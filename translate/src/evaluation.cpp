@@ -1,13 +1,12 @@
-// Scoring a translator: BLEU, exact match, and the task's own figures (see
-// evaluation.h).
+// Scoring outputs: BLEU, edit distances, exact match (see evaluation.h).
 #include "attograd/translate/evaluation.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
+#include <numeric>
 #include <sstream>
-
-#include "attograd/translate/tasks.h"
 
 namespace ag::translate {
 
@@ -54,30 +53,80 @@ double bleu(const std::string& pred, const std::string& label, int k) {
   return bleu(split(pred), split(label), k);
 }
 
-Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
-                    int64_t batch_size, int64_t beam) {
-  AG_CHECK(!examples.empty(), "evaluate", "no examples");
-  std::vector<std::string> sources;
-  sources.reserve(examples.size());
-  for (const auto& e : examples) sources.push_back(e.source);
-  const std::vector<Translation> translations = translate(translator, sources, batch_size, beam);
+int64_t edit_distance(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  // row[j] = distance(a[0, i), b[0, j)), one row of the (|a|+1) x (|b|+1) table at a time.
+  std::vector<int64_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int64_t diagonal = row[0];  // distance(a[0, i-1), b[0, j-1))
+    row[0] = static_cast<int64_t>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int64_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<NearestAnswer> nearest_answers(const std::vector<std::string>& outputs,
+                                           const std::vector<Example>& examples,
+                                           Tokenization target) {
+  AG_CHECK(!examples.empty() && outputs.size() == examples.size(), "nearest_answers",
+           "need one output per example and at least one, got " + std::to_string(outputs.size()) +
+               " outputs and " + std::to_string(examples.size()) + " examples");
+  std::vector<NearestAnswer> out;
+  out.reserve(examples.size());
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const std::vector<std::string> output = tokenize(outputs[i], target);
+    const std::vector<std::string> answers = examples[i].answers();
+    NearestAnswer best;
+    for (size_t k = 0; k < answers.size(); ++k) {
+      const std::vector<std::string> reference = tokenize(answers[k], target);
+      const int64_t distance = edit_distance(output, reference);
+      if (k == 0 || distance < best.distance)
+        best = {distance, k, static_cast<int64_t>(reference.size())};
+    }
+    out.push_back(best);
+  }
+  return out;
+}
+
+Figure percent_figure(std::string key, const std::string& label, double fraction,
+                      const std::string& note) {
+  char number[32];
+  std::snprintf(number, sizeof number, " %.2f%%", 100 * fraction);
+  return {std::move(key), label + number + (note.empty() ? "" : " (" + note + ")"), fraction};
+}
+
+double Evaluation::figure(const std::string& key) const {
+  std::string keys;
+  for (const Figure& f : figures) {
+    if (f.key == key) return f.value;
+    if (!f.key.empty()) keys += (keys.empty() ? "" : ", ") + f.key;
+  }
+  throw Error("Evaluation::figure: no figure '" + key +
+              "' (the task's figures: " + (keys.empty() ? "none" : keys) + ")");
+}
+
+Evaluation score_outputs(const std::vector<Example>& examples, std::vector<std::string> outputs,
+                         Tokenization target) {
   Evaluation result;
+  result.nearest = nearest_answers(outputs, examples, target);
   result.count = static_cast<int64_t>(examples.size());
-  const Tokenization tokenization = target_tokenization(translator.task);
   int64_t correct = 0;
   double bleu_sum = 0;
   for (size_t i = 0; i < examples.size(); ++i) {
     const Example& e = examples[i];
-    const Translation& t = translations[i];
-    correct += e.accepts(t.output);
-    bleu_sum += bleu(tokenize(t.output, tokenization), tokenize(e.target, tokenization), 4);
-    result.outputs.push_back(t.output);
+    correct += e.accepts(outputs[i]);
+    bleu_sum += bleu(tokenize(outputs[i], target), tokenize(e.target, target), 4);
+    result.wrong += result.nearest[i].distance > 0;
+    result.edits += result.nearest[i].distance;
+    result.reference_tokens += result.nearest[i].length;
   }
   result.accuracy = static_cast<double>(correct) / static_cast<double>(result.count);
   result.bleu = bleu_sum / static_cast<double>(result.count);
-  // The task's own figures (its file's TaskSpec::score).
-  const TaskSpec& spec = task_spec(translator.task);
-  if (spec.score) spec.score(examples, translations, result);
+  result.outputs = std::move(outputs);
   return result;
 }
 

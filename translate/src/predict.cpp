@@ -262,8 +262,8 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
   return out;
 }
 
-std::vector<std::string> alignment_columns(const std::string& text) {
-  std::vector<std::string> columns = tokenize_chars(text);
+std::vector<std::string> alignment_columns(const std::string& text, Tokenization source) {
+  std::vector<std::string> columns = tokenize(text, source);
   columns.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
   return columns;
 }
@@ -273,7 +273,7 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
   AG_CHECK(translator.model != nullptr, "translate", "the translator has no model");
   AG_CHECK(batch_size > 0, "translate", "batch_size " + std::to_string(batch_size) + " <= 0");
   AG_CHECK(beam >= 1, "translate", "beam " + std::to_string(beam) + " < 1");
-  const Tokenization tokenization = target_tokenization(translator.task);
+  const Tokenization tokenization = translator.task.target;
   const auto output_tokens = [&](const std::vector<int64_t>& output, bool finished) {
     std::vector<std::string> tokens = translator.tgt_vocab.tokens(output);
     if (finished) tokens.push_back(Vocab::reserved_tokens()[Vocab::kEos]);
@@ -286,7 +286,8 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
         texts.begin() + static_cast<int64_t>(first),
         texts.begin() +
             static_cast<int64_t>(std::min(texts.size(), first + static_cast<size_t>(batch_size))));
-    auto [src, src_valid_len] = encode_sources(chunk, translator.src_vocab, translator.src_steps);
+    auto [src, src_valid_len] =
+        encode_sources(chunk, translator.src_vocab, translator.src_steps, translator.task.source);
     if (skips_padding(translator.config)) src = cut_padding(src, src_valid_len);
     std::vector<Prediction> predictions;
     std::vector<std::vector<BeamCandidate>> beams;
@@ -303,7 +304,7 @@ std::vector<Translation> translate(Translator& translator, const std::vector<std
       const Prediction& p = predictions[i];
       Translation t;
       t.input = chunk[i];
-      t.source_tokens = alignment_columns(chunk[i]);
+      t.source_tokens = alignment_columns(chunk[i], translator.task.source);
       t.output = detokenize(translator.tgt_vocab.tokens(p.output), tokenization);
       t.output_tokens = output_tokens(p.output, p.finished);
       t.token_log_probs = p.token_log_probs;

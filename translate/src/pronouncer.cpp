@@ -15,19 +15,12 @@
 #include "attograd/attograd.h"
 #include "attograd/translate/ensemble.h"
 #include "attograd/translate/predict.h"
+#include "attograd/translate/tasks.h"
 #include "one_kernel_thread.h"
 
 namespace ag::translate {
 
 namespace {
-
-Translator checked_g2p(Translator translator, const std::string& where) {
-  AG_CHECK(translator.model != nullptr, "Pronouncer", where + ": no model");
-  AG_CHECK(translator.task == Task::G2p, "Pronouncer",
-           where + " is a model of the " + task_name(translator.task) +
-               " task; a Pronouncer needs a letters-to-sounds (g2p) model");
-  return translator;
-}
 
 // The variants' posteriors: exp(log_prob) renormalised over them (the
 // largest log P subtracted first, so that no exp underflows to 0 / 0).
@@ -157,36 +150,37 @@ const char* source_name(PronunciationSource source) {
   return source == PronunciationSource::Lexicon ? "lexicon" : "model";
 }
 
-Pronouncer::Pronouncer(const std::string& model_path)
-    : translator_(checked_g2p(load_translator(model_path), model_path)) {}
+Pronouncer::Pronouncer(const std::string& model_path) : Pronouncer(load_translator(model_path)) {}
 
 Pronouncer::Pronouncer(const std::vector<std::string>& model_paths)
-    : translator_(checked_g2p(load_ensemble(model_paths), [&] {
-        std::string joined;
-        for (const std::string& path : model_paths) joined += (joined.empty() ? "" : "+") + path;
-        return joined;
-      }())) {}
+    : Pronouncer(load_ensemble(model_paths)) {}
 
-Pronouncer::Pronouncer(Translator translator)
-    : translator_(checked_g2p(std::move(translator), "the translator")) {}
+Pronouncer::Pronouncer(Translator translator) : translator_(std::move(translator)) {
+  AG_CHECK(translator_.model != nullptr, "Pronouncer", "the translator has no model");
+  task_ = &find_task(translator_.task.name);
+}
 
 void Pronouncer::add_lexicon(const std::string& path) {
   add_lexicon(read_cmudict(path));
 }
 
 void Pronouncer::add_lexicon(const Cmudict& dict) {
-  for (const CmudictEntry& entry : dict.entries) lexicon_[entry.word] = entry.pronunciations;
+  require_dictionary(*task_, "Pronouncer::add_lexicon");
+  for (auto& [source, answers] : task_->lexicon(dict)) lexicon_[source] = std::move(answers);
 }
 
 std::string Pronouncer::normalize(const std::string& word) {
-  const size_t begin = word.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  return fold_ascii_case(word.substr(begin, word.find_last_not_of(" \t\r\n") + 1 - begin));
+  return normalize_word(word);
+}
+
+std::string Pronouncer::read(const std::string& text) const {
+  return task_->read_input ? task_->read_input(text) : text;
 }
 
 std::optional<std::string> Pronouncer::problem(const std::string& word) const {
   if (lexicon_.count(word) > 0) return std::nullopt;
-  return source_problem(word, translator_.src_vocab, translator_.src_steps);
+  return source_problem(word, translator_.src_vocab, translator_.src_steps,
+                        translator_.task.source);
 }
 
 std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>& words,
@@ -204,7 +198,7 @@ std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>&
   std::vector<size_t> by_model;  // the words the lexicon does not list
   for (size_t i = 0; i < words.size(); ++i) {
     Pronunciation& p = out[i];
-    p.word = normalize(words[i]);
+    p.word = read(words[i]);
     if (const std::optional<std::string> why = problem(p.word)) throw Error(*why);
     const auto listed = lexicon_.find(p.word);
     if (listed == lexicon_.end()) {
@@ -215,8 +209,7 @@ std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>&
     for (const std::string& phonemes : listed->second) {
       PronunciationVariant v;
       v.phonemes = phonemes;
-      v.phoneme_probs.assign(
-          static_cast<size_t>(std::count(phonemes.begin(), phonemes.end(), ' ') + 1), 1.0);
+      v.phoneme_probs.assign(tokenize(phonemes, translator_.task.target).size(), 1.0);
       p.variants.push_back(std::move(v));
     }
     p.variants.resize(std::min(p.variants.size(), static_cast<size_t>(options.nbest)));
@@ -236,6 +229,7 @@ std::vector<Pronunciation> Pronouncer::pronounce(const std::vector<std::string>&
   for (size_t k = 0; k < by_model.size(); ++k) {
     const Translation& t = translations[k];
     Pronunciation& p = out[by_model[k]];
+    p.source_tokens = t.source_tokens;
     if (t.beam.empty()) {  // greedy search
       const double log_prob = t.log_prob();
       const bool finished = !t.output_tokens.empty() && t.output_tokens.back() == "<eos>";

@@ -9,6 +9,7 @@
 
 #include "attograd/nn/transformer.h"
 #include "attograd/translate/cmudict.h"
+#include "attograd/translate/tasks.h"
 #include "attograd/viz.h"
 
 namespace ag::translate {
@@ -140,7 +141,7 @@ TransformerMaps transformer_maps(Translator& translator, const Translation& t) {
   model->transformer_decoder().causal = true;
   NoGradGuard no_grad;
   const auto [src, src_valid_len] =
-      encode_sources({t.input}, translator.src_vocab, translator.src_steps);
+      encode_sources({t.input}, translator.src_vocab, translator.src_steps, translator.task.source);
   const auto keys = static_cast<int64_t>(src_valid_len.item());
   // Decoder inputs: <bos>, then each emitted token but the last.
   TransformerMaps maps;
@@ -286,22 +287,11 @@ std::vector<std::string> transformer_heatmaps(const Translation& t, const Transf
   return written;
 }
 
-void print_summary(const char* split, const Evaluation& e, Task task) {
-  if (task == Task::G2p) {
-    const PronunciationScores& p = e.pronunciation;
-    std::fprintf(stderr, "%s: %lld words, WER %.2f%%, PER %.2f%% (%lld edits / %lld phonemes)\n",
-                 split, static_cast<long long>(p.words), 100 * p.wer, 100 * p.per,
-                 static_cast<long long>(p.edits), static_cast<long long>(p.reference_phonemes));
-    return;
-  }
-  std::fprintf(stderr, "%s: %lld examples, exact match %.2f%%, BLEU %.4f", split,
-               static_cast<long long>(e.count), 100 * e.accuracy, e.bleu);
-  if (task == Task::Dates)
-    std::fprintf(stderr,
-                 "\nalignment: each output digit puts %.3f of its weight on the source characters "
-                 "that spell its field (year %.3f, month %.3f, day %.3f)",
-                 e.alignment, e.alignment_field[0], e.alignment_field[1], e.alignment_field[2]);
-  std::fprintf(stderr, "\n");
+std::string summary_line(const std::string& split, const Evaluation& e) {
+  std::string line = split + ":";
+  for (const Figure& f : e.figures)
+    if (!f.text.empty()) line += (line.back() == ':' ? " " : ", ") + f.text;
+  return line;
 }
 
 // One word a line ("-": stdin); blank lines are skipped, spaces, tabs and a
@@ -326,12 +316,14 @@ std::vector<ListedWord> read_words(const std::string& path) {
   return words;
 }
 
-std::string pronunciation_lines(const std::string& shown, const Pronunciation& p) {
+std::string pronunciation_lines(const std::string& shown, const Pronunciation& p,
+                                bool with_source) {
   std::string out;
   for (size_t r = 0; r < p.variants.size(); ++r) {
     char posterior[64];
     std::snprintf(posterior, sizeof posterior, "\t%zu\t%.6g\t", r + 1, p.variants[r].posterior);
-    out += shown + posterior + p.variants[r].phonemes + '\t' + source_name(p.source) + '\n';
+    out += shown + posterior + p.variants[r].phonemes +
+           (with_source ? std::string("\t") + source_name(p.source) : "") + '\n';
   }
   return out;
 }
@@ -357,7 +349,7 @@ std::string pronunciation_json(const std::string& shown, const Pronunciation& p)
                     ",\"output\":" + json_quote(best.phonemes) + ",\"source\":\"" +
                     source_name(p.source) + "\"," + variant_figures(best);
   if (p.source == PronunciationSource::Model) {
-    out += ",\"source_tokens\":" + json_strings(alignment_columns(p.word)) +
+    out += ",\"source_tokens\":" + json_strings(p.source_tokens) +
            ",\"output_tokens\":" + json_strings(best.output_tokens) +
            ",\"weights\":" + json_array(best.alignment);
   }
@@ -373,24 +365,27 @@ std::string pronunciation_json(const std::string& shown, const Pronunciation& p)
   return out + "]}";
 }
 
-// --evaluate: scores the model on every word of a dictionary; the summary to
-// stderr, the words furthest off to stdout.
+// --evaluate: scores the model on every entry of a dictionary; the summary to
+// stderr, the entries furthest off to stdout.
 Evaluation evaluate_dictionary(Translator& translator, const std::string& path, int64_t beam) {
+  const Task& task = find_task(translator.task.name);
+  require_dictionary(task, "--evaluate");
   const Cmudict dict = read_cmudict(path);
   std::fprintf(stderr, "%s\n", cmudict_summary(path, dict).c_str());
-  const std::vector<Example> examples = cmudict_examples(dict);
+  const std::vector<Example> examples = task.dictionary_examples(dict);
   const Evaluation e = evaluate(translator, examples, 1000, beam);
-  print_summary(path.c_str(), e, Task::G2p);
-  const std::vector<PronunciationScore>& scores = e.pronunciation.per_word;
-  std::vector<size_t> order(scores.size());
+  std::fprintf(stderr, "%s\n", summary_line(path, e).c_str());
+  std::vector<size_t> order(e.nearest.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return scores[a].distance > scores[b].distance; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return e.nearest[a].distance > e.nearest[b].distance;
+  });
   constexpr size_t kWorst = 20;
-  for (size_t k = 0; k < std::min(kWorst, order.size()) && scores[order[k]].distance > 0; ++k) {
+  for (size_t k = 0; k < std::min(kWorst, order.size()) && e.nearest[order[k]].distance > 0; ++k) {
     const size_t i = order[k];
     std::cout << examples[i].source << '\t' << e.outputs[i] << '\t'
-              << examples[i].answers()[scores[i].nearest] << '\t' << scores[i].distance << '\n';
+              << examples[i].answers()[e.nearest[i].nearest] << '\t' << e.nearest[i].distance
+              << '\n';
   }
   return e;
 }

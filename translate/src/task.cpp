@@ -1,4 +1,4 @@
-// Task names, tokenization, examples and the generated tasks' split (task.h).
+// Tokenization, examples and the generated tasks' split (task.h).
 #include "attograd/translate/task.h"
 
 #include <algorithm>
@@ -8,44 +8,9 @@
 
 namespace ag::translate {
 
-namespace {
-
-constexpr Task kTasks[] = {Task::Dates, Task::Reverse, Task::Sort, Task::G2p};
-
-}  // namespace
-
-const char* task_name(Task task) {
-  switch (task) {
-    case Task::Dates:
-      return "dates";
-    case Task::Reverse:
-      return "reverse";
-    case Task::Sort:
-      return "sort";
-    case Task::G2p:
-      return "g2p";
-  }
-  return "?";
-}
-
-std::string task_names() {
-  std::string names;
-  for (size_t i = 0; i < std::size(kTasks); ++i) {
-    if (i > 0) names += i + 1 == std::size(kTasks) ? " or " : ", ";
-    names += task_name(kTasks[i]);
-  }
-  return names;
-}
-
-Task task_from_name(const std::string& name) {
-  for (Task task : kTasks)
-    if (name == task_name(task)) return task;
-  throw Error("task: unknown task '" + name + "' (expected " + task_names() + ")");
-}
-
 // ---- tokenization ----------------------------------------------------------------
-Tokenization target_tokenization(Task task) {
-  return task == Task::G2p ? Tokenization::Phonemes : Tokenization::Characters;
+const char* token_noun(Tokenization tokenization) {
+  return tokenization == Tokenization::Phonemes ? "phoneme" : "character";
 }
 
 std::vector<std::string> tokenize(const std::string& text, Tokenization tokenization) {

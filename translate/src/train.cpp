@@ -31,8 +31,7 @@ void check_same_data(const Translator& translator, const Dataset& data) {
                translator.src_steps == data.src_steps() && translator.tgt_steps == data.tgt_steps(),
            "train_seq2seq",
            "the model's vocabularies or step counts are not the data's (model for task '" +
-               std::string(task_name(translator.task)) + "', data of task '" +
-               task_name(data.task()) + "')");
+               translator.task.name + "', data of task '" + data.task().name + "')");
 }
 
 // ---- data parallelism ------------------------------------------------------------

@@ -14,13 +14,13 @@ namespace tr = ag::translate;
 
 PronounceTrainer::PronounceTrainer(const std::string& dict_path) {
   tr::DatasetOptions options;
-  options.task = tr::Task::G2p;
+  options.task = "g2p";
   options.dict_path = dict_path;
   // Words of up to kMaxLetters letters (and sounds): the unidirectional
   // encoder reads every padded step, so the dictionary's longest word (28
   // letters) would make each step nearly three times as slow.
   options.max_length = kMaxLetters;
-  data_ = std::make_unique<tr::Dataset>(options);
+  data_ = std::make_unique<tr::Dataset>(tr::make_dataset(options));
   // A fixed sample: the dev split's first words, the same at every step.
   const std::vector<tr::Example>& dev = data_->dev();
   dev_sample_.assign(dev.begin(), dev.begin() + std::min<int64_t>(kDevSample, dev.size()));
@@ -82,7 +82,7 @@ std::map<std::string, Tensor> PronounceTrainer::start(double lr) {
   }
   steps_ = 0;
   for (size_t m = 0; m < 2; ++m) {
-    wer_[m] = tr::evaluate(translators_[m], dev_sample_).pronunciation.wer;
+    wer_[m] = tr::evaluate(translators_[m], dev_sample_).figure("wer");
     loss_[m] = trainers_[m]->next_loss();
   }
   first_wer_ = wer_[0];
@@ -95,7 +95,7 @@ std::map<std::string, Tensor> PronounceTrainer::step() {
   ++steps_;
   if (steps_ % kEvalEvery == 0) {
     for (size_t m = 0; m < 2; ++m) {
-      wer_[m] = tr::evaluate(translators_[m], dev_sample_).pronunciation.wer;
+      wer_[m] = tr::evaluate(translators_[m], dev_sample_).figure("wer");
     }
   }
   return record();

@@ -13,6 +13,7 @@
 
 #include "attention_grid.h"
 #include "plot.h"
+#include "task_choice.h"
 
 namespace ag::viewer {
 
@@ -60,7 +61,7 @@ Tensor example_maps(const std::map<std::string, Tensor>& record, const std::stri
 }  // namespace
 
 TransformerScene::TransformerScene(Stepping stepping)
-    : trainer_(tr::Task::Dates, false), stepping_(stepping) {
+    : trainer_(live_task_names().front(), false), stepping_(stepping) {
   start_session();
 }
 
@@ -74,7 +75,7 @@ void TransformerScene::start_session() {
   frame_at_95_ = step_at_95_ = -1;
 }
 
-void TransformerScene::configure(tr::Task task, bool ablation) {
+void TransformerScene::configure(const std::string& task, bool ablation) {
   restart(task, ablation, stepping_);
 }
 
@@ -82,7 +83,7 @@ void TransformerScene::set_stepping(Stepping stepping) {
   restart(trainer_.task(), trainer_.ablation(), stepping);
 }
 
-void TransformerScene::restart(tr::Task task, bool ablation, Stepping stepping) {
+void TransformerScene::restart(const std::string& task, bool ablation, Stepping stepping) {
   if (task == trainer_.task() && ablation == trainer_.ablation() && stepping == stepping_) return;
   // The record's fields change with the twin: a new session, at step 0, with
   // the learner's settings kept.
@@ -117,10 +118,8 @@ std::map<std::string, Tensor> TransformerScene::inputs() const {
 
 std::vector<Knob> TransformerScene::knobs() {
   std::vector<Knob> knobs = {
-      choice_knob(
-          "task", "the task the Transformer learns (new data and models)",
-          {"dates", "reverse", "sort"},
-          [this](int task) { configure(static_cast<tr::Task>(task), trainer_.ablation()); }),
+      task_knob("the task the Transformer learns (new data and models)",
+                [this](const std::string& task) { configure(task, trainer_.ablation()); }),
       choice_knob("ablation", "1: train a twin without the look-ahead mask beside the masked model",
                   {"0", "1"}, [this](int on) { configure(trainer_.task(), on == 1); }),
       stepping_knob([this](Stepping stepping) { set_stepping(stepping); }),
@@ -195,13 +194,11 @@ void TransformerScene::draw() {
 
 void TransformerScene::draw_controls() {
   ImGui::TextUnformatted("Task");
-  int task = static_cast<int>(trainer_.task());
-  bool changed = ImGui::RadioButton("dates: 'May 3, 1979' -> 1979-05-03", &task, 0);
-  changed |= ImGui::RadioButton("reverse: 48213 -> 31284", &task, 1);
-  changed |= ImGui::RadioButton("sort: 48213 -> 12348", &task, 2);
+  std::string task = trainer_.task();
+  bool changed = draw_task_choice(task);
   bool ablation = trainer_.ablation();
   changed |= ImGui::Checkbox("train a twin without the\nlook-ahead mask (ablation)", &ablation);
-  if (changed) configure(static_cast<tr::Task>(task), ablation);
+  if (changed) configure(task, ablation);
   ImGui::Separator();
   session_->draw_controls();
   ImGui::Separator();

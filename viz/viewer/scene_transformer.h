@@ -54,7 +54,7 @@ class TransformerScene : public Scene {
   // and steps it took the masked model to reach 95% held-out.
   void print_stats(std::ostream& out) const override;
 
-  void configure(translate::Task task, bool ablation);
+  void configure(const std::string& task, bool ablation);
   // Background (a worker thread trains) or InFrame (each frame trains, as
   // in the browser); starts over at step 0.
   void set_stepping(Stepping stepping);
@@ -69,7 +69,7 @@ class TransformerScene : public Scene {
   void start_session();
   // A new trainer and session at step 0 when anything changed, with the
   // learner's settings (paused, rate, lr, seed) kept.
-  void restart(translate::Task task, bool ablation, Stepping stepping);
+  void restart(const std::string& task, bool ablation, Stepping stepping);
   void draw_controls();
   void draw_answers(const std::map<std::string, Tensor>& record) const;
   void draw_maps(const std::map<std::string, Tensor>& record) const;

@@ -29,7 +29,8 @@ std::string tick_label(const std::string& token) {
 }  // namespace
 
 // ---- the scene's state and knobs ----------------------------------------------------------
-TranslateScene::TranslateScene(Stepping stepping) : trainer_(tr::Task::Dates), stepping_(stepping) {
+TranslateScene::TranslateScene(Stepping stepping)
+    : trainer_(live_task_names().front()), stepping_(stepping) {
   start_session();
 }
 
@@ -53,7 +54,7 @@ void TranslateScene::change_trainer(const std::function<void()>& change) {
   session_->set_max_steps_per_second(rate);
 }
 
-void TranslateScene::set_task(tr::Task task) {
+void TranslateScene::set_task(const std::string& task) {
   if (task == trainer_.task()) return;
   change_trainer([&] { trainer_.set_task(task); });
   // The text box's text, for the new task's vocabulary (if it is shown).
@@ -108,9 +109,8 @@ std::map<std::string, Tensor> TranslateScene::inputs() const {
 
 std::vector<Knob> TranslateScene::knobs() {
   std::vector<Knob> knobs = {
-      choice_knob("task", "the task both models learn (new data and models)",
-                  {"dates", "reverse", "sort"},
-                  [this](int task) { set_task(static_cast<tr::Task>(task)); }),
+      task_knob("the task both models learn (new data and models)",
+                [this](const std::string& task) { set_task(task); }),
       scoring_pair_knob([this](const ScoringPair& models) { set_models(models); }),
       stepping_knob([this](Stepping stepping) { set_stepping(stepping); }),
       number_knob("example", "which held-out input is shown", 0, TranslateTrainer::kShown - 1, true,
@@ -175,11 +175,8 @@ void TranslateScene::draw() {
 
 void TranslateScene::draw_controls() {
   ImGui::TextUnformatted("Task");
-  int task = static_cast<int>(trainer_.task());
-  bool changed = ImGui::RadioButton("dates: 'May 3, 1979' -> 1979-05-03", &task, 0);
-  changed |= ImGui::RadioButton("reverse: 48213 -> 31284", &task, 1);
-  changed |= ImGui::RadioButton("sort: 48213 -> 12348", &task, 2);
-  if (changed) set_task(static_cast<tr::Task>(task));
+  std::string task = trainer_.task();
+  if (draw_task_choice(task)) set_task(task);
   ImGui::Separator();
   ImGui::TextUnformatted("Scoring functions");
   ScoringPair models = {trainer_.model(0), trainer_.model(1)};

@@ -20,6 +20,7 @@
 
 #include "attograd/translate/train.h"
 #include "scene.h"
+#include "task_choice.h"
 #include "training_session.h"
 
 namespace ag::viewer {
@@ -81,10 +82,11 @@ class TranslateTrainer : public Trainer {
   static constexpr int64_t kTrain = 20000;   // training examples
   static constexpr int64_t kBatchSize = 64;
 
-  explicit TranslateTrainer(translate::Task task);
-  // A new task: new data and models (the session must be reset after).
-  void set_task(translate::Task task);
-  translate::Task task() const { return task_; }
+  explicit TranslateTrainer(const std::string& task);
+  // A new task (a name of live_task_names()): new data and models (the
+  // session must be reset after).
+  void set_task(const std::string& task);
+  const std::string& task() const { return task_; }
   // New scoring functions: new models (the session must be reset after).
   void set_models(const ScoringPair& models);
   const std::string& model(size_t m) const { return models_.at(m); }
@@ -117,7 +119,7 @@ class TranslateTrainer : public Trainer {
  private:
   std::map<std::string, Tensor> record();
 
-  translate::Task task_;
+  std::string task_;
   ScoringPair models_ = kDefaultScoringPair;
   std::unique_ptr<translate::Dataset> data_;
   translate::Translator translators_[2];
@@ -151,7 +153,7 @@ class TranslateScene : public Scene {
   // inputs and the saved models (save_prefix) are all the newest step.
   void before_last_frame() override;
 
-  void set_task(translate::Task task);
+  void set_task(const std::string& task);
   // The two scoring functions (new models, the session starts over).
   void set_models(const ScoringPair& models);
   // Background: a worker trains; InFrame: the frames do (as in the browser).

@@ -45,13 +45,13 @@ void pad_into(const Tensor& map, int64_t tq, int64_t tk, double* out) {
 }  // namespace
 
 // ---- the trainer ------------------------------------------------------------------------
-TransformerTrainer::TransformerTrainer(tr::Task task, bool ablation) {
+TransformerTrainer::TransformerTrainer(const std::string& task, bool ablation) {
   configure(task, ablation);
 }
 
-void TransformerTrainer::configure(tr::Task task, bool ablation) {
+void TransformerTrainer::configure(const std::string& task, bool ablation) {
   if (!data_ || task != task_) {
-    data_ = std::make_unique<tr::Dataset>(tr::DatasetOptions{task, kTrain, kHeldout, 0});
+    data_ = std::make_unique<tr::Dataset>(tr::make_dataset({task, kTrain, kHeldout, 0}));
   }
   task_ = task;
   ablation_ = ablation;

@@ -36,11 +36,12 @@ class TransformerTrainer : public Trainer {
   static constexpr int64_t kBatchSize = 64;
   static constexpr const char* kModels[2] = {"masked", "unmasked"};
 
-  TransformerTrainer(translate::Task task, bool ablation);
-  // New data and models, or a twin more or less (the session must be
-  // remade after: the record's fields change).
-  void configure(translate::Task task, bool ablation);
-  translate::Task task() const { return task_; }
+  TransformerTrainer(const std::string& task, bool ablation);
+  // New data and models (`task`: a name of live_task_names(),
+  // scene_translate.h), or a twin more or less (the session must be remade
+  // after: the record's fields change).
+  void configure(const std::string& task, bool ablation);
+  const std::string& task() const { return task_; }
   bool ablation() const { return ablation_; }
   int64_t models() const { return ablation_ ? 2 : 1; }
   const translate::Dataset& data_set() const { return *data_; }
@@ -70,7 +71,7 @@ class TransformerTrainer : public Trainer {
  private:
   std::map<std::string, Tensor> record(const double (&loss)[2]);
 
-  translate::Task task_;
+  std::string task_;
   bool ablation_;
   std::unique_ptr<translate::Dataset> data_;
   translate::Translator translators_[2];

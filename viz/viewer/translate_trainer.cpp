@@ -27,7 +27,8 @@ PredictedFields predict(tr::Translator& translator, const std::vector<std::strin
                       std::vector<double>(static_cast<size_t>(count), 0.0),
                       std::vector<double>(static_cast<size_t>(count * tgt * src), 0.0)};
   if (count == 0) return out;
-  const auto [tokens, valid_len] = tr::encode_sources(sources, translator.src_vocab, src);
+  const auto [tokens, valid_len] =
+      tr::encode_sources(sources, translator.src_vocab, src, translator.task.source);
   const std::vector<tr::Prediction> predictions =
       tr::predict_seq2seq(*translator.model, tokens, valid_len, tgt);
   for (int64_t i = 0; i < count; ++i) {
@@ -110,13 +111,13 @@ Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set) {
               }};
 }
 
-TranslateTrainer::TranslateTrainer(tr::Task task) {
+TranslateTrainer::TranslateTrainer(const std::string& task) {
   set_task(task);
 }
 
-void TranslateTrainer::set_task(tr::Task task) {
+void TranslateTrainer::set_task(const std::string& task) {
   task_ = task;
-  data_ = std::make_unique<tr::Dataset>(tr::DatasetOptions{task, kTrain, kHeldout, 0});
+  data_ = std::make_unique<tr::Dataset>(tr::make_dataset({task, kTrain, kHeldout, 0}));
   for (auto& trainer : trainers_) trainer.reset();
   typed_.clear();
 }

@@ -1,6 +1,8 @@
-// The g2p task (letters to sounds): CMUdict, the CMU Pronouncing Dictionary,
-// as Debian's pocketsphinx-en-us ships it (ARPAbet without stress, 39
-// phonemes), read, split by word, and scored as G2P papers score it.
+// CMUdict, the CMU Pronouncing Dictionary, as Debian's pocketsphinx-en-us
+// ships it (ARPAbet without stress, 39 phonemes): read, split by word, made
+// into the g2p task's examples (letters to sounds; its entry is g2p.cpp) and
+// scored as G2P papers score it. No task of its own: the tasks that read a
+// dictionary use it.
 //
 //   knife    -> N AY F
 //   colonel  -> K ER N AH L
@@ -29,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "attograd/translate/evaluation.h"
 #include "attograd/translate/task.h"
 
 namespace ag::translate {
@@ -93,21 +96,19 @@ TaskData cmudict_data(const std::string& path);
 // the others), the way --evaluate scores a dictionary.
 std::vector<Example> cmudict_examples(const Cmudict& dict);
 
-// ---- scoring -----------------------------------------------------------------------
-// Levenshtein distance: the fewest insertions, deletions and substitutions of
-// tokens that turn `a` into `b`.
-int64_t edit_distance(const std::vector<std::string>& a, const std::vector<std::string>& b);
+// A word as a user types it, read as the dictionary's: spaces, tabs, CR and
+// LF around it dropped, A-Z folded to a-z ("  Knife\r" -> "knife").
+std::string normalize_word(const std::string& word);
 
+// ---- scoring -----------------------------------------------------------------------
 // How G2P papers score a test set, with alternates as right answers. For word
 // i with output o_i and pronunciations P_i (Example::answers(), as phonemes):
 //   d_i  = min over p in P_i of edit_distance(o_i, p); p_i the nearest p (the
 //          first in P_i among equals) and |p_i| its length in phonemes
+//          (nearest_answers, evaluation.h)
 //   WER  = #{i : d_i > 0} / N          a word is right when o_i is any p in P_i
 //   PER  = sum_i d_i / sum_i |p_i|     phoneme errors per reference phoneme
-struct PronunciationScore {
-  int64_t distance = 0;  // d_i
-  size_t nearest = 0;    // p_i's index in answers()
-};
+using PronunciationScore = NearestAnswer;  // d_i, p_i's index in answers(), |p_i|
 struct PronunciationScores {
   int64_t words = 0, wrong_words = 0;
   int64_t edits = 0, reference_phonemes = 0;  // sum_i d_i, sum_i |p_i|
@@ -118,5 +119,7 @@ struct PronunciationScores {
 // outputs and answers are phonemes joined by spaces.
 PronunciationScores score_pronunciations(const std::vector<std::string>& outputs,
                                          const std::vector<Example>& examples);
+// The same of outputs already scored (score_outputs, phonemes as targets).
+PronunciationScores pronunciation_scores(const Evaluation& scored);
 
 }  // namespace ag::translate

@@ -1,10 +1,11 @@
-// The data side of attograd-translate, for every task of task.h: d2l's
-// Vocab, the Dataset (a task's examples split into train, dev and test, and
-// the vocabularies of the training split), padding and minibatches.
+// The data side of attograd-translate, for any task (task.h): d2l's Vocab,
+// the Dataset (a task's examples split into train, dev and test, and the
+// vocabularies of the training split), padding and minibatches. It knows no
+// task: a task's entry (tasks.h) hands it the examples and their format.
 //
-// Sources are characters for every task, as d2l's tokenize_nmt splits words
-// into tokens; targets are characters or phonemes (target_tokenization).
-// A Vocab maps tokens to indices; the Dataset builds d2l's padded arrays:
+// Sources and targets are characters (as d2l's tokenize_nmt splits words
+// into tokens) or phonemes, as the task's format says. A Vocab maps tokens
+// to indices; the Dataset builds d2l's padded arrays:
 //
 //   src [B, src_steps] int64   tokens + <eos>, then <pad> (or truncated)
 //   src_valid_len [B] int64    how many entries are not <pad>
@@ -20,9 +21,6 @@
 #include <vector>
 
 #include "attograd/core.h"
-#include "attograd/translate/cmudict.h"
-#include "attograd/translate/dates.h"
-#include "attograd/translate/digits.h"
 #include "attograd/translate/task.h"
 
 namespace ag::translate {
@@ -78,30 +76,19 @@ struct Batch {
 // d2l's truncate_pad: the first num_steps entries of `line`, padded with `pad`.
 std::vector<int64_t> truncate_pad(std::vector<int64_t> line, int64_t num_steps, int64_t pad);
 
-struct DatasetOptions {
-  Task task = Task::Dates;
-  int64_t num_train = 50000;  // the generated tasks' (g2p's come from the dictionary)
-  int64_t num_heldout = 1000;
-  uint64_t seed = 0;                            // the generated tasks' draws
-  std::string dict_path = kDefaultCmudictPath;  // g2p's dictionary
-  // > 0: only the examples whose source has at most max_length characters
-  // and whose every answer at most max_length tokens are kept (in every
-  // split), and the step counts are the longest kept + 1. A smaller model
-  // that reads fewer padded steps trains faster (the viewer's live g2p
-  // models). 0 keeps every example.
-  int64_t max_length = 0;
-};
-
 class Dataset {
  public:
-  // The task's examples (its TaskSpec::data, tasks.h); the
-  // vocabularies from the training examples, tokenized as the task says; the
-  // step counts: the longest source and target the task can present + <eos>.
-  // Throws ag::Error (bad sizes, a dictionary that cannot be read).
-  explicit Dataset(const DatasetOptions& options);
+  // A task's examples (its table entry's data, tasks.h: make_dataset), with
+  // the vocabularies of the training examples, tokenized as `task` says, and
+  // the step counts: the longest source and target the task can present +
+  // <eos>. max_length > 0 keeps only the examples whose source and every
+  // answer have at most max_length tokens (in every split), and the step
+  // counts are the longest kept + 1: a smaller model that reads fewer padded
+  // steps trains faster (the viewer's live g2p models). Throws ag::Error
+  // when no training example is left.
+  Dataset(TaskFormat task, TaskData data, int64_t max_length = 0);
 
-  Task task() const { return task_; }
-  Tokenization target_tokenization() const { return translate::target_tokenization(task_); }
+  const TaskFormat& task() const { return task_; }
   const std::vector<Example>& train() const { return train_; }
   // The dev split, for model selection (g2p; empty for the generated tasks).
   const std::vector<Example>& dev() const { return dev_; }
@@ -124,30 +111,32 @@ class Dataset {
   int64_t tgt_steps() const { return tgt_steps_; }
 
  private:
-  Task task_;
+  TaskFormat task_;
   std::vector<Example> train_, dev_, heldout_;
   std::string description_;
   Vocab src_vocab_, tgt_vocab_;
   int64_t src_steps_ = 0, tgt_steps_ = 0;
 };
 
-// d2l's build_array_nmt for a batch of examples, their targets tokenized as
-// `target` says (Dataset::target_tokenization()).
+// d2l's build_array_nmt for a batch of examples, their sources and targets
+// tokenized as `format` says (Dataset::task(); characters by default).
 Batch make_batch(const std::vector<const Example*>& examples, const Vocab& src_vocab,
                  const Vocab& tgt_vocab, int64_t src_steps, int64_t tgt_steps,
-                 Tokenization target = Tokenization::Characters);
+                 const TaskFormat& format = {});
 // Why encode_sources would refuse `text` (its ag::Error's message), or
-// nothing: an empty text, one longer than src_steps - 1, a character the
+// nothing: an empty text, one of more than src_steps - 1 tokens, a token the
 // vocabulary lacks.
 std::optional<std::string> source_problem(const std::string& text, const Vocab& src_vocab,
-                                          int64_t src_steps);
+                                          int64_t src_steps,
+                                          Tokenization source = Tokenization::Characters);
 // Only the source side (for prediction): [B, src_steps] and [B].
-// Each text is tokenized into characters; a character the vocabulary lacks
-// (named in the message: 'x', a UTF-8 character or a byte), an empty text or
-// one longer than src_steps - 1 (no room for <eos>) throws ag::Error naming
-// the text.
+// Each text is tokenized as `source` says; a token the vocabulary lacks
+// (named in the message: 'x', a UTF-8 character or a byte; a phoneme), an
+// empty text or one longer than src_steps - 1 tokens (no room for <eos>)
+// throws ag::Error naming the text.
 std::pair<Tensor, Tensor> encode_sources(const std::vector<std::string>& texts,
-                                         const Vocab& src_vocab, int64_t src_steps);
+                                         const Vocab& src_vocab, int64_t src_steps,
+                                         Tokenization source = Tokenization::Characters);
 // tokens [B, steps] without the columns past the longest of valid_len [B]:
 // the steps that are padding in every row.
 Tensor cut_padding(const Tensor& tokens, const Tensor& valid_len);

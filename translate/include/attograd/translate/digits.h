@@ -11,10 +11,13 @@ namespace ag::translate {
 
 inline constexpr int64_t kMaxDigits = 10;  // the longest source and target
 
-// One example of `task` (Task::Reverse or Task::Sort; ag::Error otherwise).
-Example random_digits_example(Task task, std::mt19937_64& rng);
+// What is done to the digits: the two tasks' one difference.
+enum class DigitOrder { Reversed, Sorted };
+
+// One example: random digits and their reverse or sorted order.
+Example random_digits_example(DigitOrder order, std::mt19937_64& rng);
 
 // draw_split of random_digits_example, disjoint by source (task.h).
-TaskData digits_data(Task task, int64_t num_train, int64_t num_heldout, uint64_t seed);
+TaskData digits_data(DigitOrder order, int64_t num_train, int64_t num_heldout, uint64_t seed);
 
 }  // namespace ag::translate

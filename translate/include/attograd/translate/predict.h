@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "attograd/nn/encoder_decoder.h"
-#include "attograd/translate/model.h"
+#include "attograd/translate/translator.h"
 
 namespace ag::translate {
 
@@ -80,15 +80,17 @@ std::vector<std::vector<BeamCandidate>> beam_search(nn::EncoderDecoder& model, c
                                                     const Tensor& src_valid_len, int64_t num_steps,
                                                     const BeamOptions& options = {});
 
-// An alignment's columns for `text`: its characters, then the <eos> the
-// encoder reads after them (Translation::source_tokens).
-std::vector<std::string> alignment_columns(const std::string& text);
+// An alignment's columns for `text`: its tokens (characters, or phonemes as
+// `source` says), then the <eos> the encoder reads after them
+// (Translation::source_tokens).
+std::vector<std::string> alignment_columns(const std::string& text,
+                                           Tokenization source = Tokenization::Characters);
 
 // What translate() gives for one text.
 struct Translation {
   std::string input;
   std::string output;  // the output tokens detokenized as the task says ("N AY F" for g2p)
-  std::vector<std::string> source_tokens;  // the input's characters and <eos>
+  std::vector<std::string> source_tokens;  // the input's tokens and <eos>
   std::vector<std::string> output_tokens;  // the output's tokens and <eos> if emitted
   std::vector<double> token_log_probs;     // log P of each of output_tokens
   Tensor alignment;                        // [output_tokens, source_tokens] float64

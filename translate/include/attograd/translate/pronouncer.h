@@ -3,7 +3,10 @@
 // model otherwise, with the n best pronunciations, their posteriors and
 // confidences. attograd-translate --predict-file, the viewer's pronounce
 // scene and tutorial 17 use it; examples/pronounce/ is a program of a few
-// lines built against the installed package.
+// lines built against the installed package. It answers the inputs of a
+// model of any task the same way (the task table, tasks.h): a variant's
+// `phonemes` are then that task's output ("1979-05-03" for dates); a lexicon
+// needs a task that reads a dictionary.
 //
 //   ag::translate::Pronouncer g2p("translate/models/g2p-cmudict.npz");
 //   g2p.add_lexicon("my-words.dict");                    // optional
@@ -32,11 +35,11 @@
 // equal share (a dictionary states pronunciations; it does not weigh them).
 // Lexicons added later override earlier ones word by word.
 //
-// Words are read as users type them: surrounding spaces and a trailing '\r'
-// are dropped and ASCII upper case folds to lower case ("Knife" is "knife").
-// problem() says why a word cannot be pronounced (empty, a character the
-// model has not seen, longer than the model reads); pronounce() throws that
-// as an ag::Error.
+// Words are read as users type them, as the model's task reads its inputs
+// (g2p: surrounding spaces and a trailing '\r' are dropped and ASCII upper
+// case folds to lower case, "Knife" is "knife"). problem() says why a word
+// cannot be pronounced (empty, a character the model has not seen, longer
+// than the model reads); pronounce() throws that as an ag::Error.
 #pragma once
 
 #include <map>
@@ -47,6 +50,7 @@
 #include "attograd/tensor.h"
 #include "attograd/translate/cmudict.h"
 #include "attograd/translate/model.h"
+#include "attograd/translate/tasks.h"
 
 namespace ag::translate {
 
@@ -81,28 +85,36 @@ struct PronunciationVariant {
 struct Pronunciation {
   std::string word;  // as the model reads it (folded to lower case)
   PronunciationSource source = PronunciationSource::Model;
+  // The model's: the word's tokens and <eos>, the variants' alignment
+  // columns (alignment_columns, predict.h). Lexicon: empty.
+  std::vector<std::string> source_tokens;
   std::vector<PronunciationVariant> variants;  // best first; variants[0] is the answer
 };
 
 class Pronouncer {
  public:
-  // Loads a g2p model (load_translator); a model of another task is an
-  // ag::Error naming the file and its task.
+  // Loads a g2p model (load_translator), or a model of another task.
   explicit Pronouncer(const std::string& model_path);
   // Several files: their ensemble (load_ensemble; one file: that model).
   explicit Pronouncer(const std::vector<std::string>& model_paths);
   explicit Pronouncer(Translator translator);
 
-  // Adds a lexicon in CMUdict's format; its words override earlier lexicons'.
+  // Adds a lexicon in CMUdict's format, read as the model's task reads one
+  // (Task::lexicon: g2p's words with their pronunciations); its entries
+  // override earlier lexicons'. ag::Error for a task that reads no dictionary.
   void add_lexicon(const std::string& path);
   void add_lexicon(const Cmudict& dict);
   size_t lexicon_size() const { return lexicon_.size(); }
 
-  // The word as it is read: spaces and '\r' around it dropped, A-Z folded.
+  // A g2p word as it is read: spaces and '\r' around it dropped, A-Z folded
+  // (normalize_word, cmudict.h).
   static std::string normalize(const std::string& word);
-  // Why the normalized word cannot be pronounced, or nothing: a lexicon word
-  // always can; otherwise empty, too long for the model (its length and the
-  // limit) or a character the model has not seen (named, with the ones it has).
+  // `text` as the model's task reads it (Task::read_input; g2p: normalize).
+  std::string read(const std::string& text) const;
+  // Why the word (as read() gives it) cannot be pronounced, or nothing: a
+  // lexicon word always can; otherwise empty, too long for the model (its
+  // length and the limit) or a token the model has not seen (named, with the
+  // ones it has).
   std::optional<std::string> problem(const std::string& word) const;
 
   // One Pronunciation per word, in the words' order. Throws ag::Error for bad
@@ -115,6 +127,7 @@ class Pronouncer {
 
  private:
   Translator translator_;
+  const Task* task_ = nullptr;                               // the model's, in the task table
   std::map<std::string, std::vector<std::string>> lexicon_;  // word -> pronunciations
 };
 

@@ -2,7 +2,7 @@
 // alignment, a JSON line, a heatmap with the tokens as tick labels; for the
 // Transformer also every block's and head's attention maps (d2l's figures of
 // section "The Transformer Architecture"); and the figures of an evaluation,
-// word lists in and a dictionary scored (g2p).
+// word lists in and a dictionary scored.
 #pragma once
 
 #include <string>
@@ -64,10 +64,10 @@ void alignment_heatmap(const Translation& translation, const std::string& path);
 std::vector<std::string> transformer_heatmaps(const Translation& translation,
                                               const TransformerMaps& maps, const std::string& path);
 
-// One line on stderr: g2p's WER and PER (with the edit and phoneme counts),
-// or the exact match and BLEU (and for dates the alignment on the fields),
-// headed by `split` ("dev", "test", a file name).
-void print_summary(const char* split, const Evaluation& evaluation, Task task);
+// One line, headed by `split` ("dev", "test", a file name): the texts of the
+// evaluation's figures (its task's), e.g. "test: 6171 words, WER 22.38%,
+// PER 5.26% (2401 edits / 45632 phonemes)".
+std::string summary_line(const std::string& split, const Evaluation& evaluation);
 
 // A word list for --predict-file: one word a line ("-": stdin), each with its
 // line number (from 1); blank lines are skipped, spaces, tabs and a CR around
@@ -78,10 +78,12 @@ struct ListedWord {
 };
 std::vector<ListedWord> read_words(const std::string& path);
 
-// --predict-file's lines for one word: Sequitur's n-best format, one line per
-// variant, "word<TAB>rank<TAB>posterior<TAB>phonemes<TAB>source" (rank from
-// 1; source "lexicon" or "model"). `shown` is the word as the list gave it.
-std::string pronunciation_lines(const std::string& shown, const Pronunciation& p);
+// A word's lines in Sequitur's n-best format, one line per variant,
+// "word<TAB>rank<TAB>posterior<TAB>phonemes" (rank from 1), and with
+// `with_source` a fifth column, "lexicon" or "model". `shown` is the word as
+// the list gave it.
+std::string pronunciation_lines(const std::string& shown, const Pronunciation& p,
+                                bool with_source = false);
 // One JSON line: {"input" (as the list gave it), "word" (as read), "output"
 // (the answer: variants[0]'s phonemes), "source", "confidence", "log_prob",
 // "phoneme_probs", "end_prob", "posterior", then for a model's answer
@@ -90,9 +92,12 @@ std::string pronunciation_lines(const std::string& shown, const Pronunciation& p
 // "log_prob", "score", "phoneme_probs", "end_prob", "finished"}}.
 std::string pronunciation_json(const std::string& shown, const Pronunciation& p);
 
-// --evaluate: scores a g2p model (beam 1: greedy) on every word of a
-// dictionary in CMUdict's format; the summary to stderr, the 20 words
-// furthest off to stdout as "word<TAB>output<TAB>nearest<TAB>edits".
+// --evaluate: scores a model of a task that reads a dictionary (greedy, or
+// beam search with `beam` candidates) on every entry of a dictionary in
+// CMUdict's format, made into examples as the task makes them; the summary to
+// stderr, the 20 examples furthest off to stdout as
+// "source<TAB>output<TAB>nearest<TAB>edits". ag::Error for a model of
+// another task.
 Evaluation evaluate_dictionary(Translator& translator, const std::string& path, int64_t beam);
 
 }  // namespace ag::translate

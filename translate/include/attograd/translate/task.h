@@ -1,16 +1,14 @@
-// The task interface of attograd-translate: what every task hands the data
-// layer (data.h), which knows no task's details. One file per task:
+// What every task of attograd-translate hands the layers below the task
+// table (data.h, translator.h, predict.h, evaluation.h), which know no task's
+// details: its examples split into train, dev and test, the longest source and
+// target it can present (so that the step counts hold every one), and its
+// format: its name and how its sources and targets are cut into tokens. The
+// rest of a task (its data, defaults, option checks and figures) is its entry
+// in the task table (tasks.h): one file per task (dates.cpp, digits.cpp,
+// g2p.cpp, ...), one line each in the table (tasks.cpp).
 //
-//   dates          dates.h    generated: "Thursday, May 3, 1979" -> "1979-05-03"
-//   reverse, sort  digits.h   generated: "48213" -> "31284", "12348"
-//   g2p            cmudict.h  read from CMUdict: "knife" -> "N AY F"
-//
-// A task is a name, a tokenization of its targets, and a TaskData: its
-// examples split into train, dev and test, and the longest source and target
-// it can present (so that the step counts hold every one). Sources are
-// characters for every task; targets are characters for the generated tasks
-// and space-separated phonemes for g2p. An example may have several right
-// answers (a word's alternate pronunciations).
+// Tokens are characters or space-separated phonemes, on either side. An
+// example may have several right answers (a word's alternate pronunciations).
 #pragma once
 
 #include <cstdint>
@@ -21,19 +19,13 @@
 
 namespace ag::translate {
 
-enum class Task { Dates, Reverse, Sort, G2p };
-// "dates", "reverse", "sort", "g2p" and back; task_from_name throws ag::Error listing them.
-const char* task_name(Task task);
-Task task_from_name(const std::string& name);
-// "dates, reverse, sort or g2p", for messages.
-std::string task_names();
-
 // ---- tokenization ----------------------------------------------------------------
-// Characters: one token per byte (the generated tasks and every source are
+// Characters: one token per byte (the generated tasks and every word are
 // ASCII). Phonemes: tokens separated by spaces ("N AY F"), joined back by
 // single spaces.
 enum class Tokenization { Characters, Phonemes };
-Tokenization target_tokenization(Task task);
+// "character" or "phoneme", for messages.
+const char* token_noun(Tokenization tokenization);
 // Phonemes: runs of spaces separate, so "N  AY F" is three tokens. (The way
 // back, detokenize, is data.h's: it drops the Vocab's reserved tokens.)
 std::vector<std::string> tokenize(const std::string& text, Tokenization tokenization);
@@ -41,6 +33,15 @@ std::vector<std::string> tokenize_chars(const std::string& text);  // Characters
 // A-Z folded to a-z, every other byte as it is ("Knife" -> "knife"): words
 // as CMUdict's readers and the Pronouncer compare them.
 std::string fold_ascii_case(std::string text);
+
+// A task's name and how a model of it reads its sources and writes its
+// targets: what a Dataset and a Translator carry of their task (a saved
+// model names its task; the table, tasks.h, has the rest).
+struct TaskFormat {
+  std::string name = "dates";
+  Tokenization source = Tokenization::Characters;
+  Tokenization target = Tokenization::Characters;
+};
 
 // ---- examples ----------------------------------------------------------------------
 // Which characters of a date's source spell one of its fields, [begin, end)
@@ -56,7 +57,8 @@ struct Example {
   std::string source;
   std::string target;            // what training teaches; the first right answer
   std::vector<FieldSpan> spans;  // dates only: one span per field
-  // More right answers (g2p's dev and test words: the other pronunciations).
+  // More right answers (a dictionary task's dev and test examples: a word's
+  // other pronunciations, a pronunciation's other spellings).
   std::vector<std::string> alternatives;
 
   // Whether `output` is target or one of the alternatives.
@@ -66,7 +68,9 @@ struct Example {
 };
 
 // What a task gives the Dataset. Generated tasks leave dev empty (their
-// held-out set is drawn fresh, and nothing is tuned on it); g2p fills all three.
+// held-out set is drawn fresh from the generator; their default step counts
+// were read off it); a task read from a dictionary fills all three, and
+// chooses on dev.
 struct TaskData {
   std::vector<Example> train, dev, test;
   // The longest source and target the task can present, in tokens, without

@@ -1,67 +1,138 @@
-// The task table: each task of attograd-translate is one entry, made in the
-// task's own file, that says everything the program and the library need of
-// it:
+// The task table: each task of attograd-translate is a value, made in the
+// task's own file and listed once in the table (tasks.cpp). The program, the
+// viewer and the library loop over the table, or find a task by its name;
+// none of them asks which task it is. A task is:
 //
-//   dates          dates.cpp    "Thursday, May 3, 1979" -> "1979-05-03"
-//   reverse, sort  digits.cpp   "48213" -> "31284", "12348"
-//   g2p            cmudict.cpp  "knife" -> "N AY F" (CMUdict)
+//   format      its name, and how its sources and targets are tokenized
+//   summary     one line for --help: its name and an example of it
+//   data        its examples, split (DatasetOptions -> TaskData)
+//   defaults    what each model trains with unless a flag says otherwise
+//   check       which of the command line's task options do not fit it
+//   figures     what it measures on a split: the summary line, the training
+//               log (its headline) and --stats print them, in a loop
+//   read_input  how a typed input is read ("Knife" -> "knife")
+// and, for the tasks that read a dictionary, the dictionary's examples
+// (--evaluate) and its answers as a lexicon (--lexicon).
 //
-// An entry is the task's one-line summary (--help), its examples
-// (DatasetOptions -> TaskData), its defaults for each model (what the program
-// trains with when no flag says otherwise) and its own figures on top of
-// evaluate()'s exact match and BLEU (the dates' alignment, g2p's WER and
-// PER). Adding a task: its file with its entry, its value in the Task enum
-// (task.h) and one line in the table (tasks.cpp).
+// Adding a task: its file with its entry, and one line in the table.
+// A task depends on the layers below it (task.h, data.h, translator.h,
+// predict.h, evaluation.h), never the reverse.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "attograd/translate/cmudict.h"
+#include "attograd/translate/data.h"
 #include "attograd/translate/evaluation.h"
-#include "attograd/translate/model.h"
+#include "attograd/translate/translator.h"
 
 namespace ag::translate {
+
+// What a task's data is drawn or read with.
+struct DatasetOptions {
+  std::string task = "dates";  // a name in the table
+  int64_t num_train = 50000;   // the generated tasks' (a dictionary's split is its own)
+  int64_t num_heldout = 1000;
+  uint64_t seed = 0;                            // the generated tasks' draws
+  std::string dict_path = kDefaultCmudictPath;  // the tasks that read a dictionary
+  // > 0: only the examples of at most max_length tokens (Dataset's max_length).
+  int64_t max_length = 0;
+};
 
 // What attograd-translate trains a task's model with unless a flag says
 // otherwise; printed when training starts.
 struct TaskDefaults {
   ModelConfig config;  // model, sizes, dropout
   int64_t steps = 0, batch = 64;
-  int64_t eval_every = 500;  // held-out (generated tasks) or dev (g2p) scoring
+  int64_t eval_every = 500;  // held-out (generated tasks) or dev scoring
   int64_t train_size = 0;    // the generated tasks' training examples
   double lr = 0.005;
   std::string lr_schedule;  // "constant" (d2l's) or "cosine"
 };
 
-struct TaskSpec {
-  Task task = Task::Dates;
-  std::string summary;  // --help's line: an example of the task
-  // The task's examples, split (DatasetOptions::task is this task).
-  std::function<TaskData(const DatasetOptions&)> data;
-  // The defaults for `model` ("bahdanau" or "transformer").
-  std::function<TaskDefaults(const std::string& model)> defaults;
-  // The task's own figures, added to `result` (exact match, BLEU and the
-  // outputs are set); empty when the task has none.
-  std::function<void(const std::vector<Example>& examples,
-                     const std::vector<Translation>& translations, Evaluation& result)>
-      score;
+// The command line's options about a task's data, for its check: the sizes
+// as the run will use them, and which flags were given.
+struct TaskOptions {
+  bool training = true;      // false with --load
+  bool sizes_given = false;  // --train-size or --heldout
+  int64_t train_size = 0, heldout = 0, batch = 0;
+  bool dict = false;          // --dict
+  bool average_last = false;  // --average-last (it needs a dev split)
 };
 
-// Every task, in the order of the Task enum.
-const std::vector<TaskSpec>& task_table();
-const TaskSpec& task_spec(Task task);
+// A dictionary's words as a task answers them: source -> its answers, in order.
+using Lexicon = std::map<std::string, std::vector<std::string>>;
 
+using FigureFunction = std::function<std::vector<Figure>(
+    const std::vector<Example>& examples, const std::vector<Translation>& translations,
+    const Evaluation& scored)>;
+
+struct Task {
+  TaskFormat format;
+  std::string summary;  // "NAME: an example" (--help, the viewer)
+  std::function<TaskData(const DatasetOptions&)> data;
+  // The defaults for `model` (a name of model_names()).
+  std::function<TaskDefaults(const std::string& model)> defaults;
+  // Throws ag::Error saying which options do not fit the task, and why.
+  std::function<void(const TaskOptions&)> check;
+  // The task's figures from the scored outputs (exact match, BLEU, nearest
+  // answers) and, when a model made them, its translations (empty for
+  // another system's outputs: --score-outputs).
+  FigureFunction figures;
+  // The key of the figure the training log shows at each evaluation; empty:
+  // the exact match.
+  std::string headline;
+  // How a typed input is read; empty: as it is.
+  std::function<std::string(const std::string&)> read_input;
+  // The tasks that read a dictionary (empty for the others, the generated
+  // ones): its entries as examples (--evaluate, --score-outputs) and as a
+  // lexicon (--lexicon, the Pronouncer).
+  std::function<std::vector<Example>(const Cmudict&)> dictionary_examples;
+  std::function<Lexicon(const Cmudict&)> lexicon;
+
+  const std::string& name() const { return format.name; }
+  bool reads_dictionary() const { return static_cast<bool>(dictionary_examples); }
+};
+
+// Every task, in --help's order.
+const std::vector<Task>& task_table();
+// The task `name`; ag::Error listing the table's names when there is none.
+const Task& find_task(const std::string& name);
+// The tasks' names that `which` picks, for messages: "dates, reverse, sort
+// or g2p" (every task by default).
+std::string task_names(const std::function<bool(const Task&)>& which = {});
+
+// ag::Error unless `task` reads a dictionary, naming `what` needs one and
+// the tasks that do.
+void require_dictionary(const Task& task, const std::string& what);
+
+// The task's examples as a Dataset (its data, then Dataset's vocabularies).
+Dataset make_dataset(const DatasetOptions& options);
+
+// The examples' outputs by translate() (greedy, or beam search with `beam`
+// candidates), scored (score_outputs) with the figures of the translator's
+// task.
+Evaluation evaluate(Translator& translator, const std::vector<Example>& examples,
+                    int64_t batch_size = 1000, int64_t beam = 1);
+// Outputs from elsewhere (another system's, --score-outputs) scored as
+// evaluate() scores a model's, with `task`'s figures.
+Evaluation evaluate_outputs(const Task& task, const std::vector<Example>& examples,
+                            std::vector<std::string> outputs);
+
+// ---- what the tasks' entries share ---------------------------------------------------
 // d2l's defaults for a generated task (its sizes, ModelConfig's; batches of
 // 64, lr 0.005, constant for bahdanau and a cosine for the Transformer,
 // held-out accuracy every 500 steps); the task sets its steps and training
 // size.
 TaskDefaults d2l_task_defaults(const std::string& model);
-
-// Each task's entry, made in its file.
-TaskSpec dates_task();            // dates.cpp
-TaskSpec digits_task(Task task);  // digits.cpp: Task::Reverse or Task::Sort
-TaskSpec g2p_task();              // cmudict.cpp
+// A generated task's figures: how many examples, exact match, BLEU.
+std::vector<Figure> generated_figures(const Evaluation& scored);
+// The checks of a generated task (`name`) and of one read from a dictionary.
+void check_generated_options(const std::string& name, const TaskOptions& options);
+void check_dictionary_options(const std::string& name, const TaskOptions& options);
 
 }  // namespace ag::translate

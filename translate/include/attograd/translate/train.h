@@ -5,7 +5,7 @@
 //                    masked_softmax_ce_loss summed over the batch, backward,
 //                    clip_grad_norm_(1), Adam
 //   (greedy decoding and beam search: predict.h)
-//   (evaluate, exact match, BLEU and each task's own figures: evaluation.h,
+//   (evaluate, exact match, BLEU and each task's own figures: tasks.h,
 //   included here: whoever trains, scores)
 //   BestParameters   the parameters at the best dev score (model selection)
 //   CheckpointAverage  the mean of the last few checkpoints' parameters
@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "attograd/nn/optim.h"
-#include "attograd/translate/evaluation.h"
 #include "attograd/translate/model.h"
 #include "attograd/translate/predict.h"
+#include "attograd/translate/tasks.h"
 
 namespace ag::translate {
 
