@@ -11,8 +11,6 @@
 #   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/
 #   scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/: only the
 #                                test programs that start threads (label `threads`)
-# The Release build is GCC's (the library users run); the sanitizer passes
-# compile with Clang where it links the sanitizer, GCC otherwise.
 #   ... --build-only             installs, configures and builds; runs no test
 #                                (.ci/run builds the next pass while this one's tests run)
 # Installs missing Debian packages first; compiles through ccache when it is
@@ -26,10 +24,7 @@ build=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
 targets=()
 ctest_args=()
-# The sanitizer passes' flags. Compiler: Clang, where it links the sanitizer
-# (sanitizer_compiler below): it compiled the ASan + UBSan build in 28% less
-# CPU time than GCC 12 (751 s against 1,048 s, tests/README.md), and a second
-# compiler's warnings check the code too. Debug information: line tables and inlined
+# The sanitizer passes' flags. Debug information: line tables and inlined
 # frames (-g1), all a report's stack needs, without the variables'
 # descriptions that -g adds: a test program compiles in a quarter less time
 # under ASan. Optimisation: -O1 for the tests, tutorials, viewer and fuzz
@@ -111,33 +106,11 @@ trap report_phases EXIT
 
 install_deps() {
   scripts/install_deps.sh viewer || return
-  [[ $pass == release ]] || scripts/install_deps.sh sanitizers ||
-    echo "attograd: Clang not installed; the $pass pass compiles with GCC"
   # Without Emscripten or Chromium, the browser tests report themselves skipped.
   [[ $pass != release ]] || scripts/install_deps.sh web ||
     echo "attograd: web packages not installed; the browser tests will be skipped"
 }
 phase deps install_deps
-
-# The sanitizer passes' compiler: Clang when it compiles and links a program
-# with their sanitizer, else the default (GCC), which compiles the same
-# checks more slowly.
-sanitizer_compiler() {
-  local sanitizer=$1 probe
-  probe=$(mktemp -d)
-  echo 'int main() { return 0; }' > "$probe/probe.cpp"
-  if command -v clang++ > /dev/null &&
-    clang++ -fsanitize="$sanitizer" "$probe/probe.cpp" -o "$probe/probe" 2> /dev/null; then
-    flags+=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
-  else
-    echo "attograd: clang++ cannot link -fsanitize=$sanitizer here; the $pass pass compiles with GCC"
-  fi
-  rm -rf "$probe"
-}
-case "$pass" in
-  sanitize) sanitizer_compiler address,undefined ;;
-  tsan) sanitizer_compiler thread ;;
-esac
 
 if command -v ccache > /dev/null; then
   flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
