@@ -48,40 +48,43 @@ cd "$root"
 names=(base kernels tensor autograd ops nn viz translate-core translate-tasks translate-tools
   viewer)
 
-# Prints the layer number of a repository-relative path, or nothing.
+# Sets REPLY to the layer number of a repository-relative path, or to nothing.
+# (The helpers here answer in REPLY, not on standard output: a command
+# substitution forks, and a fork per include took the check 40 s.)
 layer_of() {
+  REPLY=""
   case "$1" in
-    core/include/attograd/error.h | core/include/attograd/threads.h) echo 0 ;;
-    core/include/attograd/allocator.h | core/src/allocator.cpp) echo 0 ;;
-    core/src/parallel.h | core/src/threads.cpp) echo 0 ;;
-    core/src/vector_math.h | core/src/vector_math.cpp) echo 1 ;;
-    core/src/zip.h | core/src/zip.cpp) echo 0 ;;
-    core/include/attograd/kernels/* | core/src/kernels/*) echo 1 ;;
-    core/include/attograd/tensor.h | core/include/attograd/dtype.h) echo 2 ;;
-    core/src/tensor.cpp | core/src/elementwise.h | core/src/reduce.h | core/src/reduce.cpp) echo 2 ;;
-    core/src/dim_layout.h | core/src/tensor_impl_access.h) echo 2 ;;
-    core/src/dtype.cpp | core/src/shape.cpp) echo 2 ;;
-    core/src/random.cpp | core/src/print.cpp) echo 2 ;;
-    core/include/attograd/autograd.h | core/src/autograd.cpp) echo 3 ;;
-    core/include/attograd/ops.h | core/include/attograd/gradcheck.h) echo 4 ;;
-    core/include/attograd/npy.h | core/include/attograd/core.h) echo 4 ;;
-    core/src/ops_*.cpp | core/src/tensor_methods.cpp) echo 4 ;;
-    core/src/gradcheck.cpp | core/src/npy.cpp) echo 4 ;;
-    nn/*) echo 5 ;;
-    viz/viewer/*) echo 10 ;;
-    translate/include/attograd/translate/@(task|data|translator|predict|evaluation|cmudict).h) echo 7 ;;
-    translate/src/@(task|data|translator|predict|evaluation|cmudict).cpp) echo 7 ;;
-    translate/src/one_kernel_thread.h) echo 7 ;;
-    translate/include/attograd/translate/@(model|train|training_run|attention_measures|ensemble|pronouncer|report).h) echo 9 ;;
-    translate/src/@(model|train|train_state|training_run|attention_measures|ensemble|pronouncer|report).cpp) echo 9 ;;
-    translate/src/state_entries.h) echo 9 ;;
-    translate/+([!/]).@(h|cpp)) echo 9 ;;
-    translate/src/* | translate/include/*) echo 8 ;;
-    viz/*) echo 6 ;;
+    core/include/attograd/error.h | core/include/attograd/threads.h) REPLY=0 ;;
+    core/include/attograd/allocator.h | core/src/allocator.cpp) REPLY=0 ;;
+    core/src/parallel.h | core/src/threads.cpp) REPLY=0 ;;
+    core/src/vector_math.h | core/src/vector_math.cpp) REPLY=1 ;;
+    core/src/zip.h | core/src/zip.cpp) REPLY=0 ;;
+    core/include/attograd/kernels/* | core/src/kernels/*) REPLY=1 ;;
+    core/include/attograd/tensor.h | core/include/attograd/dtype.h) REPLY=2 ;;
+    core/src/tensor.cpp | core/src/elementwise.h | core/src/reduce.h | core/src/reduce.cpp) REPLY=2 ;;
+    core/src/dim_layout.h | core/src/tensor_impl_access.h) REPLY=2 ;;
+    core/src/dtype.cpp | core/src/shape.cpp) REPLY=2 ;;
+    core/src/random.cpp | core/src/print.cpp) REPLY=2 ;;
+    core/include/attograd/autograd.h | core/src/autograd.cpp) REPLY=3 ;;
+    core/include/attograd/ops.h | core/include/attograd/gradcheck.h) REPLY=4 ;;
+    core/include/attograd/npy.h | core/include/attograd/core.h) REPLY=4 ;;
+    core/src/ops_*.cpp | core/src/tensor_methods.cpp) REPLY=4 ;;
+    core/src/gradcheck.cpp | core/src/npy.cpp) REPLY=4 ;;
+    nn/*) REPLY=5 ;;
+    viz/viewer/*) REPLY=10 ;;
+    translate/include/attograd/translate/@(task|data|translator|predict|evaluation|cmudict).h) REPLY=7 ;;
+    translate/src/@(task|data|translator|predict|evaluation|cmudict).cpp) REPLY=7 ;;
+    translate/src/one_kernel_thread.h) REPLY=7 ;;
+    translate/include/attograd/translate/@(model|train|training_run|attention_measures|ensemble|pronouncer|report).h) REPLY=9 ;;
+    translate/src/@(model|train|train_state|training_run|attention_measures|ensemble|pronouncer|report).cpp) REPLY=9 ;;
+    translate/src/state_entries.h) REPLY=9 ;;
+    translate/+([!/]).@(h|cpp)) REPLY=9 ;;
+    translate/src/* | translate/include/*) REPLY=8 ;;
+    viz/*) REPLY=6 ;;
   esac
 }
 
-# Normalises a/b/../c to a/c (realpath -m would resolve symlinks too).
+# Sets REPLY to a/b/../c normalised to a/c (realpath -m would resolve symlinks too).
 normalize() {
   local IFS=/ part out=()
   for part in $1; do
@@ -91,16 +94,17 @@ normalize() {
       *) out+=("$part") ;;
     esac
   done
-  echo "${out[*]}"
+  REPLY="${out[*]}"
 }
 
-# The repository path an include names, or nothing when it is not ours.
+# Sets REPLY to the repository path an include names, or to nothing when it is not ours.
 resolve() {
   local from_dir=$1 name=$2 dir
+  REPLY=""
   if [[ $name == attograd/* ]]; then
     for dir in core/include nn/include viz/include translate/include; do
       if [[ -f $dir/$name ]]; then
-        echo "$dir/$name"
+        REPLY="$dir/$name"
         return
       fi
     done
@@ -113,7 +117,8 @@ failures=0
 checked=0
 while IFS= read -r file; do
   file=${file#./}
-  from=$(layer_of "$file")
+  layer_of "$file"
+  from=$REPLY
   if [[ -z $from ]]; then
     echo "$file: not placed in a layer: add it to scripts/check_layers.sh" >&2
     failures=$((failures + 1))
@@ -121,10 +126,12 @@ while IFS= read -r file; do
   fi
   checked=$((checked + 1))
   while IFS=: read -r line text; do
-    name=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^>"]+)[>"].*/\1/' <<<"$text")
-    target=$(resolve "$(dirname "$file")" "$name")
-    [[ -z $target ]] && continue
-    to=$(layer_of "$target")
+    [[ $text =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*[\<\"]([^\>\"]+)[\>\"] ]] || continue
+    name=${BASH_REMATCH[1]}
+    resolve "${file%/*}" "$name"
+    [[ -z $REPLY ]] && continue
+    layer_of "$REPLY"
+    to=$REPLY
     [[ -z $to ]] && continue  # reported when the target itself is scanned
     if ((to > from)); then
       echo "$file:$line: ${names[from]} includes ${names[to]} ($name);" \

@@ -49,7 +49,7 @@ case "$mode" in
     # checks host code under ASan, and the WebAssembly is the same either way.
     # Benchmarks and demos are not tests: skip them in the slow sanitizer build.
     flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "${line_tables[@]}" -DATTOGRAD_SANITIZE=ON
-           -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF)
+           -DATTOGRAD_LIBRARY_UNITY=ON -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF)
     ;;
   --tsan)
     pass=tsan
@@ -60,7 +60,7 @@ case "$mode" in
     # them, and its tests took 1.5 times the CPU time (375 s against 255 s)
     # with them at -O0 (tests/README.md).
     flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "${line_tables[@]}" -DATTOGRAD_TSAN=ON
-           -DATTOGRAD_TEST_OPTIMIZATION=-O1
+           -DATTOGRAD_LIBRARY_UNITY=ON -DATTOGRAD_TEST_OPTIMIZATION=-O1
            -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF -DATTOGRAD_BUILD_TUTORIALS=OFF)
     targets=(--target threads_tests)
     ctest_args=(-L threads)

@@ -65,8 +65,10 @@ if command -v ccache > /dev/null; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 fi
 [[ -x /usr/bin/python3 ]] && export EMSDK_PYTHON="${EMSDK_PYTHON:-/usr/bin/python3}"
+# The libraries in unity batches (ATTOGRAD_LIBRARY_UNITY): the page compiles
+# them once, so a batch's shared headers cost once.
 emcmake cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
-  -DATTOGRAD_BUILD_TESTS=OFF -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF \
+  -DATTOGRAD_LIBRARY_UNITY=ON -DATTOGRAD_BUILD_TESTS=OFF -DATTOGRAD_BUILD_BENCHMARKS=OFF -DATTOGRAD_BUILD_EXAMPLES=OFF \
   -DATTOGRAD_BUILD_TUTORIALS=OFF -DIMGUI_SOURCE_DIR="$imgui_dir" -DZLIB_SOURCE_DIR="$zlib_dir" >/dev/null
 cmake --build "$build" --target attograd-viewer -j "$(nproc)"
 echo "attograd: built $build/index.html, attograd-viewer.js ($(stat -c %s "$build/attograd-viewer.js") bytes)," \

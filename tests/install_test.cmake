@@ -4,6 +4,8 @@
 # README.md's tour (its ```cpp block in a project made of its ```cmake lines),
 # as a newcomer pastes them.
 # Inputs: -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=...
+# -DCXX_COMPILER=... (the build's own: a sanitizer's runtime is the compiler's)
+# -DCXX_FLAGS=...
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -16,6 +18,7 @@ endif()
 function(build_against_package source build what)
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${source} -B ${WORK_DIR}/${build}
                           -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+                          -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
                           -DCMAKE_CXX_FLAGS=${CXX_FLAGS}
                           -DCMAKE_EXE_LINKER_FLAGS=${CXX_FLAGS}
                   RESULT_VARIABLE rc)

@@ -835,7 +835,8 @@ TEST(Differential, ReportsAWrongReference) {
     GraphFile copy{f.pools, {g}};
     GraphDesc& h = copy.graphs[0];
     h.pools = &copy.pools;
-    const auto& [leaf, offset] = *h.grads.begin();
+    const auto& [leaf_name, offset] = *h.grads.begin();
+    const std::string& leaf = leaf_name;  // a lambda captures a variable, not a binding (Clang 14)
     const Leaf& l = *std::find_if(h.leaves.begin(), h.leaves.end(),
                                   [&](const Leaf& x) { return x.name == leaf; });
     if (shape_numel(l.value.shape, "test") == 0) continue;

@@ -133,8 +133,10 @@ TEST(RobustnessAttentionTest, NonFiniteScalesAreRefused) {
 }
 
 TEST(RobustnessAttentionTest, HeadsThatDoNotDivideTheSize) {
-  for (const auto& [hiddens, heads] :
+  for (const auto& [size, head_count] :
        std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {8, 0}, {8, -2}, {0, 1}, {3, 6}}) {
+    // A lambda captures variables, not bindings (Clang 14).
+    const int64_t hiddens = size, heads = head_count;
     EXPECT_TRUE(
         throws_error([&] { nn::MultiHeadAttention(4, 4, 4, hiddens, heads); },
                      {"MultiHeadAttention", std::to_string(hiddens), std::to_string(heads)}))
@@ -170,7 +172,8 @@ TEST(RobustnessAttentionTest, MismatchedInputsNameTheModuleAndShapes) {
            [&](auto& q, auto& k, auto& v, auto& l) { return mha(q, k, v, l); }},
       };
   const Tensor q = ones({2, 3, 4}), k = ones({2, 5, 4}), v = ones({2, 5, 4});
-  for (const auto& [name, call] : modules) {
+  for (const auto& [name, module_call] : modules) {
+    const auto& call = module_call;  // a lambda captures a variable, not a binding (Clang 14)
     EXPECT_TRUE(throws_error(
         [&] {
           call(q, ones({3, 5, 4}), ones({3, 5, 4}), {});

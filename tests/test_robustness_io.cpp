@@ -48,7 +48,8 @@ TEST(RobustnessIoTest, EveryBadEntryLeavesTheModuleUntouched) {
       {{{"Weight", w}, {"bias", b}}, {"missing entry 'weight'"}},
       {{{"weight ", w}, {"bias", b}}, {"missing entry 'weight'"}},
   };
-  for (const auto& [state, fragments] : cases) {
+  for (const auto& [state_dict, fragments] : cases) {
+    const auto& state = state_dict;  // a lambda captures a variable, not a binding (Clang 14)
     EXPECT_TRUE(throws_error([&] { layer.load_state_dict(state); }, fragments)) << fragments[0];
     EXPECT_EQ(layer.weight.to_vector(), weight);
     EXPECT_EQ(layer.bias.to_vector(), bias);

@@ -25,11 +25,12 @@ TEST(RobustnessOptimTest, TheSameTensorTwiceIsRefusedWithBothPositions) {
   const Tensor p = optim_leaf({1, 1}), q = optim_leaf({1, 1}), r = optim_leaf({2});
   // Side by side, apart, and as a second handle to the same tensor.
   const Tensor p_again = p;
-  for (const auto& [params, positions] : std::vector<std::pair<std::vector<Tensor>, std::string>>{
+  for (const auto& [tensors, positions] : std::vector<std::pair<std::vector<Tensor>, std::string>>{
            {{p, p}, "parameter 1 of shape [2] is the same tensor as parameter 0"},
            {{q, r, p, q}, "parameter 3 of shape [2] is the same tensor as parameter 0"},
            {{p, q, p_again}, "parameter 2 of shape [2] is the same tensor as parameter 0"},
        }) {
+    const auto& params = tensors;  // a lambda captures a variable, not a binding (Clang 14)
     EXPECT_TRUE(throws_error([&] { optim::SGD(params, 0.5); }, {"SGD", positions}));
     EXPECT_TRUE(throws_error([&] { optim::SGD(params, 0.5, 0.9); }, {"SGD", positions}));
     EXPECT_TRUE(throws_error([&] { optim::Adam(params, 0.5); }, {"Adam", positions}));

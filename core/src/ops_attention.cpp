@@ -49,7 +49,7 @@ namespace ag {
 
 namespace {
 
-constexpr const char* kOp = "additive_scores";
+constexpr const char* kAdditiveScores = "additive_scores";
 
 // The most t = tanh(q + k) entries ([B, Tq, Tk, h]) the forward keeps for the
 // backward: 2^20, 4 MiB in float32.
@@ -117,17 +117,19 @@ void backward(const T* q, const T* k, const T* w, const T* t, const T* g, T* dq,
 }  // namespace
 
 Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
-  AG_CHECK(q.defined() && k.defined() && w.defined(), kOp, "q, k and w must be defined");
+  AG_CHECK(q.defined() && k.defined() && w.defined(), kAdditiveScores,
+           "q, k and w must be defined");
   const auto shapes = [&] {
     return "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", w " +
            shape_str(w.shape());
   };
-  AG_CHECK(q.dim() == 3 && k.dim() == 3 && w.dim() == 1, kOp,
+  AG_CHECK(q.dim() == 3 && k.dim() == 3 && w.dim() == 1, kAdditiveScores,
            "expected q [B, Tq, h], k [B, Tk, h] and w [h], got " + shapes());
-  AG_CHECK(q.size(0) == k.size(0), kOp, "batch sizes differ: " + shapes());
-  AG_CHECK(k.size(2) == q.size(2) && w.size(0) == q.size(2), kOp,
+  AG_CHECK(q.size(0) == k.size(0), kAdditiveScores, "batch sizes differ: " + shapes());
+  AG_CHECK(k.size(2) == q.size(2) && w.size(0) == q.size(2), kAdditiveScores,
            "hidden sizes h differ: " + shapes());
-  AG_CHECK(is_floating(q.dtype()) && k.dtype() == q.dtype() && w.dtype() == q.dtype(), kOp,
+  AG_CHECK(is_floating(q.dtype()) && k.dtype() == q.dtype() && w.dtype() == q.dtype(),
+           kAdditiveScores,
            std::string("q, k and w must share one floating dtype (float32 or float64), got ") +
                dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(w.dtype()));
   const Sizes n{q.size(0), q.size(1), k.size(1), q.size(2)};
@@ -140,7 +142,7 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
   Tensor t;
   if (backward_needed && n.B * n.tq * n.tk * n.h <= kKeepTanh)
     t = empty({n.B, n.tq, n.tk, n.h}, q.dtype());
-  dispatch_floating(q.dtype(), kOp, [&](auto tag) {
+  dispatch_floating(q.dtype(), kAdditiveScores, [&](auto tag) {
     using T = decltype(tag);
     forward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(), scores.data_ptr<T>(),
             t.defined() ? t.data_ptr<T>() : nullptr, n);
@@ -152,7 +154,7 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
       const Tensor gc = g.contiguous();
       Tensor dq = empty(qc.shape(), qc.dtype()), dk = zeros(kc.shape(), kc.dtype()),
              dw = zeros(wc.shape(), wc.dtype());
-      dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
+      dispatch_floating(qc.dtype(), kAdditiveScores, [&](auto tag) {
         using T = decltype(tag);
         backward(qc.data_ptr<T>(), kc.data_ptr<T>(), wc.data_ptr<T>(),
                  t.defined() ? t.data_ptr<T>() : nullptr, gc.data_ptr<T>(), dq.data_ptr<T>(),

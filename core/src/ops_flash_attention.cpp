@@ -78,7 +78,7 @@ namespace ag {
 
 namespace {
 
-constexpr const char* kOp = "flash_attention";
+constexpr const char* kFlashAttention = "flash_attention";
 // Br: rows of one query block. Each block packs K_j and V_j for the gemms
 // once, so taller blocks pack less often; 256 was the fastest size tried
 // (compare with bench_attention's sdpa/b8_t512/forward, docs/attention.md).
@@ -427,34 +427,38 @@ std::vector<int64_t> row_lengths(const AttentionMasks& masks, const Shape& batch
 
 void check_flash_inputs(const Tensor& q, const Tensor& k, const Tensor& v,
                         const AttentionMasks& masks) {
-  AG_CHECK(q.defined() && k.defined() && v.defined(), kOp, "q, k and v must be defined");
+  AG_CHECK(q.defined() && k.defined() && v.defined(), kFlashAttention,
+           "q, k and v must be defined");
   const auto shapes = [&] {
     return "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " +
            shape_str(v.shape());
   };
-  AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, kOp,
+  AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, kFlashAttention,
            "expected q [..., L, E], k [..., S, E], v [..., S, Ev] of rank >= 2, got " + shapes());
-  AG_CHECK(is_floating(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(), kOp,
+  AG_CHECK(is_floating(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(),
+           kFlashAttention,
            std::string("q, k and v must share one floating dtype, got ") + dtype_name(q.dtype()) +
                ", " + dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));
-  AG_CHECK(q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2), kOp,
+  AG_CHECK(q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2), kFlashAttention,
            "feature sizes of q and k, or lengths of k and v, differ: " + shapes());
-  const Shape batch =
-      broadcast_shapes(broadcast_shapes(batch_of(q), batch_of(k), kOp), batch_of(v), kOp);
+  const Shape batch = broadcast_shapes(broadcast_shapes(batch_of(q), batch_of(k), kFlashAttention),
+                                       batch_of(v), kFlashAttention);
   const Shape scores = with_last_two(batch, q.size(-2), k.size(-2));
   if (masks.keep.defined())
-    AG_CHECK(masks.keep.dtype() == kBool && broadcasts_to(masks.keep.shape(), scores), kOp,
+    AG_CHECK(masks.keep.dtype() == kBool && broadcasts_to(masks.keep.shape(), scores),
+             kFlashAttention,
              "keep mask " + shape_str(masks.keep.shape()) + " must be bool and broadcast to " +
                  shape_str(scores));
   if (masks.additive.defined())
     AG_CHECK(masks.additive.dtype() == q.dtype() && broadcasts_to(masks.additive.shape(), scores),
-             kOp,
+             kFlashAttention,
              "additive mask " + shape_str(masks.additive.shape()) + " must be " +
                  dtype_name(q.dtype()) + " and broadcast to " + shape_str(scores));
   if (masks.lengths.defined()) {
     Shape rows = batch;
     rows.push_back(q.size(-2));
-    AG_CHECK(masks.lengths.dtype() == kInt64 && broadcasts_to(masks.lengths.shape(), rows), kOp,
+    AG_CHECK(masks.lengths.dtype() == kInt64 && broadcasts_to(masks.lengths.shape(), rows),
+             kFlashAttention,
              "lengths " + shape_str(masks.lengths.shape()) + " must be int64 and broadcast to " +
                  shape_str(rows));
   }
@@ -469,11 +473,11 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   // with no features every score is an empty sum, 0, whatever the scale (the
   // default 1/sqrt(E) is inf there): uniform weights, as the composed path
   // and torch's scaled_dot_product_attention give.
-  AG_CHECK(std::isfinite(scale) || q.size(-1) == 0, kOp,
+  AG_CHECK(std::isfinite(scale) || q.size(-1) == 0, kFlashAttention,
            "scale must be finite, got " + number_str(scale));
   if (q.size(-1) == 0) scale = 0;
-  const Shape batch =
-      broadcast_shapes(broadcast_shapes(batch_of(q), batch_of(k), kOp), batch_of(v), kOp);
+  const Shape batch = broadcast_shapes(broadcast_shapes(batch_of(q), batch_of(k), kFlashAttention),
+                                       batch_of(v), kFlashAttention);
   const int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
   int64_t N = 1;
   for (int64_t d : batch) N *= d;
@@ -512,7 +516,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
     p.uniform = masks.masked_rows_uniform;
     return p;
   };
-  dispatch_floating(q.dtype(), kOp, [&](auto tag) {
+  dispatch_floating(q.dtype(), kFlashAttention, [&](auto tag) {
     using T = decltype(tag);
     forward(problem(tag), out.data_ptr<T>(), saved_max.data_ptr<T>(), saved_sum.data_ptr<T>());
   });
@@ -525,7 +529,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
              const Tensor gc = g.contiguous();
              Tensor dq = empty(qc.shape(), qc.dtype()), dk = empty(kc.shape(), kc.dtype()),
                     dv = empty(vc.shape(), vc.dtype());
-             dispatch_floating(qc.dtype(), kOp, [&](auto tag) {
+             dispatch_floating(qc.dtype(), kFlashAttention, [&](auto tag) {
                using T = decltype(tag);
                const Problem<T> p = problem(tag);
                detail::parallel_for(p.N, [&](int64_t begin, int64_t end) {

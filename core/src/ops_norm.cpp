@@ -43,7 +43,7 @@ namespace ag {
 
 namespace {
 
-constexpr const char* kOp = "layer_norm";
+constexpr const char* kLayerNorm = "layer_norm";
 
 // ---- one row of N features ---------------------------------------------------------
 
@@ -168,9 +168,9 @@ void backward(const T* x, const T* w, const T* g, T* dx, T* dw, T* db, int64_t m
 void check_affine(const Tensor& p, const char* what, const Tensor& x, const Shape& normalized) {
   if (!p.defined()) return;
   AG_CHECK(
-      p.dtype() == x.dtype(), kOp,
+      p.dtype() == x.dtype(), kLayerNorm,
       std::string(what) + " is " + dtype_name(p.dtype()) + ", input is " + dtype_name(x.dtype()));
-  AG_CHECK(p.shape() == normalized, kOp,
+  AG_CHECK(p.shape() == normalized, kLayerNorm,
            std::string(what) + " " + shape_str(p.shape()) + " must have normalized_shape " +
                shape_str(normalized));
 }
@@ -179,17 +179,18 @@ void check_affine(const Tensor& p, const char* what, const Tensor& x, const Shap
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
-  check_floating(x, kOp, "input");
-  AG_CHECK(!normalized_shape.empty(), kOp, "normalized_shape must not be empty");
+  check_floating(x, kLayerNorm, "input");
+  AG_CHECK(!normalized_shape.empty(), kLayerNorm, "normalized_shape must not be empty");
   for (const int64_t s : normalized_shape)
-    AG_CHECK(s > 0, kOp, "normalized_shape " + shape_str(normalized_shape) + " has a size < 1");
-  AG_CHECK(std::isfinite(eps) && eps >= 0, kOp,
+    AG_CHECK(s > 0, kLayerNorm,
+             "normalized_shape " + shape_str(normalized_shape) + " has a size < 1");
+  AG_CHECK(std::isfinite(eps) && eps >= 0, kLayerNorm,
            "eps must be finite and >= 0, got " + number_str(eps));
   const size_t nd = normalized_shape.size();
   const Shape& xs = x.shape();
   AG_CHECK(xs.size() >= nd &&
                Shape(xs.end() - static_cast<std::ptrdiff_t>(nd), xs.end()) == normalized_shape,
-           kOp,
+           kLayerNorm,
            "input " + shape_str(xs) + " does not end with normalized_shape " +
                shape_str(normalized_shape));
   check_affine(weight, "weight", x, normalized_shape);
@@ -206,7 +207,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   moments->rstd.resize(static_cast<size_t>(m));
   // y = (x - mean) rstd w + b: [..., normalized_shape]
   Tensor y = empty(xs, x.dtype());
-  dispatch_floating(x.dtype(), kOp, [&](auto tag) {
+  dispatch_floating(x.dtype(), kLayerNorm, [&](auto tag) {
     using T = decltype(tag);
     forward(xc.data_ptr<T>(), wc.defined() ? wc.data_ptr<T>() : nullptr,
             bc.defined() ? bc.data_ptr<T>() : nullptr, y.data_ptr<T>(), m, n, eps, *moments);
@@ -221,7 +222,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
              Tensor dx = want_x ? empty(xc.shape(), xc.dtype()) : Tensor();
              Tensor dw = want_w ? empty(normalized_shape, xc.dtype()) : Tensor();
              Tensor db = want_b ? empty(normalized_shape, xc.dtype()) : Tensor();
-             dispatch_floating(xc.dtype(), kOp, [&](auto tag) {
+             dispatch_floating(xc.dtype(), kLayerNorm, [&](auto tag) {
                using T = decltype(tag);
                backward(xc.data_ptr<T>(), wc.defined() ? wc.data_ptr<T>() : nullptr,
                         gc.data_ptr<T>(), dx.defined() ? dx.data_ptr<T>() : nullptr,

@@ -31,7 +31,7 @@ namespace ag {
 
 namespace {
 
-constexpr const char* kOp = "gru_cell";
+constexpr const char* kGruCell = "gru_cell";
 
 template <typename T>
 T sigmoid_of(T a) {
@@ -103,15 +103,15 @@ void cell_backward(const T* g, const T* gh_n, int64_t ld_n, const T* h, const T*
 }  // namespace
 
 Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
-  AG_CHECK(gi.defined() && gh.defined() && h.defined(), kOp, "gi, gh and h must be defined");
+  AG_CHECK(gi.defined() && gh.defined() && h.defined(), kGruCell, "gi, gh and h must be defined");
   const auto shapes = [&] {
     return "gi " + shape_str(gi.shape()) + ", gh " + shape_str(gh.shape()) + ", h " +
            shape_str(h.shape());
   };
   AG_CHECK(
       h.dim() == 2 && gi.shape() == Shape({h.size(0), 3 * h.size(1)}) && gh.shape() == gi.shape(),
-      kOp, "expected gi [B, 3H], gh [B, 3H] and h [B, H], got " + shapes());
-  AG_CHECK(is_floating(h.dtype()) && gi.dtype() == h.dtype() && gh.dtype() == h.dtype(), kOp,
+      kGruCell, "expected gi [B, 3H], gh [B, 3H] and h [B, H], got " + shapes());
+  AG_CHECK(is_floating(h.dtype()) && gi.dtype() == h.dtype() && gh.dtype() == h.dtype(), kGruCell,
            std::string("gi, gh and h must share one floating dtype (float32 or float64), got ") +
                dtype_name(gi.dtype()) + ", " + dtype_name(gh.dtype()) + ", " +
                dtype_name(h.dtype()));
@@ -120,7 +120,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
                hc = h.detach().contiguous();
   Tensor h_next = empty({B, H}, h.dtype());     // every entry written below
   Tensor gates = empty({B, 3 * H}, h.dtype());  // r, z, n: what the backward reads
-  dispatch_floating(h.dtype(), kOp, [&](auto tag) {
+  dispatch_floating(h.dtype(), kGruCell, [&](auto tag) {
     using T = decltype(tag);
     cell_forward(gic.data_ptr<T>(), ghc.data_ptr<T>(), hc.data_ptr<T>(), h_next.data_ptr<T>(),
                  gates.data_ptr<T>(), B, H);
@@ -132,7 +132,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
       const int64_t B = hc.size(0);
       Tensor dgi = empty(ghc.shape(), ghc.dtype()), dgh = empty(ghc.shape(), ghc.dtype()),
              dh = empty(hc.shape(), hc.dtype());
-      dispatch_floating(hc.dtype(), kOp, [&](auto tag) {
+      dispatch_floating(hc.dtype(), kGruCell, [&](auto tag) {
         using T = decltype(tag);
         cell_backward(gc.data_ptr<T>(), ghc.data_ptr<T>() + 2 * H, 3 * H, hc.data_ptr<T>(),
                       gates.data_ptr<T>(), dgi.data_ptr<T>(), dgh.data_ptr<T>(), dh.data_ptr<T>(),

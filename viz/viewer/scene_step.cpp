@@ -61,8 +61,8 @@ enum Leaf { kQ, kK, kV, kNumLeaves };
 const char* const kLeafNames[] = {"Q", "K", "V"};
 const char* const kLeafFormulas[] = {
     "forward: scores = bmm(Q, K^T)\nBmmBackward: dQ = bmm(dscores, K)",
-    "forward: scores = bmm(Q, K^T), K^T = transpose(K)\n"
-    "BmmBackward: d(K^T) = bmm(Q^T, dscores)\nTransposeBackward: dK = d(K^T)^T",
+    ("forward: scores = bmm(Q, K^T), K^T = transpose(K)\n"
+     "BmmBackward: d(K^T) = bmm(Q^T, dscores)\nTransposeBackward: dK = d(K^T)^T"),
     "forward: output = bmm(dropped, V)\nBmmBackward: dV = bmm(dropped^T, doutput)"};
 
 class StepScene : public Scene {

@@ -167,9 +167,12 @@ struct Avx512Kernel {
   // Float only: float64's transposes are gradcheck-sized.
   static constexpr bool kPacksBTransposed = std::is_same_v<T, float>;
 // GCC 12's avx512fintrin.h passes _mm512_undefined_ps() as the unused
-// merge source of these shuffles, which -Wmaybe-uninitialized then flags.
+// merge source of these shuffles, which -Wmaybe-uninitialized then flags
+// (Clang, which the sanitizer passes compile with, has no such warning).
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
   AG_AVX512 static void pack_b_transposed(const float* b, int64_t ldb, int64_t kc, int n,
                                           int64_t width,
                                           float* sliver) requires std::is_same_v<T, float> {

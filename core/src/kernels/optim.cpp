@@ -23,7 +23,7 @@ namespace {
 constexpr int64_t kBlock = int64_t{1} << 16;  // elements: 256 KB of floats, a few tens of µs
 
 template <typename T>
-detail::AdamCoefficients<T> coefficients(const AdamStep& s) {
+ag::detail::AdamCoefficients<T> coefficients(const AdamStep& s) {
   return {static_cast<T>(s.beta1),
           static_cast<T>(1 - s.beta1),
           static_cast<T>(s.beta2),
@@ -60,7 +60,7 @@ double sum_of_blocks(int64_t n, const Fn& block_sum) {
 void adam_update(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) {
   const auto c = coefficients<float>(step);
   for_each_block(n, [&](int64_t begin, int64_t end) {
-    detail::adam_f32(w + begin, g + begin, m + begin, v + begin, end - begin, c);
+    ag::detail::adam_f32(w + begin, g + begin, m + begin, v + begin, end - begin, c);
   });
 }
 
@@ -68,19 +68,19 @@ void adam_update(double* w, const double* g, double* m, double* v, int64_t n,
                  const AdamStep& step) {
   const auto c = coefficients<double>(step);
   for_each_block(n, [&](int64_t begin, int64_t end) {
-    detail::adam_f64(w + begin, g + begin, m + begin, v + begin, end - begin, c);
+    ag::detail::adam_f64(w + begin, g + begin, m + begin, v + begin, end - begin, c);
   });
 }
 
 double sum_of_squares(const float* x, int64_t n) {
   return sum_of_blocks(n, [&](int64_t begin, int64_t end) {
-    return detail::sum_squares_f32(x + begin, end - begin);
+    return ag::detail::sum_squares_f32(x + begin, end - begin);
   });
 }
 
 double sum_of_squares(const double* x, int64_t n) {
   return sum_of_blocks(n, [&](int64_t begin, int64_t end) {
-    return detail::sum_squares_loop(x + begin, end - begin);
+    return ag::detail::sum_squares_loop(x + begin, end - begin);
   });
 }
 
