@@ -28,6 +28,13 @@ The plan (--dry-run prints it, with each run's state and estimated time):
 4. The Transformer's row: g2p-seq2seq's published Transformer (docs/g2p.md,
    "The Transformer's recipe"), seeds 1..N, trained until the dev WER stops
    improving (--patience) or the step cap, scored as the test runs are.
+5. The confirmation at full size (the shipped model's widths and schedule):
+   once every cell is tuned, the cells of the size's `confirm` rule (the
+   `top` cells of lowest chosen dev WER, and the `always` cells) train again
+   at full width. Each is tuned the same way: every learning rate of the
+   rule, with the label smoothing its cell chose, seed 0, on dev; then seeds
+   1..N at the learning rate of lowest dev WER, scored once on test. Their
+   runs are named full-..., their rows' `size` is `full` (the grid's `half`).
 
 A run is done when its row is in WORK/RUN.row.json or in RESULTS/runs.csv
 (so a results directory committed to the repository, docs/compare, carries
@@ -64,7 +71,7 @@ DEFAULT_DICT = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 SAMPLE_DICT = os.path.join(ROOT, "tests", "data", "cmudict-sample.dict")
 COLUMNS = ("run encoder scoring recipe seed steps parameters dev_wer test_wer test_per "
            "test_wer_beam5 test_per_beam5 wall_s steps_per_s entropy monotonic "
-           "alignment_agreement paused_s").split()
+           "alignment_agreement paused_s size").split()
 SCORINGS = ("additive", "dot", "general", "general_scaled", "multihead")
 ENCODERS = ("unidirectional", "bidirectional")
 
@@ -87,6 +94,17 @@ SIZES = {
         "grid": [(lr, ls) for lr in ("0.001", "0.003") for ls in ("0", "0.1")],
         "seeds": [1, 2, 3],
         "speed": {"bahdanau": 16.0, "eval_s": 3.0, "transformer": 3.9, "score_s": 30.0},
+        # The shipped model's widths and schedule (translate/src/g2p.cpp), its
+        # learning rate and twice it (from 3e-3 its dev WER stalled once).
+        "confirm": {
+            "model": ["--embed", "128", "--hidden", "256", "--layers", "2", "--dropout", "0.1"],
+            "hidden": 256,
+            "train": ["--batch", "128", "--lr-schedule", "cosine", "--steps", "5500",
+                      "--eval-every", "500"],
+            "steps": 5500, "eval_every": 500, "lrs": ("0.0015", "0.003"),
+            "top": 2, "always": [("bidirectional", "dot")],
+            "speed": {"bahdanau": 5.5, "eval_s": 11.0},
+        },
         "transformer": {
             "model": ["--model", "transformer", "--hidden", "256", "--blocks", "3", "--heads", "4",
                       "--ffn", "512", "--dropout", "0.1", "--norm-first"],
@@ -108,6 +126,15 @@ SIZES = {
         "grid": [("0.01", "0"), ("0.01", "0.1")],
         "seeds": [1],
         "speed": {"bahdanau": 60.0, "eval_s": 0.1, "transformer": 40.0, "score_s": 2.0},
+        "confirm": {
+            "model": ["--embed", "8", "--hidden", "12", "--layers", "1", "--dropout", "0.1"],
+            "hidden": 12,
+            "train": ["--batch", "16", "--lr-schedule", "cosine", "--steps", "20",
+                      "--eval-every", "10"],
+            "steps": 20, "eval_every": 10, "lrs": ("0.01", "0.02"),
+            "top": 2, "always": [("bidirectional", "dot")],
+            "speed": {"bahdanau": 60.0, "eval_s": 0.1},
+        },
         "transformer": {
             "model": ["--model", "transformer", "--hidden", "8", "--blocks", "1", "--heads", "2",
                       "--ffn", "16", "--dropout", "0.1", "--norm-first"],
@@ -145,16 +172,19 @@ CLOCK = None  # main()'s PauseClock
 class Run:
     """One training run of the plan: its name, cell, recipe, seed and flags."""
 
-    def __init__(self, encoder, scoring, recipe, seed, flags, steps, evals, speed, test):
+    def __init__(self, encoder, scoring, recipe, seed, flags, steps, evals, speed, test,
+                 width="half"):
         self.encoder, self.scoring, self.recipe, self.seed = encoder, scoring, recipe, seed
         self.flags, self.steps, self.evals, self.speed, self.test = flags, steps, evals, speed, test
+        self.width = width  # runs.csv's size: "half" (the grid's widths) or "full"
         short = "transformer" if scoring == "transformer" else (
+            ("full-" if width == "full" else "") +
             ("uni" if encoder == "unidirectional" else "bi") + "-" + scoring)
         self.name = f"{short}-{recipe}-s{seed}"
 
     def estimate_s(self, size):
         speed = size["speed"]
-        return (self.steps / self.speed + self.evals * speed["eval_s"] +
+        return (self.steps / self.speed["bahdanau"] + self.evals * self.speed["eval_s"] +
                 (speed["score_s"] if self.test else 0))
 
 
@@ -171,38 +201,75 @@ def cell_flags(size, encoder, scoring):
     return flags
 
 
-def gru_run(size, encoder, scoring, lr, ls, seed, test):
-    flags = (cell_flags(size, encoder, scoring) + size["train"] +
+def gru_run(size, encoder, scoring, lr, ls, seed, test, width="half"):
+    """A GRU run at the grid's widths (half) or the confirmation's (full)."""
+    shape = size if width == "half" else size["confirm"]
+    flags = (cell_flags(shape, encoder, scoring) + shape["train"] +
              ["--lr", lr, "--label-smoothing", ls, "--seed", str(seed)])
-    return Run(encoder, scoring, recipe_name(lr, ls), seed, flags, size["steps"],
-               size["steps"] // size["eval_every"], size["speed"]["bahdanau"], test)
+    return Run(encoder, scoring, recipe_name(lr, ls), seed, flags, shape["steps"],
+               shape["steps"] // shape["eval_every"], shape["speed"], test, width)
 
 
 def transformer_runs(size):
     t = size["transformer"]
+    speed = {"bahdanau": size["speed"]["transformer"], "eval_s": size["speed"]["eval_s"]}
     return [Run("transformer", "transformer", "published", seed,
                 t["model"] + t["train"] + ["--seed", str(seed)], t["steps"],
-                t["steps"] // t["eval_every"], size["speed"]["transformer"], True)
+                t["steps"] // t["eval_every"], speed, True, "full")
             for seed in size["seeds"]]
 
 
+def tune_then_test(size, rows, cell, recipes, width):
+    """(tuning runs, test runs, notes, (dev WER, ls) of the chosen recipe or
+    None) of one cell: a seed-0 run for each (lr, ls) of recipes, then the
+    seeds at the recipe of lowest dev WER (the first among equals) once every
+    tuning run has its row; a note (text, the runs it waits to plan) until
+    then."""
+    encoder, scoring = cell
+    tuning = [gru_run(size, encoder, scoring, lr, ls, 0, False, width) for lr, ls in recipes]
+    done = [rows[r.name] for r in tuning if r.name in rows]
+    if len(done) < len(tuning):
+        waiting = [gru_run(size, encoder, scoring, *recipes[0], seed, True, width)
+                   for seed in size["seeds"]]
+        return tuning, [], [(f"{width} {encoder} {scoring}: {len(waiting)} test runs after its "
+                             f"{len(tuning) - len(done)} tuning runs still to do", waiting)], None
+    best = min(range(len(tuning)), key=lambda i: (done[i]["dev_wer"], i))
+    lr, ls = recipes[best]
+    tests = [gru_run(size, encoder, scoring, lr, ls, seed, True, width) for seed in size["seeds"]]
+    return tuning, tests, [], (done[best]["dev_wer"], ls)
+
+
 def plan(size, rows):
-    """(tuning runs, test runs, notes): the test runs of a cell once its
-    tuning runs all have rows; a note for each cell still waiting."""
-    tuning, tests, notes = [], [], []
-    for encoder in ENCODERS:
-        for scoring in SCORINGS:
-            cell = [gru_run(size, encoder, scoring, lr, ls, 0, False) for lr, ls in size["grid"]]
-            tuning += cell
-            done = [rows[r.name] for r in cell if r.name in rows]
-            if len(done) < len(cell):
-                notes.append(f"{encoder} {scoring}: {len(size['seeds'])} test runs "
-                             f"after its {len(cell) - len(done)} tuning runs still to do")
-                continue
-            best = min(range(len(cell)), key=lambda i: (done[i]["dev_wer"], i))
-            lr, ls = size["grid"][best]
-            tests += [gru_run(size, encoder, scoring, lr, ls, seed, True) for seed in size["seeds"]]
-    return tuning, tests + transformer_runs(size), notes
+    """(tuning runs, test runs, notes): the grid's tuning runs first; then its
+    test runs, each cell's once its tuning runs all have rows; the
+    Transformer's; and the confirmation's once every cell of the grid is
+    tuned; a note for each cell still waiting."""
+    tuning, tests, notes, chosen = [], [], [], {}
+    for cell in ((encoder, scoring) for encoder in ENCODERS for scoring in SCORINGS):
+        cell_tuning, cell_tests, cell_notes, choice = tune_then_test(size, rows, cell,
+                                                                     size["grid"], "half")
+        tuning, tests, notes = tuning + cell_tuning, tests + cell_tests, notes + cell_notes
+        if choice:
+            chosen[cell] = choice
+    later = transformer_runs(size)
+    if len(chosen) == len(ENCODERS) * len(SCORINGS):
+        rule = size["confirm"]
+        ranked = sorted(chosen, key=lambda cell: chosen[cell][0])  # stable: plan order on ties
+        confirmed = ranked[:rule["top"]] + [c for c in rule["always"] if c not in ranked[:rule["top"]]]
+        for cell in confirmed:
+            recipes = [(lr, chosen[cell][1]) for lr in rule["lrs"]]
+            cell_tuning, cell_tests, cell_notes, _ = tune_then_test(size, rows, cell, recipes,
+                                                                    "full")
+            later, notes = later + cell_tuning + cell_tests, notes + cell_notes
+    else:
+        rule = size["confirm"]
+        # Its runs' cost, to estimate: any cell's, its tuning runs then its seeds.
+        recipes = [(lr, 0) for lr in rule["lrs"]] + [(rule["lrs"][0], s) for s in size["seeds"]]
+        waiting = [gru_run(size, ENCODERS[0], SCORINGS[0], lr, "0", seed, seed > 0, "full")
+                   for _ in range(rule["top"] + len(rule["always"])) for lr, seed in recipes]
+        notes.append((f"the confirmation at full size: {len(waiting)} runs after every "
+                      "cell's tuning", waiting))
+    return tuning, tests + later, notes
 
 
 # ---- files ---------------------------------------------------------------------------
@@ -276,7 +343,7 @@ def do_run(run, args, size, program):
 
     stats = read_stats(stage(base + ".train.stats", train))
     row = {"run": run.name, "encoder": run.encoder, "scoring": run.scoring,
-           "recipe": run.recipe, "seed": run.seed, "steps": int(stats["steps"]),
+           "size": run.width, "recipe": run.recipe, "seed": run.seed, "steps": int(stats["steps"]),
            "parameters": int(stats["parameters"]), "dev_wer": percent(stats["dev_wer"]),
            "wall_s": round(stats["train_seconds"], 1),
            "paused_s": round(stats.get("grid_paused_seconds", 0.0), 1),
@@ -310,7 +377,7 @@ def do_run(run, args, size, program):
         os.remove(checkpoint)  # done: its row, model and results are kept
 
 
-NUMBERS = set(COLUMNS) - {"run", "encoder", "scoring", "recipe"}
+NUMBERS = set(COLUMNS) - {"run", "encoder", "scoring", "recipe", "size"}
 
 
 def read_csv_rows(path):
@@ -442,13 +509,12 @@ def main():
                 kind = "test" if r.test else "tuning"
                 print(f"  {r.name:44} {kind:6} {state:8} ~{estimate / 60:5.1f} min  "
                       f"{' '.join(r.flags)}")
-            for note in notes:
+            for note, _ in notes:
                 print("  (" + note + ")")
-            # The test runs still unplanned: each like its cell's first tuning run, scored.
-            waiting = len(notes) * len(size["seeds"])
-            waiting_s = waiting * (tuning[0].estimate_s(size) + size["speed"]["score_s"])
+            waiting = [run for _, runs in notes for run in runs]
+            waiting_s = sum(run.estimate_s(size) for run in waiting)
             print(f"{len(runs)} runs planned, {len(todo)} of them to do (~{hours(total)}); "
-                  f"{waiting} test runs wait for their cells' tuning (~{hours(waiting_s)}); "
+                  f"{len(waiting)} runs wait for tuning (~{hours(waiting_s)}); "
                   f"in all ~{hours(total + waiting_s)} on {args.threads} threads")
             return
         if not todo:

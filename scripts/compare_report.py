@@ -13,18 +13,18 @@ has its format: runs.csv, answers/RUN.tsv.gz, curves/RUN.csv).
    words whose answer is none of their pronunciations, and PER, the edits to
    the nearest pronunciation over the nearest pronunciations' phonemes. Where
    runs.csv differs by more than 0.01 points the script stops (exit 1).
-3. The report, in Markdown (stdout unless --out): the cells (encoder x
+3. The report, in Markdown (stdout unless --out): the cells (size x encoder x
    scoring: recipe, seeds, parameters, test WER and PER mean +- sd), how
    they attend and what they cost, the tuning on dev, the comparisons, and
    which differences the intervals support.
-4. --curves PNG: dev WER against steps, a panel per encoder, a line per
+4. --curves PNG: dev WER against steps, a panel per size and encoder, a line per
    scoring function (the mean over its seeds) in a band from the lowest to
    the highest seed. Needs matplotlib (Debian's python3-matplotlib for
    /usr/bin/python3), imported only then.
 
-The statistics, for cell A against a reference cell B (each scoring function
-against additive with the same encoder; each other encoder against the
-bidirectional one with the same scoring function):
+The statistics, for cell A against a reference cell B of the same size (each
+scoring function against additive with the same encoder; each other encoder
+against the bidirectional one with the same scoring function):
 - a word's error in a cell is its error (0 or 1) averaged over the cell's
   seeds, so the difference A - B is the difference of the cells' mean WERs,
   in points;
@@ -56,8 +56,8 @@ from cmudict import read_pronunciations, split_of
 DEFAULT_DICT = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 COLUMNS = ("run encoder scoring recipe seed steps parameters dev_wer test_wer test_per "
            "test_wer_beam5 test_per_beam5 wall_s steps_per_s entropy monotonic "
-           "alignment_agreement").split()
-TEXT_COLUMNS = {"run", "encoder", "scoring", "recipe", "seed"}
+           "alignment_agreement size").split()
+TEXT_COLUMNS = {"run", "encoder", "scoring", "recipe", "seed", "size"}
 REFERENCE_SCORING = "additive"
 REFERENCE_ENCODER = "bidirectional"
 TOLERANCE = 0.01  # points of WER or PER between runs.csv and the answers
@@ -230,14 +230,14 @@ def seed_order(seed):
 # ---- the cells and their comparisons ---------------------------------------------
 
 class Cell:
-    """The test runs of one (encoder, scoring), one recipe, one run a seed."""
+    """The test runs of one (size, encoder, scoring), one recipe, one run a seed."""
 
-    def __init__(self, encoder, scoring):
-        self.encoder, self.scoring = encoder, scoring
+    def __init__(self, size, encoder, scoring):
+        self.size, self.encoder, self.scoring = size, encoder, scoring
         self.runs = {}  # seed -> (row, errors, wer, per)
 
     def label(self):
-        return f"{self.scoring} ({self.encoder})"
+        return f"{self.scoring} ({self.encoder}, {self.size})"
 
     def add(self, row, errors, wer, per):
         if row["seed"] in self.runs:
@@ -276,12 +276,12 @@ def comparisons(cells):
     """Each scoring function against REFERENCE_SCORING with the same encoder,
     then each scoring function's other encoders against REFERENCE_ENCODER."""
     against_scoring, against_encoder = [], []
-    for (encoder, scoring), cell in cells.items():
-        reference = cells.get((encoder, REFERENCE_SCORING))
+    for (size, encoder, scoring), cell in cells.items():
+        reference = cells.get((size, encoder, REFERENCE_SCORING))
         if reference and scoring != REFERENCE_SCORING:
             against_scoring.append(compare(cell, reference))
-    for (encoder, scoring), cell in cells.items():
-        reference = cells.get((REFERENCE_ENCODER, scoring))
+    for (size, encoder, scoring), cell in cells.items():
+        reference = cells.get((size, REFERENCE_ENCODER, scoring))
         if reference and encoder != REFERENCE_ENCODER:
             against_encoder.append(compare(cell, reference))
     return against_scoring, against_encoder
@@ -314,31 +314,31 @@ def cells_table(cells):
         span = "–" if not parameters else figure(min(parameters), 0) + (
             "" if min(parameters) == max(parameters) else " – " + figure(max(parameters), 0))
         rows.append([
-            cell.encoder, cell.scoring, runs[0]["recipe"], len(runs), span,
+            cell.size, cell.encoder, cell.scoring, runs[0]["recipe"], len(runs), span,
             figure_sd([wer for _, _, wer, _ in cell.runs.values()]),
             figure_sd([per for _, _, _, per in cell.runs.values()]),
             figure_sd([r["test_wer_beam5"] for r in runs]),
             figure_sd([r["test_per_beam5"] for r in runs])])
-    return table(["encoder", "scoring", "recipe", "seeds", "parameters", "test WER %",
+    return table(["size", "encoder", "scoring", "recipe", "seeds", "parameters", "test WER %",
                   "test PER %", "beam 5 WER %", "beam 5 PER %"], rows)
 
 
 def attention_table(cells):
-    rows = [[cell.encoder, cell.scoring] +
+    rows = [[cell.size, cell.encoder, cell.scoring] +
             [figure_sd([r[c] for r in cell.rows()], 3)
              for c in ("entropy", "monotonic", "alignment_agreement")] +
             [figure_sd([r[c] for r in cell.rows()], digits)
              for c, digits in (("steps", 0), ("steps_per_s", 2), ("wall_s", 0))]
             for cell in cells.values()]
-    return table(["encoder", "scoring", "row entropy (nats)", "monotonic", "alignment agreement",
+    return table(["size", "encoder", "scoring", "row entropy (nats)", "monotonic", "alignment agreement",
                   "steps", "steps/s", "wall s"], rows)
 
 
 def tuning_table(rows, cells):
-    """Every recipe each (encoder, scoring) ran, with its dev WER."""
-    recipes = {}  # (encoder, scoring) -> recipe -> dev WERs
+    """Every recipe each (size, encoder, scoring) ran, with its dev WER."""
+    recipes = {}  # (size, encoder, scoring) -> recipe -> dev WERs
     for row in rows:
-        recipes.setdefault((row["encoder"], row["scoring"]), {}).setdefault(
+        recipes.setdefault((row["size"], row["encoder"], row["scoring"]), {}).setdefault(
             row["recipe"], []).append(row["dev_wer"])
     lines, notes = [], []
     for key, by_recipe in recipes.items():
@@ -349,9 +349,9 @@ def tuning_table(rows, cells):
         means = {recipe: mean_sd(dev) for recipe, dev in by_recipe.items()}
         means = {recipe: m[0] for recipe, m in means.items() if m}
         if chosen and means and chosen in means and means[chosen] > min(means.values()):
-            notes.append(f"- {key[1]} ({key[0]}): the chosen recipe {chosen} does not have "
+            notes.append(f"- {key[2]} ({key[1]}, {key[0]}): the chosen recipe {chosen} does not have "
                          "the lowest mean dev WER.")
-    return table(["encoder", "scoring", "recipe", "runs", "dev WER %"], lines) + (
+    return table(["size", "encoder", "scoring", "recipe", "runs", "dev WER %"], lines) + (
         ["", *notes] if notes else [])
 
 
@@ -359,7 +359,7 @@ def comparison_table(results, varied):
     rows = []
     for r in results:
         a, b = r["a"], r["b"]
-        shared = a.encoder if varied == "scoring" else a.scoring
+        shared = (a.encoder if varied == "scoring" else a.scoring) + ", " + a.size
         tests = r["mcnemar"]
         seeds = ("; ".join(f"seed {s}: {p:.3g} ({x}/{y})" for s, x, y, p in tests) or
                  "no common seed")
@@ -367,7 +367,7 @@ def comparison_table(results, varied):
         rows.append([f"{getattr(a, varied)} − {getattr(b, varied)}", shared,
                      f"{r['difference']:+.2f}", f"[{r['low']:+.2f}, {r['high']:+.2f}]",
                      f"{seeds}; {below} of {len(tests)} below {SIGNIFICANCE}"])
-    other = "encoder" if varied == "scoring" else "scoring"
+    other = ("encoder" if varied == "scoring" else "scoring") + ", size"
     return table([varied, other, "WER difference (points)", "95% interval",
                   "McNemar p per seed pair (A-only/B-only errors)"], rows)
 
@@ -407,34 +407,41 @@ def report(directory, dict_path, rows, cells, test_words):
         f"them scored on the {test_words:,} test words of `{dict_path}` (any pronunciation is "
         "right). WER and PER are recomputed from each run's greedy answers; the beam-5 figures, "
         "entropy, monotonicity and alignment agreement are runs.csv's. Mean ± sample sd over "
-        "a cell's seeds.", "", compute_line(rows), "", "## Cells", "", *cells_table(cells), "",
+        "a cell's seeds. Size: `half` the grid's widths, `full` the shipped model's (and the "
+        "Transformer's row); each size's cells are compared among themselves.", "",
+        compute_line(rows), "", "## Cells", "", *cells_table(cells), "",
         "## How they attend and what they cost", "", *attention_table(cells), "",
         "## Tuning on dev", "", *tuning_table(rows, cells), "",
-        "## Against additive, same encoder", "",
+        "## Against additive, same encoder and size", "",
         "A − B in WER points (A higher: positive). Interval: paired bootstrap over the test "
         f"words ({RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}), a word's error averaged over "
         "its cell's seeds. McNemar: exact, two-sided, the runs of the same seed.", "",
         *comparison_table(against_scoring, "scoring"), "",
-        f"## One encoder against the {REFERENCE_ENCODER} one, same scoring function", "",
+        f"## One encoder against the {REFERENCE_ENCODER} one, same scoring function and size",
+        "",
         *comparison_table(against_encoder, "encoder"), "",
         "## What the intervals support", "", *supported(against_scoring + against_encoder)]
     return "\n".join(lines) + "\n"
 
 
 def plot_curves(directory, cells, png):
-    """dev WER against steps: a panel per encoder, a line per cell (the mean
-    over its seeds at each step) in a band from the lowest to the highest."""
+    """dev WER against steps: a panel per (size, encoder), a line per cell (the
+    mean over its seeds at each step) in a band from the lowest to the highest."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    encoders = list(dict.fromkeys(cell.encoder for cell in cells.values()))
+    panels = list(dict.fromkeys((cell.size, cell.encoder) for cell in cells.values()))
     scorings = list(dict.fromkeys(cell.scoring for cell in cells.values()))  # a colour each
-    figure_, axes = plt.subplots(1, len(encoders), figsize=(6 * len(encoders), 4.5),
-                                 sharey=True, squeeze=False)
-    for axis, encoder in zip(axes[0], encoders):
+    columns = min(len(panels), 2)
+    rows_ = math.ceil(len(panels) / columns)
+    figure_, axes = plt.subplots(rows_, columns, figsize=(6 * columns, 4.5 * rows_),
+                                 squeeze=False)
+    for axis in axes.flat[len(panels):]:
+        axis.set_visible(False)
+    for axis, (size, encoder) in zip(axes.flat, panels):
         for cell in cells.values():
-            if cell.encoder != encoder:
+            if (cell.size, cell.encoder) != (size, encoder):
                 continue
             curves = [read_curve(os.path.join(directory, "curves", row["run"] + ".csv"))
                       for row in cell.rows()]
@@ -445,11 +452,12 @@ def plot_curves(directory, cells, png):
                       label=f"{cell.scoring} ({len(curves)} seeds)")
             axis.fill_between(steps, [min(v) for v in values], [max(v) for v in values],
                               color=colour, alpha=0.2, linewidth=0)
-        axis.set_title(f"{encoder} encoder")
+        axis.set_title(f"{encoder} encoder, {size} size" if encoder != "transformer" else
+                       f"Transformer, {size} size")
         axis.set_xlabel("training step")
+        axis.set_ylabel("dev WER (%)")
         axis.grid(alpha=0.3)
         axis.legend()
-    axes[0][0].set_ylabel("dev WER (%)")
     figure_.suptitle("dev WER while training: the mean over seeds, "
                      "in a band from the lowest seed to the highest")
     figure_.tight_layout()
@@ -480,7 +488,7 @@ def main(argv):
                 continue
             answers = read_answers(os.path.join(args.results, "answers", row["run"] + ".tsv.gz"),
                                    pronunciations)
-            key = (row["encoder"], row["scoring"])
+            key = (row["size"], row["encoder"], row["scoring"])
             cells.setdefault(key, Cell(*key)).add(row, *score_run(row, answers, pronunciations))
         if not cells:
             raise Failure("runs.csv has no test run (a row with test_wer)")

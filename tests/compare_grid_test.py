@@ -9,7 +9,10 @@ figures made up from the run's flags), standard library only:
    test runs at the recipe of its lowest dev WER (the stand-in's dev WER
    favours label smoothing 0.1 for additive, 0 for every other function);
    runs.csv, answers/RUN.tsv.gz and curves/RUN.csv as docs/compare/README.md
-   says.
+   says; then the confirmation at full size: the two cells of lowest dev WER
+   (a tie: the first two in plan order) and bidirectional dot, each tuned
+   over the rule's learning rates (the stand-in favours the higher) and
+   tested at its best.
 2. The same grid killed (SIGKILL, by the stand-in, of the script itself)
    once in the middle of a training run, right after a checkpoint, and once
    in the middle of a test run's scoring, then started again each time: the
@@ -121,21 +124,36 @@ def main():
         check(done.returncode == 0, f"the grid failed: {done.stderr[-2000:]}")
         files = results(whole)
         rows = list(csv.DictReader(files["runs.csv"].decode().splitlines()))
-        check(len(rows) == 31, f"{len(rows)} rows, expected 20 tuning + 10 test + 1 Transformer")
+        check(len(rows) == 40, f"{len(rows)} rows, expected 20 tuning + 10 test + 1 Transformer "
+              "+ 3 x (2 tuning + 1 test) at full size")
         check(not any(f.endswith(".partial") for f in files), "a .partial file was left")
         training = [c for c in calls(whole) if "--save" in c]
-        check(len(training) == 31, f"{len(training)} trainings, expected one a run")
+        check(len(training) == 40, f"{len(training)} trainings, expected one a run")
         check(not any("--resume" in c for c in training), "an uninterrupted run resumed")
-        tests = {(r["encoder"], r["scoring"]): r["recipe"] for r in rows if r["test_wer"]}
-        for (encoder, scoring), recipe in tests.items():
+        tests = {(r["size"], r["encoder"], r["scoring"]): r["recipe"]
+                 for r in rows if r["test_wer"]}
+        for (size, encoder, scoring), recipe in tests.items():
             if scoring != "transformer":
-                expected = "lr0.01-ls0.1" if scoring == "additive" else "lr0.01-ls0"
-                check(recipe == expected, f"{encoder} {scoring} chose {recipe}, not {expected}")
-        check(len(tests) == 11, f"{len(tests)} cells with test runs, expected 11")
+                lr = "lr0.01" if size == "half" else "lr0.02"
+                expected = lr + ("-ls0.1" if scoring == "additive" else "-ls0")
+                check(recipe == expected,
+                      f"{size} {encoder} {scoring} chose {recipe}, not {expected}")
+        check(len(tests) == 14, f"{len(tests)} cells with test runs, expected 14")
+        full = sorted((e, s) for size, e, s in tests if size == "full" and s != "transformer")
+        check(full == [("bidirectional", "dot"), ("unidirectional", "additive"),
+                       ("unidirectional", "dot")], f"the cells confirmed at full size: {full}")
+        check(all(r["run"].startswith("full-") == (r["size"] == "full")
+                  for r in rows if r["scoring"] != "transformer"),
+              "the full-size runs, and only they, are named full-...")
         tuning = [r for r in rows if not r["test_wer"]]
-        check(len(tuning) == 20 and all(r["seed"] == "0" for r in tuning),
-              "the tuning runs are the 20 seed-0 rows without test figures")
-        bi_dot = [c for c in training if "dot" in c and "bidirectional" in c]
+        check(len(tuning) == 26 and all(r["seed"] == "0" for r in tuning),
+              "the tuning runs are the 26 seed-0 rows without test figures")
+        full_bi_dot = [c for c in training if any("full-bi-dot" in a for a in c)]
+        check(len(full_bi_dot) == 3 and all(
+            c[c.index("--hidden") + 1] == "12" and c[c.index("--encoder-hidden") + 1] == "6"
+            for c in full_bi_dot), "the full-size cells train at the confirmation's widths")
+        bi_dot = [c for c in training if "dot" in c and "bidirectional" in c and
+                  not any("full-" in a for a in c)]
         check(all(c[c.index("--encoder-hidden") + 1] == "4" for c in bi_dot),
               "the bidirectional cells' encoder is half the hidden width")
         row = next(r for r in rows if r["run"] == "bi-additive-lr0.01-ls0.1-s1")
@@ -170,17 +188,17 @@ def main():
 
         # 3. The plan.
         plan = run_grid(source, build, killed, dry_run=True)
-        check(plan.returncode == 0 and "31 runs planned, 0 of them to do" in plan.stdout and
+        check(plan.returncode == 0 and "40 runs planned, 0 of them to do" in plan.stdout and
               "bi-multihead-lr0.01-ls0-s1" in plan.stdout, f"--dry-run: {plan.stdout[-500:]}")
         fresh = run_grid(source, build, os.path.join(tmp, "fresh"), dry_run=True)
         check("21 runs planned, 21 of them to do" in fresh.stdout and
-              "10 test runs wait for their cells' tuning" in fresh.stdout,
+              "19 runs wait for tuning" in fresh.stdout,
               f"--dry-run before anything: {fresh.stdout[-500:]}")
 
         # 4. Collected into a repository's results, carried to an empty work directory.
         repo = os.path.join(tmp, "repo")
         collected = run_grid(source, build, killed, more=["--collect", repo])
-        check(collected.returncode == 0 and "31 finished runs" in collected.stdout,
+        check(collected.returncode == 0 and "40 finished runs" in collected.stdout,
               f"--collect: {collected.stdout[-500:]} {collected.stderr[-500:]}")
         copied = {}
         for folder, _, names in os.walk(repo):
@@ -191,7 +209,7 @@ def main():
         new = os.path.join(tmp, "new")
         os.makedirs(new)
         plan = run_grid(source, build, new, dry_run=True, more=["--results", repo])
-        check("31 runs planned, 0 of them to do" in plan.stdout,
+        check("40 runs planned, 0 of them to do" in plan.stdout,
               f"--dry-run on a new machine: {plan.stdout[-500:]}")
         again = run_grid(source, build, new, more=["--results", repo])
         check(again.returncode == 0 and not os.path.exists(os.path.join(new, "stub.log")),

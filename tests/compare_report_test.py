@@ -41,14 +41,17 @@ from script_checks import Checks, source_dir_argument
 
 HEADER = ("run,encoder,scoring,recipe,seed,steps,parameters,dev_wer,test_wer,test_per,"
           "test_wer_beam5,test_per_beam5,wall_s,steps_per_s,entropy,monotonic,"
-          "alignment_agreement")
-WRONG = {  # (encoder, scoring) -> the wrong words of seeds 0, 1, 2
-    ("bidirectional", "additive"): [range(0, 4), range(0, 5), range(0, 6)],
-    ("bidirectional", "dot"): [range(0, 20)] * 3,
-    ("bidirectional", "general"): [range(36, 40), range(35, 40), range(34, 40)],
-    ("unidirectional", "additive"): [[*range(0, 4), *range(20, 25)],
-                                     [*range(1, 5), *range(20, 27)],
-                                     [*range(0, 6), *range(20, 24)]],
+          "alignment_agreement,size")
+WRONG = {  # (size, encoder, scoring) -> the wrong words of seeds 0, 1, 2
+    ("half", "bidirectional", "additive"): [range(0, 4), range(0, 5), range(0, 6)],
+    ("half", "bidirectional", "dot"): [range(0, 20)] * 3,
+    ("half", "bidirectional", "general"): [range(36, 40), range(35, 40), range(34, 40)],
+    ("half", "unidirectional", "additive"): [[*range(0, 4), *range(20, 25)],
+                                             [*range(1, 5), *range(20, 27)],
+                                             [*range(0, 6), *range(20, 24)]],
+    # Full size: compared with each other only, never with the half size's cells.
+    ("full", "bidirectional", "additive"): [range(0, 2)] * 3,
+    ("full", "bidirectional", "dot"): [range(0, 10)] * 3,
 }
 check = Checks("compare_report_test")
 
@@ -76,11 +79,11 @@ def write_results(root, words, test_wer_offset=0.0, drop_word=None):
     os.makedirs(os.path.join(results, "answers"), exist_ok=True)
     os.makedirs(os.path.join(results, "curves"), exist_ok=True)
     lines = [HEADER,
-             "tune-a3,bidirectional,additive,lr3e-3,0,300,1000,20.0,,,,,50,6,,,",
-             "tune-d3,bidirectional,dot,lr3e-3,0,300,500,40.0,,,,,40,7,,,"]
-    for (encoder, scoring), wrong_by_seed in WRONG.items():
+             "tune-a3,bidirectional,additive,lr3e-3,0,300,1000,20.0,,,,,50,6,,,,half",
+             "tune-d3,bidirectional,dot,lr3e-3,0,300,500,40.0,,,,,40,7,,,,half"]
+    for (size, encoder, scoring), wrong_by_seed in WRONG.items():
         for seed, wrong in enumerate(wrong_by_seed):
-            run = f"{encoder[:3]}-{scoring}-{seed}"
+            run = f"{size}-{encoder[:3]}-{scoring}-{seed}"
             wrong = set(wrong)
             wer = 100 * len(wrong) / len(words)
             per = 100 * len(wrong) / (3 * len(words) + (0 in wrong) + 3 * (scoring == "general"))
@@ -89,7 +92,7 @@ def write_results(root, words, test_wer_offset=0.0, drop_word=None):
             dev = {"additive": 15 + seed, "dot": 45}.get(scoring, 30)
             lines.append(f"{run},{encoder},{scoring},lr1e-3,{seed},300,"
                          f"{500 if scoring == 'dot' else 1000},{dev},{wer:.2f},{per:.2f},"
-                         f"{wer + 1:.2f},{per + 1:.2f},60,5,0.5,0.9,0.8")
+                         f"{wer + 1:.2f},{per + 1:.2f},60,5,0.5,0.9,0.8,{size}")
             with gzip.open(os.path.join(results, "answers", run + ".tsv.gz"), "wt") as f:
                 for i, word in enumerate(words):
                     if word == drop_word:
@@ -148,7 +151,7 @@ def main(source_dir):
 
         check("40 test words" in report, "the report does not count 40 test words")
         # The cells: WER and PER mean ± sd (hand values in the docstring).
-        cells = {key: table_row(report, *key) for key in
+        cells = {key: table_row(report, "half", *key)[1:] for key in
                  [("bidirectional", "additive"), ("bidirectional", "dot"),
                   ("bidirectional", "general"), ("unidirectional", "additive")]}
         additive = cells["bidirectional", "additive"]
@@ -164,7 +167,7 @@ def main(source_dir):
         check(additive[7] == "13.50 ± 2.50", f"beam 5 WER from runs.csv: {additive[7]}")
 
         # dot - additive: interval excludes 0, near the paired normal one.
-        dot = table_row(report, "dot − additive", "bidirectional")
+        dot = table_row(report, "dot − additive", "bidirectional, half")
         check(dot[2] == "+37.50", f"dot − additive: {dot[2]}, expected +37.50")
         low, high = interval(dot[3])
         check.close(low, 22.86, 1.5, "dot − additive, lower end")
@@ -175,7 +178,7 @@ def main(source_dir):
         check(len(p_values(dot[4])) == 3, f"McNemar seeds: {dot[4]}")
 
         # general - additive: no difference, an interval around 0.
-        general = table_row(report, "general − additive", "bidirectional")
+        general = table_row(report, "general − additive", "bidirectional, half")
         check(general[2] in ("+0.00", "-0.00"), f"general − additive: {general[2]}")
         low, high = interval(general[3])
         check.close(low, -14.79, 1.5, "general − additive, lower end")
@@ -183,7 +186,7 @@ def main(source_dir):
         check([p for p, *_ in p_values(general[4])] == [1.0] * 3, f"general McNemar: {general[4]}")
 
         # The encoders: unidirectional - bidirectional with additive.
-        encoders = table_row(report, "unidirectional − bidirectional", "additive")
+        encoders = table_row(report, "unidirectional − bidirectional", "additive, half")
         check(encoders[2] == "+12.50", f"unidirectional − bidirectional: {encoders[2]}")
         expected = [(2 / 32, 5, 0), (18 / 256, 7, 1), (2 / 16, 4, 0)]
         got = p_values(encoders[4])
@@ -192,17 +195,24 @@ def main(source_dir):
             check((a, b) == (a_hand, b_hand), f"encoder discordant words {(a, b)}")
             check.close(p, p_hand, 2e-3 * p_hand, f"encoder McNemar p ({a}/{b})")
 
+        # Full size: its dot against its additive (8 of 40 words), and nothing across sizes.
+        full = table_row(report, "dot − additive", "bidirectional, full")
+        check(full[2] == "+20.00", f"full-size dot − additive: {full[2]}, expected +20.00")
+        comparisons = [line for line in report.splitlines() if line.startswith("| dot − ") or
+                       line.startswith("| general − ") or line.startswith("| unidirectional − ")]
+        check(len(comparisons) == 4, f"{len(comparisons)} comparisons, expected 3 half + 1 full")
+
         # The verdicts, and the tuning.
         support = report.split("## What the intervals support")[1]
         shown, not_shown = support.split("Intervals including 0:")
-        check("dot (bidirectional) − additive (bidirectional)" in shown,
+        check("dot (bidirectional, half) − additive (bidirectional, half)" in shown,
               "dot not listed as shown")
-        check("general (bidirectional) − additive (bidirectional)" in not_shown,
+        check("general (bidirectional, half) − additive (bidirectional, half)" in not_shown,
               "general not listed as not shown")
-        check(table_row(report, "bidirectional", "additive", "lr1e-3 (chosen)")[3:5] ==
+        check(table_row(report, "half", "bidirectional", "additive", "lr1e-3 (chosen)")[4:6] ==
               ["3", "16.00 ± 1.00"], "the chosen additive recipe's dev WER")
-        check("dot (bidirectional): the chosen recipe lr1e-3 does not have the lowest" in report,
-              "no note that dot's chosen recipe is not its best on dev")
+        check("dot (bidirectional, half): the chosen recipe lr1e-3 does not have the lowest"
+              in report, "no note that dot's chosen recipe is not its best on dev")
 
         # Loud failures: a WER that its answers do not give, a missing answer.
         _, bad = write_results(os.path.join(root, "bad-wer"), words, test_wer_offset=0.02)
