@@ -14,7 +14,7 @@
 //   return g.finish();  // 0 when every check passes
 #pragma once
 
-#include <attograd/attograd.h>
+#include <attograd/core.h>
 
 #include <cmath>
 #include <cstdio>
