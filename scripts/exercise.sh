@@ -29,13 +29,17 @@ done
 ((status == 1)) || [[ -n "$number" ]] || usage
 
 mkdir -p "$mine"
+copied=0
 for starter in "$starters"/*.cpp; do
-  [[ -e "$mine/$(basename "$starter")" ]] || cp "$starter" "$mine/"
+  if [[ ! -e "$mine/$(basename "$starter")" ]]; then
+    cp "$starter" "$mine/"
+    copied=1
+  fi
 done
 
-# The build: configured once with your folder, so that each exercise has a
-# target made from your file.
-if ! grep -qs "^ATTOGRAD_MY_EXERCISES:PATH=$mine\$" "$build/CMakeCache.txt"; then
+# The build: configured with your folder (again when a new starter was
+# copied), so that each exercise has a target made from your file.
+if ((copied == 1)) || ! grep -qs "^ATTOGRAD_MY_EXERCISES:PATH=$mine\$" "$build/CMakeCache.txt"; then
   scripts/install_deps.sh
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTOGRAD_MY_EXERCISES="$mine" \
     > /dev/null

@@ -9,6 +9,8 @@
 
 #include <attograd/core.h>
 
+#include <vector>
+
 namespace ex {
 
 using ag::Tensor;
@@ -56,5 +58,14 @@ struct GRUWeights {
   Tensor w_ih, w_hh, b_ih, b_hh;  // [3H, I], [3H, H], [3H], [3H]: gates r, z, n
 };
 Tensor gru_cell(const Tensor& x, const Tensor& h, const GRUWeights& weights);
+
+// 10. one step of beam search: the K best extensions of K kept sequences.
+struct BeamChoice {
+  double log_prob;  // the extended sequence's log-probability
+  int64_t beam;     // which kept sequence it extends
+  int64_t token;    // with which token
+};
+std::vector<BeamChoice> beam_step(const Tensor& beam_log_probs, const Tensor& next_log_probs,
+                                  int64_t beam_size);
 
 }  // namespace ex
