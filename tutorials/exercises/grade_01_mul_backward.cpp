@@ -50,5 +50,20 @@ int main() {
         c.name + ": db", [&] { return grads.db; }, ex::numeric_vjp(product, {a, b}, 1, dc), 1e-7,
         c.hint_b);
   }
+  ex::MulGrads torch;
+  if (g.run<ex::MulGrads>(
+          "PyTorch's numbers: a [2, 1, 4] * b [3, 1] runs",
+          [] {
+            return ex::mul_backward(ex::fixture("ex1.a"), ex::fixture("ex1.b"),
+                                    ex::fixture("ex1.dc"));
+          },
+          torch, chain)) {
+    g.close(
+        "PyTorch's numbers: da", [&] { return torch.da; }, ex::fixture("ex1.da"), 1e-12,
+        cases[2].hint_a);
+    g.close(
+        "PyTorch's numbers: db", [&] { return torch.db; }, ex::fixture("ex1.db"), 1e-12,
+        cases[2].hint_b);
+  }
   return g.finish();
 }

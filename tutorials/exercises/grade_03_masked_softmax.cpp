@@ -76,5 +76,13 @@ int main() {
       "masked_softmax",
       "check the lengths' shape (1-D [B] or 2-D [B, Tq]) and throw ag::Error naming "
       "masked_softmax and both shapes (AG_CHECK)");
+  g.close(
+      "PyTorch's numbers: d2l's code, lengths per item",
+      [] { return ex::masked_softmax(ex::fixture("ex3.X"), ex::fixture("ex3.lens1")); },
+      ex::fixture("ex3.y1"), 1e-12, padding);
+  g.close(
+      "PyTorch's numbers: d2l's code, lengths per row",
+      [] { return ex::masked_softmax(ex::fixture("ex3.X"), ex::fixture("ex3.lens2")); },
+      ex::fixture("ex3.y2"), 1e-12, padding);
   return g.finish();
 }

@@ -28,5 +28,9 @@ int main() {
       [&] { return ex::softmax_backward(masked({xm}), dym); },
       ex::numeric_vjp(masked, {xm}, 0, dym), 1e-8,
       jacobian + "; where y_j = 0 (a masked key) dx_j is 0");
+  g.close(
+      "PyTorch's numbers: rows of [3, 5]",
+      [] { return ex::softmax_backward(ex::fixture("ex4.y"), ex::fixture("ex4.dy")); },
+      ex::fixture("ex4.dx"), 1e-12, jacobian);
   return g.finish();
 }

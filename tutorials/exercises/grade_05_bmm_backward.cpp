@@ -31,5 +31,18 @@ int main() {
         c.name + ": dB", [&] { return grads.db; }, ex::numeric_vjp(product, {a, b}, 1, dc), 1e-7,
         db);
   }
+  ex::BmmGrads torch;
+  if (g.run<ex::BmmGrads>(
+          "PyTorch's numbers: runs",
+          [] {
+            return ex::bmm_backward(ex::fixture("ex5.a"), ex::fixture("ex5.b"),
+                                    ex::fixture("ex5.dc"));
+          },
+          torch, da)) {
+    g.close(
+        "PyTorch's numbers: dA", [&] { return torch.da; }, ex::fixture("ex5.da"), 1e-12, da);
+    g.close(
+        "PyTorch's numbers: dB", [&] { return torch.db; }, ex::fixture("ex5.db"), 1e-12, db);
+  }
   return g.finish();
 }

@@ -62,5 +62,23 @@ int main() {
         "backward: dw", [&] { return grads.dw; }, ex::numeric_vjp(scores, {q, k, w}, 2, ds), 1e-7,
         "dw[x] = sum over b, i, j of dS[b, i, j] t[b, i, j, x]: w multiplies t");
   }
+  const ag::Tensor tq = ex::fixture("ex6.q"), tk = ex::fixture("ex6.k"), tw = ex::fixture("ex6.w");
+  g.close(
+      "PyTorch's numbers: the forward", [&] { return ex::additive_scores(tq, tk, tw); },
+      ex::fixture("ex6.scores"), 1e-12,
+      "scores[b, i, j] = sum_x w[x] tanh(q[b, i, x] + k[b, j, x])");
+  ex::AdditiveGrads torch;
+  if (g.run<ex::AdditiveGrads>(
+          "PyTorch's numbers: the backward runs",
+          [&] { return ex::additive_scores_backward(tq, tk, tw, ex::fixture("ex6.ds")); }, torch,
+          tanh_rule)) {
+    g.close(
+        "PyTorch's numbers: dq", [&] { return torch.dq; }, ex::fixture("ex6.dq"), 1e-12, tanh_rule);
+    g.close(
+        "PyTorch's numbers: dk", [&] { return torch.dk; }, ex::fixture("ex6.dk"), 1e-12, tanh_rule);
+    g.close(
+        "PyTorch's numbers: dw", [&] { return torch.dw; }, ex::fixture("ex6.dw"), 1e-12,
+        "dw[x] = sum over b, i, j of dS[b, i, j] t[b, i, j, x]");
+  }
   return g.finish();
 }

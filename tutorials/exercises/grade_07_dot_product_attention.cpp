@@ -80,5 +80,12 @@ int main() {
       {ex::uniform({2, 3, 2}, 33).requires_grad_(), ex::uniform({2, 3, 2}, 34).requires_grad_(),
        ex::uniform({2, 3, 2}, 35).requires_grad_()},
       "build it from differentiable ag:: ops only");
+  g.close(
+      "PyTorch's numbers: lengths per row and causal",
+      [] {
+        return ex::dot_product_attention(ex::fixture("ex7.q"), ex::fixture("ex7.k"),
+                                         ex::fixture("ex7.v"), ex::fixture("ex7.lens"), true);
+      },
+      ex::fixture("ex7.out"), 1e-12, scale + "; both masks, -1e6 at every masked key");
   return g.finish();
 }

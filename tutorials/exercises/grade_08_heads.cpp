@@ -52,5 +52,9 @@ int main() {
       },
       {ex::uniform({1, 2, 4}, 42).requires_grad_()},
       "reshape and permute are differentiable: build both from them");
+  g.close(
+      "PyTorch's numbers: d2l's transpose_qkv, 4 heads",
+      [] { return ex::split_heads(ex::fixture("ex8.X"), 4); }, ex::fixture("ex8.split"), 0.0,
+      split);
   return g.finish();
 }

@@ -73,5 +73,15 @@ int main() {
        ex::uniform({9, 2}, 62).requires_grad_(), ex::uniform({9, 3}, 63).requires_grad_(),
        ex::uniform({9}, 64).requires_grad_(), ex::uniform({9}, 65).requires_grad_()},
       "build it from differentiable ag:: ops only (linear, narrow, sigmoid, tanh)");
+  g.close(
+      "PyTorch's numbers: torch.nn.GRUCell",
+      [] {
+        return ex::gru_cell(ex::fixture("ex9.x"), ex::fixture("ex9.h"),
+                            {ex::fixture("ex9.w_ih"), ex::fixture("ex9.w_hh"),
+                             ex::fixture("ex9.b_ih"), ex::fixture("ex9.b_hh")});
+      },
+      ex::fixture("ex9.h_next"), 1e-12,
+      "h' = (1 - z) * n + z * h, n = tanh(W_in x + b_in + r * (W_hn h + b_hn)): torch's "
+      "GRUCell");
   return g.finish();
 }

@@ -93,5 +93,20 @@ int main() {
       "beam_step",
       "check that next_log_probs is [K, V] with K the beams' count, and throw ag::Error "
       "naming beam_step and both shapes");
+  std::vector<ex::BeamChoice> topk;
+  const std::vector<double> values = ex::values(ex::fixture("ex10.log_probs")),
+                            beam_of = ex::values(ex::fixture("ex10.beams")),
+                            token_of = ex::values(ex::fixture("ex10.tokens"));
+  for (size_t i = 0; i < values.size(); ++i) {
+    topk.push_back(
+        {values[i], static_cast<int64_t>(beam_of[i]), static_cast<int64_t>(token_of[i])});
+  }
+  same_choices(
+      g, "PyTorch's numbers: torch.topk over every extension, keep 4",
+      [] {
+        return ex::beam_step(ex::fixture("ex10.beam_log_probs"), ex::fixture("ex10.next_log_probs"),
+                             4);
+      },
+      topk, all_extensions);
   return g.finish();
 }

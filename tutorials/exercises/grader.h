@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,15 @@ inline std::vector<double> values(const ag::Tensor& t) {
 inline ag::Tensor uniform(ag::Shape shape, uint64_t seed) {
   ag::manual_seed(seed);
   return ag::uniform(std::move(shape), -2.0, 2.0, ag::kFloat64);
+}
+
+// An array of PyTorch's numbers for the exercises (fixtures.npz, written by
+// scripts/make_exercise_fixtures.py): "exN.name".
+inline ag::Tensor fixture(const std::string& name) {
+  static const std::map<std::string, ag::Tensor> arrays = ag::load_npz(ATTOGRAD_EXERCISE_FIXTURES);
+  const auto found = arrays.find(name);
+  AG_CHECK(found != arrays.end(), "fixture", name + " is not in " ATTOGRAD_EXERCISE_FIXTURES);
+  return found->second;
 }
 
 // The derivative of sum(dy * f(inputs)) with respect to inputs[which], by
