@@ -7,6 +7,7 @@
 //
 // Run: build/tutorial_06_additive_vs_dot [--no-pause] [--out DIR]
 #include <algorithm>
+#include <cmath>
 
 #include "tutorial.h"
 
@@ -89,10 +90,21 @@ int main(int argc, char** argv) {
             << " of 8 queries agree on their favourite key.\n";
   t.say(
       "Notice that additive attention picks the same key for every query of an item. "
-      "While W_q q + W_k k is small, tanh is nearly linear, so a(q, k) is close to "
-      "w_v^T W_q q + w_v^T W_k k; the query's term is the same for every key and softmax "
-      "cancels it. Untrained, additive attention hardly looks at the query (tutorial 12 "
-      "meets this again with summation as a score).");
+      "Leave tanh out and a(q, k) = w_v^T W_q q + w_v^T W_k k: the query's term is the same "
+      "for every key, and softmax cancels it exactly, so every query gets the same row. "
+      "tanh is not linear over these inputs (up to 2.5, where tanh(x) = 0.4 x), yet the "
+      "untrained additive weights stay close to that query-free picture: they hardly look "
+      "at the query (tutorial 12 meets this again with summation as a score).");
+  const ag::Tensor projected_queries = ag::unsqueeze(additive.W_q(queries), 2);  // [2, 4, 1, 8]
+  const ag::Tensor projected_keys = ag::unsqueeze(additive.W_k(keys), 1);        // [2, 1, 10, 8]
+  const ag::Tensor linear_weights =
+      ag::masked_softmax(ag::squeeze(additive.w_v(projected_queries + projected_keys), -1),
+                         valid_lens)
+          .detach();  // [2, 4, 10]
+  const double largest_input = ag::max(ag::abs(projected_queries + projected_keys)).item();
+  std::cout << "largest |W_q q + W_k k|: " << tut::num(largest_input, "%.3f")
+            << "; tanh(x) / x there: " << tut::num(std::tanh(largest_input) / largest_input, "%.3f")
+            << "\n";
   // How much a row of weights changes from one query to the next: max over
   // keys and queries of |w[b, i, j] - mean over queries of w[b, :, j]|.
   const auto query_spread = [](const ag::Tensor& w) {
@@ -102,15 +114,25 @@ int main(int argc, char** argv) {
           query_spread(differ.additive) < 0.25 * query_spread(differ.dot),
           tut::num(query_spread(differ.additive), "%.3f") + " vs " +
               tut::num(query_spread(differ.dot), "%.3f"));
+  t.check("without tanh every query gets the same row", query_spread(linear_weights) < 1e-6,
+          "spread " + tut::num(query_spread(linear_weights), "%.1e"));
+  const double from_linear = tut::max_abs_diff(differ.additive, linear_weights);
+  t.check(
+      "the additive weights are nearer that query-free row than dot-product rows are to "
+      "their mean",
+      from_linear < 0.5 * query_spread(differ.dot),
+      tut::num(from_linear, "%.3f") + " vs " + tut::num(query_spread(differ.dot), "%.3f"));
 
   t.step("Longer keys: one sharpens, one saturates",
          "A structural difference, whatever the parameters: multiply every key by c. Dot "
          "product scores grow like c, so the weights sharpen towards one-hot. Additive "
          "scores pass through tanh, which stays in (-1, 1), so every score is bounded by "
-         "sum |w_v| and the weights can never become sharper than that bound allows.");
+         "sum |w_v| and the weights can never become sharper than that bound allows. "
+         "Where do they go instead? Each unit's tanh(W_q q + c W_k k) tends to the sign "
+         "of W_k k: the score tends to w_v . sign(W_k k_j), which no longer depends on the "
+         "query at all.");
   const double bound = ag::sum(ag::abs(additive.w_v.weight)).item();
   std::vector<ag::Tensor> rows_additive, rows_dot;
-  double largest_additive_score = 0;  // over every c
   std::cout << "    c   largest weight: additive   dot product   largest |additive score|\n";
   for (const double c : {1.0, 10.0, 100.0}) {
     const Weights scaled = both(additive, dot, queries, keys * c, values, valid_lens);
@@ -120,15 +142,38 @@ int main(int argc, char** argv) {
         ag::additive_scores(additive.W_q(queries), additive.W_k(keys * c),
                             ag::reshape(additive.w_v.weight, {-1}));  // [2, 4, 10]
     const double largest = ag::max(ag::abs(additive_scores)).item();
-    largest_additive_score = std::max(largest_additive_score, largest);
     std::cout << tut::num(c, "%5.0f") << tut::num(ag::max(scaled.additive).item(), "%27.3f")
               << tut::num(ag::max(scaled.dot).item(), "%14.3f") << tut::num(largest, "%27.3f")
               << "\n";
   }
   std::cout << "sum |w_v|, the bound on every additive score: " << tut::num(bound, "%.3f") << "\n";
   t.check("dot product at c = 100 is nearly one-hot", ag::max(rows_dot.back()).item() > 0.99);
-  t.check("additive scores stay within sum |w_v|", largest_additive_score <= bound,
-          tut::num(largest_additive_score, "%.3f") + " <= " + tut::num(bound, "%.3f"));
+  // Where the additive scores go: for large c, tanh(W_q q + c W_k k) tends to
+  // sign(W_k k) in every unit, so the score tends to w_v . sign(W_k k_j), the
+  // key's alone, the same for every query. The limit is computed here by hand
+  // from W_k k and w_v; the library's scores must reach it.
+  const std::vector<double> wk_keys = additive.W_k(keys).detach().to_vector();  // [2, 10, 8]
+  const std::vector<double> w_v = additive.w_v.weight.detach().to_vector();     // [8]
+  std::vector<double> limit(2 * 10);
+  for (size_t j = 0; j < limit.size(); ++j) {
+    for (size_t x = 0; x < w_v.size(); ++x) {
+      const double unit = wk_keys[j * w_v.size() + x];
+      limit[j] += w_v[x] * (unit > 0 ? 1.0 : unit < 0 ? -1.0 : 0.0);
+    }
+  }
+  const ag::Tensor key_limit = ag::unsqueeze(ag::tensor(limit, {2, 10}), 1);  // [2, 1, 10]
+  const auto distance_to_limit = [&](double c) {
+    const ag::Tensor scores = ag::additive_scores(additive.W_q(queries), additive.W_k(keys * c),
+                                                  ag::reshape(additive.w_v.weight, {-1}));
+    return tut::max_abs_diff(scores, key_limit);
+  };
+  for (const double c : {1.0, 100.0, 1e4}) {
+    std::cout << "c = " << tut::num(c, "%g")
+              << ": max |score - w_v . sign(W_k k_j)| = " << tut::num(distance_to_limit(c), "%.4f")
+              << "\n";
+  }
+  t.check("at c = 10^4 every additive score is w_v . sign(W_k k_j), whatever the query",
+          distance_to_limit(1e4) < 1e-3);
   ag::viz::HeatmapOptions sharpen;
   sharpen.titles = {"additive, c = 1", "additive, c = 10", "additive, c = 100",
                     "dot, c = 1",      "dot, c = 10",      "dot, c = 100"};
