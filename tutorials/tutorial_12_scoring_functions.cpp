@@ -54,19 +54,31 @@ int main(int argc, char** argv) {
          "Queries of size 20 and keys of size 2 cannot be dotted, but a learned matrix W "
          "[20, 2] between them fixes that: a(q, k) = q^T W k. For a whole batch it is two "
          "matrix products, (Q W) K^T: [B, Tq, 20] @ [20, 2] -> [B, Tq, 2], then against "
-         "the keys -> [B, Tq, Tk]. No tanh, no hidden layer. On the toy example (all keys "
-         "equal) it must give the chapter's output too.");
+         "the keys -> [B, Tq, Tk]. No tanh, no hidden layer. Checked against the double sum "
+         "sum_a sum_c q[a] W[a, c] k[c], written as loops, for every (query, key) pair.");
   const ag::Tensor queries = ag::randn({2, 1, 20});  // [B=2, Tq=1, 20]
-  const ag::Tensor keys = ag::ones({2, 10, 2});      // [B=2, Tk=10, 2]
   const ag::Tensor values =
       ag::expand(ag::reshape(ag::arange(40), {1, 10, 4}), {2, 10, 4});  // [B=2, Tk=10, v=4]
   const ag::Tensor valid_lens = ag::tensor({2, 6}, {2}, ag::kInt64);
   const ag::Tensor W = ag::randn({20, 2}) / std::sqrt(20.0);  // [20, 2], learnable in a model
-  const Pooled toy = pool(bilinear_scores(queries, W, keys), values, valid_lens);
-  t.show("output", toy.output);
-  t.check(
-      "the toy example gives [[2, 3, 4, 5]] and [[10, 11, 12, 13]]",
-      tut::max_abs_diff(toy.output, ag::tensor({2, 3, 4, 5, 10, 11, 12, 13}, {2, 1, 4})) < 1e-5);
+  const ag::Tensor random_keys = ag::randn({2, 10, 2});       // [B=2, Tk=10, 2]
+  const ag::Tensor scores = bilinear_scores(queries, W, random_keys);  // [2, 1, 10]
+  t.show("q^T W k", scores);
+  const std::vector<double> q_values = queries.to_vector(), w_values = W.to_vector(),
+                            k_values = random_keys.to_vector();
+  std::vector<double> by_hand(20, 0.0);  // [2, 1, 10]
+  for (int b = 0; b < 2; ++b) {
+    for (int j = 0; j < 10; ++j) {
+      for (int a = 0; a < 20; ++a) {
+        for (int c = 0; c < 2; ++c) {
+          by_hand[b * 10 + j] +=
+              q_values[b * 20 + a] * w_values[a * 2 + c] * k_values[(b * 10 + j) * 2 + c];
+        }
+      }
+    }
+  }
+  t.check("(Q W) K^T equals sum_a sum_c q[a] W[a, c] k[c] for every pair",
+          tut::max_abs_diff(scores, ag::tensor(by_hand, {2, 1, 10})) < 1e-5);
 
   t.step("It is dot-product attention after a projection",
          "q^T W k = (W^T q) . k: project each query to the keys' size with W^T, then take "
@@ -74,7 +86,6 @@ int main(int argc, char** argv) {
          "learned query projection and scale 1 (or 1/sqrt(2) if you want the variance "
          "argument of tutorial 4). Check it on random keys against the library's "
          "scaled_dot_product_attention with scale = 1.");
-  const ag::Tensor random_keys = ag::randn({2, 10, 2});
   const Pooled bilinear = pool(bilinear_scores(queries, W, random_keys), values, valid_lens);
   const ag::Tensor keep = ag::lengths_to_keep(valid_lens, {2, 1, 10});  // bool [2, 1, 10]
   const F::AttentionResult projected = F::scaled_dot_product_attention_with_weights(
@@ -120,11 +131,19 @@ int main(int argc, char** argv) {
   t.step("Summation with a nonlinearity is additive attention",
          "Put a tanh between the sum and the reduction, sum(scale * tanh(q + k)), and the "
          "query no longer separates from the key: tanh(q + k) is not tanh(q) + tanh(k). "
-         "That is exactly Keras' AdditiveAttention (additive attention without the "
-         "projections). Its rows differ from query to query.");
+         "That is Keras' AdditiveAttention (additive attention without the projections): "
+         "computed here by hand, softmax over the keys of sum(scale * tanh(q_i + k_j)) with "
+         "the layer's own scale, it gives the layer's weights. Its rows differ from query to "
+         "query.");
   ag::nn::keras::AdditiveAttention keras_additive(/*dim=*/4);
   keras_additive(q, v, /*key=*/k);
   const ag::Tensor tanh_weights = keras_additive.attention_weights();  // [1, 6, 8]
+  const ag::Tensor tanh_by_hand = ag::softmax(
+      ag::sum(keras_additive.scale * ag::tanh(ag::unsqueeze(q, 2) + ag::unsqueeze(k, 1)), -1),
+      -1);  // [1, 6, 8, 4] -> [1, 6, 8]
+  t.check("Keras' AdditiveAttention weights are softmax(sum(scale * tanh(q + k)))",
+          tut::max_abs_diff(tanh_weights, tanh_by_hand) < 1e-6,
+          "max |difference| " + tut::num(tut::max_abs_diff(tanh_weights, tanh_by_hand), "%.1e"));
   t.check("sum(scale * tanh(q + k)) rows depend on the query", query_spread(tanh_weights) > 0.01,
           "spread " + tut::num(query_spread(tanh_weights), "%.3f"));
   ag::viz::HeatmapOptions options;
@@ -139,6 +158,7 @@ int main(int argc, char** argv) {
          "softmax, so the weights ignore the query. A nonlinearity between sum and "
          "reduction rescues it, and that is additive attention.\n"
          "In the viewer: attograd-viewer --scene compare and --scene playground.\n"
-         "That is the last tutorial. tutorials/README.md lists them all.");
+         "Next: tutorial_13_bahdanau, where additive attention is trained inside a "
+         "translation model (tutorials/README.md lists all eighteen).");
   return t.finish();
 }
