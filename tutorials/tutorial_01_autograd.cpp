@@ -150,8 +150,8 @@ int main(int argc, char** argv) {
          "Every op records a node; backward() walks the nodes in reverse and adds each "
          "gradient into its input's grad(), summing broadcast dimensions away. Check a new "
          "op's backward with gradcheck in float64 before trusting it.\n"
-         "In the viewer: attograd-viewer --scene graph (planned; see --list-scenes) draws "
-         "an attention model's graph.\n"
+         "In the viewer: attograd-viewer --scene graph draws an attention call's graph and "
+         "steps through its backward.\n"
          "Next: tutorial_02_masked_softmax, the first op of attention.");
   return t.finish();
 }

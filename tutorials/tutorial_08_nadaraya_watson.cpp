@@ -133,8 +133,8 @@ int main(int argc, char** argv) {
          "of query-key scores. The Gaussian kernel's score is a dot product plus a bias per "
          "key; its width decides between averaging everything and copying the nearest "
          "point.\n"
-         "In the viewer: attograd-viewer --scene playground, with keys and a query as "
-         "points you drag.\n"
+         "In the viewer: attograd-viewer --scene training --set training.task=nadaraya-watson "
+         "learns the kernel's width live.\n"
          "Next: tutorial_09_multihead.");
   return t.finish();
 }

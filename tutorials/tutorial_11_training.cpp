@@ -188,9 +188,8 @@ int main(int argc, char** argv) {
          "The whole attention stack is differentiable: the loss's gradient flows through "
          "the weighted sum, the softmax and the scores into W_q and W_k, and Adam turns it "
          "into projections that undo the disguise.\n"
-         "In the viewer: attograd-viewer --scene training (a planned scene; "
-         "attograd-viewer --list-scenes shows whether your build has it) trains a model "
-         "like this one live, with the weights updating every frame.\n"
+         "In the viewer: attograd-viewer --scene training trains a model like this one "
+         "live (its retrieval task), with the weights updating every frame.\n"
          "Next: tutorial_12_scoring_functions.");
   return t.finish();
 }

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
          "  RNN              O(n d^2)        O(n)             O(n)\n"
          "  self-attention   O(n^2 d)        O(1)             O(1)\n"
          "Self-attention connects every pair in one layer and runs in parallel, but its "
-         "cost grows with n^2: for long sequences it is the slowest of the three.");
+         "cost grows with n^2: as n grows, its cost grows fastest of the three.");
 
   t.step("The maximum path length, measured with autograd",
          "How far does information travel in one layer? Take n = 5 tokens and ask "
@@ -174,9 +174,11 @@ int main(int argc, char** argv) {
         "The GRU is slow at every n: its n steps run one after another, each a small "
         "matrix product. Self-attention is fast while n is small (one big matrix "
         "product) and grows fastest.");
-    t.check("self-attention's time grows faster with n than the GRU's",
-            attention_growth > gru_growth,
-            "x" + tut::num(attention_growth, "%.1f") + " vs x" + tut::num(gru_growth, "%.1f"));
+    // Printed, not checked: a timing depends on the machine and on what else
+    // runs on it, and a check must not.
+    std::cout << "self-attention's time grew x" << tut::num(attention_growth, "%.1f")
+              << ", the GRU's x" << tut::num(gru_growth, "%.1f") << " (measured here, not "
+              << "checked: timings depend on the machine)\n";
   }
 
   t.step("Positional encoding",
@@ -256,6 +258,8 @@ int main(int argc, char** argv) {
             << tut::num(rotation_error) << "\n";
   t.check("P[i + delta] = M_delta P[i] for every i tried, to 1e-6", rotation_error < 1e-6,
           tut::num(rotation_error));
-  t.say("The viewer draws attention maps interactively: attograd-viewer --scene multihead.");
+  t.say(
+      "The viewer trains a Transformer live and draws its self-attention maps, head by "
+      "head: attograd-viewer --scene transformer.");
   return t.finish();
 }

@@ -367,6 +367,8 @@ int main(int argc, char** argv) {
       return o;
     }());
   }
-  t.say("The viewer draws multi-head maps interactively: attograd-viewer --scene multihead.");
+  t.say(
+      "The viewer trains this model live and draws every block's maps: attograd-viewer "
+      "--scene transformer.");
   return t.finish();
 }
