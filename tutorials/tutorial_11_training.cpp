@@ -116,6 +116,11 @@ int main(int argc, char** argv) {
     before = model.attention.attention_weights().detach().clone();  // [8, 1, 8]
   }
   t.show("weights of the 8 shown examples, before training", ag::reshape(before, {T, T}));
+  // Example i copies key i: its right weight is entry (i, i).
+  const ag::Tensor diagonal = one_hot(ag::arange(T, ag::kInt64));  // [T, T] identity
+  const auto on_right_key = [&](const ag::Tensor& w) {
+    return ag::sum(ag::reshape(w, {T, T}) * diagonal).item() / double(T);
+  };
   // 1000 examples never trained on, to measure the loss and the accuracy.
   const Batch test = random_batch(1000, disguise);
   const auto evaluate = [&](double& loss, double& right_key) {
@@ -127,6 +132,18 @@ int main(int argc, char** argv) {
   evaluate(loss_before, accuracy_before);
   std::cout << "On 1000 new examples: loss " << tut::num(loss_before, "%.4f") << ", right key "
             << tut::num(100 * accuracy_before, "%.1f") << "% (chance: 12.5%)\n";
+  t.check("the untrained weights are near uniform: about 1/8 on the right key",
+          std::abs(on_right_key(before) - 1.0 / T) < 0.05, tut::num(on_right_key(before), "%.3f"));
+  {
+    // The task's premise: without projections, dot-product attention of the
+    // disguised query against the keys does not find the key.
+    ag::NoGradGuard no_grad;
+    ag::nn::DotProductAttention plain;
+    plain(test.queries, test.keys, test.values);
+    const double plain_accuracy = accuracy(plain.attention_weights(), test.target);
+    t.check("plain dot-product attention cannot find the key (no better than 2x chance)",
+            plain_accuracy < 2.0 / T, tut::num(100 * plain_accuracy, "%.1f") + "% right");
+  }
 
   t.step("Train",
          "400 steps of Adam (learning rate 0.02) on fresh batches of 64 examples, "
@@ -160,7 +177,8 @@ int main(int argc, char** argv) {
   evaluate(loss_after, accuracy_after);
   std::cout << "On 1000 new examples: loss " << tut::num(loss_after, "%.4f") << ", right key "
             << tut::num(100 * accuracy_after, "%.1f") << "%\n";
-  t.check("the loss on new examples falls by at least 10x", loss_after < 0.1 * loss_before,
+  t.check("the loss on new examples falls by two orders of magnitude",
+          loss_after < 0.01 * loss_before,
           tut::num(loss_before, "%.4f") + " -> " + tut::num(loss_after, "%.4f"));
   t.check("the right key gets the largest weight in over 95% of new examples",
           accuracy_after > 0.95, tut::num(100 * accuracy_after, "%.1f") + "%");
@@ -171,12 +189,7 @@ int main(int argc, char** argv) {
     after = model.attention.attention_weights().detach().clone();  // [8, 1, 8]
   }
   t.show("weights of the 8 shown examples, after training", ag::reshape(after, {T, T}));
-  // Example i copies key i: its right weight is entry (i, i).
-  const ag::Tensor diagonal = one_hot(ag::arange(T, ag::kInt64));  // [T, T] identity
-  const auto on_right_key = [&](const ag::Tensor& w) {
-    return ag::sum(ag::reshape(w, {T, T}) * diagonal).item() / double(T);
-  };
-  t.check("the shown examples' mean weight on the right key grows from about 1/8 to over 0.8",
+  t.check("the shown examples' mean weight on the right key grows to over 0.8",
           on_right_key(after) > 0.8,
           tut::num(on_right_key(before), "%.3f") + " -> " + tut::num(on_right_key(after), "%.3f"));
   ag::viz::HeatmapOptions options;
