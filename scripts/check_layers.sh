@@ -4,8 +4,9 @@
 #   scripts/check_layers.sh [ROOT]     ROOT defaults to the repository
 #
 # The layers, lowest first; a file may include its own layer and those below:
-#   0 base      leaf utilities that know no Tensor: error.h, threads.h, allocator.h and
-#               core/src's parallel.h, zip.h (+ their .cpp)
+#   0 base      leaf utilities that know no Tensor: error.h, threads.h, allocator.h,
+#               reference_mode.h (the reference switch's flag) and core/src's
+#               parallel.h, zip.h (+ their .cpp)
 #   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers; and
 #               core/src's vector_math.h/.cpp, the row kernels (SIMD exp, softmax,
 #               LayerNorm, GRU rows), which pick their code by kernels' cpu_features
@@ -14,7 +15,8 @@
 #               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h,
 #               tensor_impl_access.h: the library's write door to a TensorImpl)
 #   3 autograd  autograd.h, autograd.cpp: nodes and the backward sweep
-#   4 ops       ops.h, the ops_*.cpp and tensor_methods.cpp; gradcheck and npy
+#   4 ops       ops.h, reference.h (the fused ops' composed references), the
+#               ops_*.cpp and tensor_methods.cpp; gradcheck and npy
 #               sit here too: gradcheck runs ops and backward, and npy is a
 #               file format for tensors that nothing below needs; core.h, the
 #               umbrella of all of core, is the top of this layer
@@ -57,6 +59,7 @@ layer_of() {
     core/include/attograd/error.h | core/include/attograd/threads.h) REPLY=0 ;;
     core/include/attograd/allocator.h | core/src/allocator.cpp) REPLY=0 ;;
     core/src/parallel.h | core/src/threads.cpp) REPLY=0 ;;
+    core/include/attograd/reference_mode.h | core/src/reference_mode.cpp) REPLY=0 ;;
     core/src/vector_math.h | core/src/vector_math.cpp) REPLY=1 ;;
     core/src/zip.h | core/src/zip.cpp) REPLY=0 ;;
     core/include/attograd/kernels/* | core/src/kernels/*) REPLY=1 ;;
@@ -67,6 +70,7 @@ layer_of() {
     core/src/random.cpp | core/src/print.cpp) REPLY=2 ;;
     core/include/attograd/autograd.h | core/src/autograd.cpp) REPLY=3 ;;
     core/include/attograd/ops.h | core/include/attograd/gradcheck.h) REPLY=4 ;;
+    core/include/attograd/reference.h) REPLY=4 ;;
     core/include/attograd/npy.h | core/include/attograd/core.h) REPLY=4 ;;
     core/src/ops_*.cpp | core/src/tensor_methods.cpp) REPLY=4 ;;
     core/src/gradcheck.cpp | core/src/npy.cpp) REPLY=4 ;;

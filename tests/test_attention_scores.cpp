@@ -17,11 +17,6 @@ using testing::grad_ok;
 using testing::leaf64;
 using testing::throws_error;
 
-// The composed reference: features [B, Tq, Tk, h], then a weighted sum over h.
-Tensor reference_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
-  return sum(w * tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), -1);
-}
-
 struct Result {
   Tensor scores, dq, dk, dw;
 };
@@ -32,7 +27,7 @@ Result run(bool fused, const Tensor& q0, const Tensor& k0, const Tensor& w0,
   Tensor q = q0.detach().clone().requires_grad_();
   Tensor k = k0.detach().clone().requires_grad_();
   Tensor w = w0.detach().clone().requires_grad_();
-  const Tensor scores = fused ? additive_scores(q, k, w) : reference_scores(q, k, w);
+  const Tensor scores = fused ? additive_scores(q, k, w) : reference::additive_scores(q, k, w);
   sum(scores * weights).backward();
   return {scores.detach(), q.grad(), k.grad(), w.grad()};
 }

@@ -96,6 +96,29 @@ int main(int argc, char** argv) {
   t.check("and its weights equal the additive ones",
           tut::max_abs_diff(dot.attention_weights(), weights) < 1e-6);
 
+  t.step("Inside the scores: d2l's broadcast, and the fused kernel",
+         "d2l computes the scores by broadcasting: the projected queries [B, Tq, 1, h] plus "
+         "the projected keys [B, 1, Tk, h] give every (query, key) pair's h hidden units "
+         "[B, Tq, Tk, h]; tanh, then w_v sums them away. That tensor grows with Tq x Tk x h, "
+         "so the module runs a fused kernel (ag::additive_scores) that never makes it, "
+         "forward or backward. The broadcast is still in the library: "
+         "ag::reference::additive_scores, beside the kernel in core/src/ops_attention.cpp. "
+         "Run this tutorial with ATTOGRAD_REFERENCE=1 and every op takes its plain "
+         "reference like this one, the module included.");
+  const ag::Tensor projected_queries = attention.W_q(queries);  // [2, 1, 8]
+  const ag::Tensor projected_keys = attention.W_k(keys);        // [2, 10, 8]
+  const ag::Tensor hidden_units =
+      ag::unsqueeze(projected_queries, 2) + ag::unsqueeze(projected_keys, 1);  // [2, 1, 10, 8]
+  t.show("the broadcast's hidden units, item 0, key 0",
+         ag::narrow(ag::narrow(hidden_units, 0, 0, 1), 2, 0, 1));
+  const ag::Tensor broadcast_scores = ag::reference::additive_scores(
+      projected_queries, projected_keys, ag::reshape(attention.w_v.weight, {-1}));
+  std::cout << "reference mode is " << (ag::reference_mode() ? "on" : "off")
+            << " (ATTOGRAD_REFERENCE=1 turns it on)\n";
+  t.check("d2l's broadcast gives the fused kernel's scores",
+          tut::max_abs_diff(broadcast_scores, scores) < 1e-6,
+          "max |difference| " + tut::num(tut::max_abs_diff(broadcast_scores, scores)));
+
   t.step("Why eval()",
          "In training mode dropout zeroes each weight with probability p and scales the rest "
          "by 1/(1 - p), so the output is random and no longer the mean of the values. The "

@@ -31,22 +31,19 @@ ag::Tensor affine(const ag::Tensor& x, const ag::Tensor& W, const ag::Tensor& b 
 }
 
 // One GRU layer, one step, as torch.nn.GRU computes it (gates in the order
-// r, z, n along the 3H rows): x [B, in], h [B, H] -> h' [B, H].
+// r, z, n along the 3H rows): x [B, in], h [B, H] -> h' [B, H]. The two
+// linear sides here; the gates by the library's reference, the plain code
+// that ATTOGRAD_REFERENCE=1 runs in place of the fused kernel:
 //   r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)      reset gate
 //   z = sigmoid(W_iz x + b_iz + W_hz h + b_hz)      update gate
 //   n = tanh(W_in x + b_in + r * (W_hn h + b_hn))   candidate
 //   h' = (1 - z) * n + z * h
 ag::Tensor gru_cell(const ag::nn::GRU& gru, int64_t layer, const ag::Tensor& x,
                     const ag::Tensor& h) {
-  const int64_t H = gru.hidden_size;
   const size_t l = static_cast<size_t>(layer);
   const ag::Tensor gi = affine(x, gru.weight_ih[l], gru.bias_ih[l]);  // [B, 3H]
   const ag::Tensor gh = affine(h, gru.weight_hh[l], gru.bias_hh[l]);  // [B, 3H]
-  const auto gate = [H](const ag::Tensor& g, int64_t k) { return ag::narrow(g, -1, k * H, H); };
-  const ag::Tensor r = ag::sigmoid(gate(gi, 0) + gate(gh, 0));
-  const ag::Tensor z = ag::sigmoid(gate(gi, 1) + gate(gh, 1));
-  const ag::Tensor n = ag::tanh(gate(gi, 2) + r * gate(gh, 2));
-  return (1.0 - z) * n + z * h;
+  return ag::reference::gru_cell(gi, gh, h);  // the gates, one op each (core/src/ops_rnn.cpp)
 }
 
 // Training steps per model: 250 take about half a minute each on one thread
@@ -160,13 +157,14 @@ int main(int argc, char** argv) {
            "the valid source steps gives the weights; the context is their weighted sum of "
            "the encoder outputs (keys = values). Written out from the module's parameters:");
     ag::nn::ScoringFunction& additive = *decoder.attention;  // the table's "additive"
-    const ag::Tensor features = ag::tanh(
-        ag::unsqueeze(affine(query, additive.parameter("W_q.weight")), 2) +
-        ag::unsqueeze(affine(enc_outputs, additive.parameter("W_k.weight")), 1));  // [B, 1, T, H]
-    const ag::Tensor scores =
-        ag::squeeze(affine(features, additive.parameter("w_v.weight")), -1);  // [B, 1, T]
-    const ag::Tensor weights = ag::masked_softmax(scores, src_valid_len);     // [B, 1, T]
-    const ag::Tensor context = ag::matmul(weights, enc_outputs);              // [B, 1, H]
+    // w_v . tanh(W_q q + W_k k_j) by d2l's broadcast: the library's reference
+    // of the fused scores, [B, 1, 1, H] + [B, 1, T, H] -> [B, 1, T]
+    const ag::Tensor scores = ag::reference::additive_scores(
+        affine(query, additive.parameter("W_q.weight")),
+        affine(enc_outputs, additive.parameter("W_k.weight")),
+        ag::reshape(additive.parameter("w_v.weight"), {-1}));              // [B, 1, T]
+    const ag::Tensor weights = ag::masked_softmax(scores, src_valid_len);  // [B, 1, T]
+    const ag::Tensor context = ag::matmul(weights, enc_outputs);           // [B, 1, H]
     t.show("weights over the source (untrained: nearly uniform)", weights);
     t.show("context (first 6 units)", ag::narrow(context, 2, 0, 6));
 

@@ -42,15 +42,10 @@ ag::Tensor affine(const ag::Tensor& x, const ag::Tensor& W, const ag::Tensor& b 
 // x [B, in], h [B, H] -> h' [B, H], gates r, z, n along the 3H rows.
 ag::Tensor gru_cell(const ag::nn::GRU& gru, int64_t layer, const ag::Tensor& x,
                     const ag::Tensor& h) {
-  const int64_t H = gru.hidden_size;
   const auto l = static_cast<size_t>(layer);
   const ag::Tensor gi = affine(x, gru.weight_ih[l], gru.bias_ih[l]);
   const ag::Tensor gh = affine(h, gru.weight_hh[l], gru.bias_hh[l]);
-  const auto gate = [H](const ag::Tensor& g, int64_t k) { return ag::narrow(g, -1, k * H, H); };
-  const ag::Tensor r = ag::sigmoid(gate(gi, 0) + gate(gh, 0));
-  const ag::Tensor z = ag::sigmoid(gate(gi, 1) + gate(gh, 1));
-  const ag::Tensor n = ag::tanh(gate(gi, 2) + r * gate(gh, 2));
-  return (1.0 - z) * n + z * h;
+  return ag::reference::gru_cell(gi, gh, h);  // the gates, one op each (core/src/ops_rnn.cpp)
 }
 
 // Gives a one-way, one-layer GRU the parameters of direction `index` of a
@@ -250,13 +245,13 @@ int main(int argc, char** argv) {
         ag::tanh(affine(ag::cat(backward_finals, 0), decoder.W_s->weight));        // [L, B, H]
     const ag::Tensor keys = ag::permute(x, {1, 0, 2});                             // [B, T, 2H]
     const ag::Tensor query = ag::permute(ag::narrow(s0, 0, L - 1, 1), {1, 0, 2});  // [B, 1, H]
-    ag::nn::ScoringFunction& additive = *decoder.attention;  // the table's "additive"
-    const ag::Tensor features =
-        ag::tanh(ag::unsqueeze(affine(query, additive.parameter("W_q.weight")), 2) +
-                 ag::unsqueeze(affine(keys, additive.parameter("W_k.weight")), 1));
-    const ag::Tensor weights = ag::masked_softmax(
-        ag::squeeze(affine(features, additive.parameter("w_v.weight")), -1), src_len);  // [B, 1, T]
-    const ag::Tensor context = ag::matmul(weights, keys);  // [B, 1, 2H]
+    ag::nn::ScoringFunction& additive = *decoder.attention;    // the table's "additive"
+    const ag::Tensor scores = ag::reference::additive_scores(  // d2l's broadcast, [B, 1, T]
+        affine(query, additive.parameter("W_q.weight")),
+        affine(keys, additive.parameter("W_k.weight")),
+        ag::reshape(additive.parameter("w_v.weight"), {-1}));
+    const ag::Tensor weights = ag::masked_softmax(scores, src_len);  // [B, 1, T]
+    const ag::Tensor context = ag::matmul(weights, keys);            // [B, 1, 2H]
     const ag::Tensor bos = ag::tensor({double(tr::Vocab::kBos)}, {1, 1}, ag::kInt64);
     ag::Tensor h = ag::cat({ag::squeeze(context, 1),
                             ag::index_select(decoder.embedding.weight, 0, ag::reshape(bos, {1}))},

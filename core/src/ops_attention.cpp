@@ -42,6 +42,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "attograd/reference.h"
 #include "parallel.h"
 #include "vector_math.h"
 
@@ -132,6 +133,7 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
            kAdditiveScores,
            std::string("q, k and w must share one floating dtype (float32 or float64), got ") +
                dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(w.dtype()));
+  if (reference_mode()) return reference::additive_scores(q, k, w);
   const Sizes n{q.size(0), q.size(1), k.size(1), q.size(2)};
   const Tensor qc = q.detach().contiguous(), kc = k.detach().contiguous(),
                wc = w.detach().contiguous();
@@ -163,6 +165,13 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
       return grads{dq, dk, dw};
     });
   return scores;
+}
+
+// The reference (reference.h), d2l's broadcast: every (query, key) pair's h
+// terms materialised as [B, Tq, Tk, h], then weighted and summed; autograd
+// takes the backward through unsqueeze, add, tanh, mul and sum.
+Tensor reference::additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
+  return sum(w * tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), -1);  // [B, Tq, 1, h] + [B, 1, Tk, h]
 }
 
 // ---- whole tensors: the rows on the threads ---------------------------------------------

@@ -71,6 +71,7 @@
 #include "attograd/autograd.h"
 #include "attograd/kernels/gemm.h"
 #include "attograd/ops.h"
+#include "attograd/reference.h"
 #include "parallel.h"
 #include "vector_math.h"
 
@@ -476,6 +477,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   AG_CHECK(std::isfinite(scale) || q.size(-1) == 0, kFlashAttention,
            "scale must be finite, got " + number_str(scale));
   if (q.size(-1) == 0) scale = 0;
+  if (reference_mode()) return reference::flash_attention(q, k, v, scale, masks);
   const Shape batch = broadcast_shapes(broadcast_shapes(batch_of(q), batch_of(k), kFlashAttention),
                                        batch_of(v), kFlashAttention);
   const int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
@@ -542,6 +544,38 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
              return grads{dq, dk, dv};
            });
   return out;
+}
+
+// The reference (reference.h): the attention every line of this file streams,
+// materialised. The scores [..., L, S]; one keep mask from every mask given;
+// the softmax of the kept scores (a masked score replaced by the lowest
+// finite value, so that a row with no key left is uniform, not NaN); its
+// masked weights set to 0 (a row with no key left: all 0, or uniform when
+// masked_rows_uniform); then the values. Autograd takes the backward.
+Tensor reference::flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                                  const AttentionMasks& masks) {
+  const int64_t L = q.size(-2), S = k.size(-2);
+  Tensor scores = matmul(q, transpose(k, -2, -1)) * scale;  // [..., L, S]
+  if (masks.additive.defined()) scores = scores + masks.additive.detach();
+  Tensor keep;  // undefined: every key
+  const auto also = [&keep](const Tensor& allowed) {
+    keep = keep.defined() ? logical_and(keep, allowed) : allowed;
+  };
+  if (masks.keep.defined()) also(masks.keep);
+  if (masks.additive.defined()) also(ne(masks.additive, -std::numeric_limits<double>::infinity()));
+  const Tensor key = reshape(arange(S, kInt64), {1, S});                     // key position j
+  if (masks.lengths.defined()) also(lt(key, unsqueeze(masks.lengths, -1)));  // j < length
+  if (masks.causal) also(le(key, reshape(arange(L, kInt64), {L, 1})));       // j <= i
+  if (!keep.defined()) return matmul(softmax(scores, -1), v);
+  const double lowest = q.dtype() == kFloat32 ? std::numeric_limits<float>::lowest()
+                                              : std::numeric_limits<double>::lowest();
+  const Tensor all = softmax(where(keep, scores, lowest), -1);  // a keyless row: uniform
+  Tensor weights = where(keep, all, 0.0);
+  if (masks.masked_rows_uniform) {
+    const Tensor kept = where(expand(keep, scores.shape()), ones_like(scores), 0.0);
+    weights = where(gt(sum(kept, -1, /*keepdim=*/true), 0.0), weights, all);
+  }
+  return matmul(weights, v);
 }
 
 }  // namespace ag

@@ -36,6 +36,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "attograd/reference.h"
 #include "parallel.h"
 #include "vector_math.h"
 
@@ -195,6 +196,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                shape_str(normalized_shape));
   check_affine(weight, "weight", x, normalized_shape);
   check_affine(bias, "bias", x, normalized_shape);
+  if (reference_mode()) return reference::layer_norm(x, normalized_shape, weight, bias, eps);
 
   int64_t n = 1;
   for (const int64_t s : normalized_shape) n *= s;
@@ -231,6 +233,21 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
              });
              return grads{dx, dw, db};
            });
+  return y;
+}
+
+// The reference (reference.h): mean and biased variance over the trailing
+// dims, then the formula, one op at a time.
+Tensor reference::layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                             const Tensor& bias, double eps) {
+  std::vector<int64_t> dims;  // the trailing normalized_shape.size() dims
+  for (int64_t d = x.dim() - static_cast<int64_t>(normalized_shape.size()); d < x.dim(); ++d)
+    dims.push_back(d);
+  const Tensor centred = x - mean(x, dims, /*keepdim=*/true);
+  const Tensor variance = mean(centred * centred, dims, /*keepdim=*/true);
+  Tensor y = centred / sqrt(variance + eps);
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
   return y;
 }
 

@@ -24,6 +24,7 @@
 #include "attograd/autograd.h"
 #include "attograd/kernels/gemm.h"
 #include "attograd/ops.h"
+#include "attograd/reference.h"
 #include "parallel.h"
 #include "vector_math.h"
 
@@ -115,6 +116,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
            std::string("gi, gh and h must share one floating dtype (float32 or float64), got ") +
                dtype_name(gi.dtype()) + ", " + dtype_name(gh.dtype()) + ", " +
                dtype_name(h.dtype()));
+  if (reference_mode()) return reference::gru_cell(gi, gh, h);
   const int64_t B = h.size(0), H = h.size(1);
   const Tensor gic = gi.detach().contiguous(), ghc = gh.detach().contiguous(),
                hc = h.detach().contiguous();
@@ -258,6 +260,7 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
       valid[static_cast<size_t>(b)] = static_cast<int64_t>(v);
     }
   }
+  if (reference_mode()) return reference::gru_layer(gi, h0, w_hh, b_hh, reverse, lengths);
   const Tensor gic = gi.detach().contiguous(), h0c = h0.detach().contiguous(),
                wc = w_hh.detach().contiguous(), bc = b_hh.detach().contiguous();
   Tensor out = empty({T, B, H}, h0.dtype());        // h_t, every entry written below
@@ -348,6 +351,33 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
              return grads{dgi, h0_grad ? dh : Tensor(), dw, db};
            });
   return out;
+}
+
+// The references (reference.h): the gates one op each, and a loop of them.
+Tensor reference::gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
+  const int64_t H = h.size(1);
+  const auto gate = [H](const Tensor& sides, int64_t g) { return narrow(sides, 1, g * H, H); };
+  const Tensor r = sigmoid(gate(gi, 0) + gate(gh, 0));   // reset     [B, H]
+  const Tensor z = sigmoid(gate(gi, 1) + gate(gh, 1));   // update    [B, H]
+  const Tensor n = tanh(gate(gi, 2) + r * gate(gh, 2));  // candidate [B, H]
+  return (1.0 - z) * n + z * h;
+}
+
+Tensor reference::gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh,
+                            const Tensor& b_hh, bool reverse, const Tensor& lengths) {
+  const int64_t T = gi.size(0);
+  std::vector<Tensor> out(static_cast<size_t>(T));
+  Tensor h = h0;  // [B, H]
+  for (int64_t i = 0; i < T; ++i) {
+    const int64_t t = reverse ? T - 1 - i : i;  // the position visited i-th
+    Tensor h_next = reference::gru_cell(squeeze(narrow(gi, 0, t, 1), 0), linear(h, w_hh, b_hh), h);
+    // Padding (t at or past a row's length): the state passes through.
+    if (lengths.defined())
+      h_next = where(unsqueeze(gt(lengths, static_cast<double>(t)), 1), h_next, h);
+    out[static_cast<size_t>(t)] = h_next;
+    h = h_next;
+  }
+  return stack(out, 0);  // [T, B, H]
 }
 
 }  // namespace ag

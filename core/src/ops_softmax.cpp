@@ -27,6 +27,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "attograd/reference.h"
 #include "dim_layout.h"
 #include "elementwise.h"
 #include "parallel.h"
@@ -112,21 +113,22 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 
 namespace {
 
-// The float32 softmax rows take the SIMD twins; everything else the loops above.
+// The float32 softmax rows take the SIMD twins; everything else, and every
+// row in reference mode, the loops above.
 template <typename T, bool Log>
 void forward_row_fast(const T* x, T* y, int64_t n) {
-  if constexpr (std::is_same_v<T, float> && !Log)
-    detail::softmax_row_f32(x, y, n);
-  else
-    forward_row<T, Log>(x, y, n);
+  if constexpr (std::is_same_v<T, float> && !Log) {
+    if (!reference_mode()) return detail::softmax_row_f32(x, y, n);
+  }
+  forward_row<T, Log>(x, y, n);
 }
 
 template <typename T, bool Log>
 void backward_row_fast(const T* y, const T* g, T* dx, int64_t n) {
-  if constexpr (std::is_same_v<T, float> && !Log)
-    detail::softmax_backward_row_f32(y, g, dx, n);
-  else
-    backward_row<T, Log>(y, g, dx, n);
+  if constexpr (std::is_same_v<T, float> && !Log) {
+    if (!reference_mode()) return detail::softmax_backward_row_f32(y, g, dx, n);
+  }
+  backward_row<T, Log>(y, g, dx, n);
 }
 
 // The same two for a block [n, inner]: one running max/sum per column, so the
@@ -271,6 +273,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
   AG_CHECK(!std::isnan(fill), op,
            "the mask value is NaN (scores " + shape_str(x.shape()) +
                "); use a large negative number such as -1e6");
+  if (reference_mode()) return reference::masked_softmax_last(x, keep, fill, zero_masked);
   const Tensor xc = x.detach().contiguous();
   const int64_t n = x.size(-1);
   Tensor y = empty(x.shape(), x.dtype());  // masked_forward_rows writes every row
@@ -312,6 +315,19 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
              return grads{dx};
            });
   return y;
+}
+
+// The reference (reference.h): the filled scores made, then the plain softmax;
+// autograd takes the backward through where and softmax.
+Tensor reference::masked_softmax_last(const Tensor& x, const Tensor& keep, double fill,
+                                      bool zero_masked) {
+  // Clamped as the kernel clamps it (above): no row of -inf, no NaN.
+  const double lowest = x.dtype() == kFloat32 ? std::numeric_limits<float>::lowest()
+                                              : std::numeric_limits<double>::lowest();
+  const double highest = x.dtype() == kFloat32 ? std::numeric_limits<float>::max()
+                                               : std::numeric_limits<double>::max();
+  const Tensor weights = softmax(where(keep, x, std::clamp(fill, lowest, highest)), -1);
+  return zero_masked ? where(keep, weights, 0.0) : weights;
 }
 
 // ==== the row loops behind softmax and log_softmax ========================================

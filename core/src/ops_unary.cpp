@@ -4,6 +4,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
+#include "attograd/reference.h"
 #include "elementwise.h"
 #include "vector_math.h"
 
@@ -40,7 +41,8 @@ Tensor signed_map(const Tensor& x, const char* op, Fn fn) {
 template <typename Fn>
 Tensor float_map_fast(const Tensor& x, const char* op,
                       void (*f32_kernel)(const float*, float*, int64_t), Fn fn) {
-  if (!x.defined() || x.dtype() != kFloat32) return float_map(x, op, fn);
+  // reference mode: std::exp, std::tanh element by element, not the vector kernels
+  if (!x.defined() || x.dtype() != kFloat32 || reference_mode()) return float_map(x, op, fn);
   const Tensor in = x.detach().contiguous();
   Tensor y = empty(in.shape(), kFloat32);
   f32_kernel(in.data_ptr<float>(), y.data_ptr<float>(), in.numel());

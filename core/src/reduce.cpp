@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "attograd/reference_mode.h"
 #include "elementwise.h"
 #include "vector_math.h"
 
@@ -29,7 +30,7 @@ namespace {
 bool sum_rows(const Tensor& x, const std::vector<bool>& reduce, Tensor& out) {
   const size_t first =
       static_cast<size_t>(std::find(reduce.begin(), reduce.end(), true) - reduce.begin());
-  if (x.dtype() != kFloat32 || !x.is_contiguous() ||
+  if (x.dtype() != kFloat32 || !x.is_contiguous() || reference_mode() ||
       std::find(reduce.begin() + static_cast<std::ptrdiff_t>(first), reduce.end(), false) !=
           reduce.end())
     return false;
@@ -51,7 +52,7 @@ bool sum_rows(const Tensor& x, const std::vector<bool>& reduce, Tensor& out) {
 bool sum_columns(const Tensor& x, const std::vector<bool>& reduce, Tensor& out) {
   const size_t kept =
       static_cast<size_t>(std::find(reduce.begin(), reduce.end(), false) - reduce.begin());
-  if (x.dtype() != kFloat32 || !x.is_contiguous() || kept == 0 ||
+  if (x.dtype() != kFloat32 || !x.is_contiguous() || kept == 0 || reference_mode() ||
       std::find(reduce.begin() + static_cast<std::ptrdiff_t>(kept), reduce.end(), true) !=
           reduce.end())
     return false;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "attograd/error.h"
+#include "attograd/reference_mode.h"
 #include "attograd/threads.h"
 #include "parallel.h"
 
@@ -221,7 +222,7 @@ int get_num_threads() {
 namespace detail {
 
 int usable_threads() {
-  return t_in_region ? 1 : get_num_threads();
+  return t_in_region || reference_mode() ? 1 : get_num_threads();
 }
 
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
@@ -229,7 +230,7 @@ void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, in
   const int threads = get_num_threads();  // read once: another thread may change it
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
   const int chunks = static_cast<int>(std::min<int64_t>(threads, max_chunks));
-  if (chunks <= 1 || t_in_region) {
+  if (chunks <= 1 || t_in_region || reference_mode()) {  // reference mode: one thread
     fn(0, n);
     return;
   }

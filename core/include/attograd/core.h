@@ -7,4 +7,5 @@
 #include "attograd/gradcheck.h"
 #include "attograd/npy.h"
 #include "attograd/ops.h"
+#include "attograd/reference.h"
 #include "attograd/tensor.h"

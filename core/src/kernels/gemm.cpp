@@ -11,6 +11,7 @@
 //   avx512  same driver, 6 x 64 AVX-512 tile (gemm_avx512.cpp); tiny products
 //           skip the driver and run the tiles on A and B in place
 //   neon    same driver, 6 x 16 NEON tile (gemm_neon.cpp; AArch64, tested under QEMU)
+// In reference mode (attograd/reference_mode.h) gemm() takes the naive loop.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,6 +24,7 @@
 #include <type_traits>
 
 #include "attograd/error.h"
+#include "attograd/reference_mode.h"
 #include "cpu_features.h"
 #include "gemm_driver.h"
 
@@ -287,13 +289,17 @@ std::vector<GemmCall> stop_gemm_recording() {
   return calls;
 }
 
+// In reference mode (attograd/reference_mode.h) every product is the naive
+// triple loop, the reference every kernel is tested against.
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
-  static const GemmFn<float> fn = path_function<float>(default_gemm_path());
+  static const GemmFn<float> fast = path_function<float>(default_gemm_path());
+  const GemmFn<float> fn = reference_mode() ? GemmFn<float>(gemm_naive) : fast;
   run<float>(s, [&] { fn(s, A, B, C); });
 }
 
 void gemm(const GemmShape& s, const double* A, const double* B, double* C) {
-  static const GemmFn<double> fn = path_function<double>(default_gemm_path());
+  static const GemmFn<double> fast = path_function<double>(default_gemm_path());
+  const GemmFn<double> fn = reference_mode() ? GemmFn<double>(gemm_naive) : fast;
   run<double>(s, [&] { fn(s, A, B, C); });
 }
 
