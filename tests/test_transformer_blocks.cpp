@@ -37,21 +37,6 @@ Tensor block_leaf(const std::string& file, const std::string& name, DType dtype)
 
 // ---- layer_norm ---------------------------------------------------------------------------
 
-// The composed reference: the same math from primitives (mean, biased var, sqrt, div).
-Tensor reference_layer_norm(const Tensor& x, const Shape& normalized, const Tensor& weight,
-                            const Tensor& bias, double eps) {
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < normalized.size(); ++i)
-    dims.push_back(-static_cast<int64_t>(normalized.size() - i));
-  const Tensor mean_x = mean(x, dims, /*keepdim=*/true);
-  const Tensor centered = x - mean_x;
-  const Tensor var = mean(centered * centered, dims, /*keepdim=*/true);
-  Tensor y = centered / sqrt(var + eps);
-  if (weight.defined()) y = y * weight;
-  if (bias.defined()) y = y + bias;
-  return y;
-}
-
 struct NormResult {
   Tensor y, dx, dw, db;
 };
@@ -62,7 +47,7 @@ NormResult run_norm(bool fused, const Tensor& x0, const Shape& normalized, const
   Tensor w = w0.defined() ? w0.detach().clone().requires_grad_() : Tensor();
   Tensor b = b0.defined() ? b0.detach().clone().requires_grad_() : Tensor();
   const Tensor y =
-      fused ? layer_norm(x, normalized, w, b, eps) : reference_layer_norm(x, normalized, w, b, eps);
+      fused ? layer_norm(x, normalized, w, b, eps) : reference::layer_norm(x, normalized, w, b, eps);
   sum(y * g).backward();
   return {y.detach(), x.grad(), w.defined() ? w.grad() : Tensor(),
           b.defined() ? b.grad() : Tensor()};

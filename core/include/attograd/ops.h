@@ -166,7 +166,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 // beyond the dtype's finite range (-inf, or -1e300 in float32) is clamped to
 // it, so no row gives NaN. Kept scores below `fill` lose to the masked keys
 // (d2l's -1e6 behaves so): the lowest finite fill makes that impossible. Its
-// composed reference:
+// composed reference, reference::masked_softmax_last (attograd/reference.h):
 //   w = softmax(where(keep, x, fill), -1);  zero_masked ? where(keep, w, 0) : w
 Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, bool zero_masked);
 
@@ -174,7 +174,8 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
 // Additive (Bahdanau) attention scores, fused:
 //   scores[b, i, j] = sum_x w[x] tanh(q[b, i, x] + k[b, j, x])
 // q [B, Tq, h], k [B, Tk, h], w [h] -> [B, Tq, Tk], one floating dtype, no
-// broadcasting. Equals sum(w * tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), -1)
+// broadcasting. Equals reference::additive_scores (attograd/reference.h),
+// sum(w * tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), -1),
 // without materialising that [B, Tq, Tk, h] tensor, forward or backward,
 // beyond 2^20 entries (up to that size the forward keeps its tanh for the
 // backward).
@@ -235,8 +236,8 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
 // (biased variance, eps added under the square root), then scaled by weight
 // and shifted by bias (each shaped normalized_shape; either may be undefined):
 //   y = (x - mean) / sqrt(var + eps) * weight + bias
-// One fused kernel, forward and backward; its composed reference is in
-// tests/test_transformer.cpp.
+// One fused kernel, forward and backward; its composed reference is
+// reference::layer_norm (attograd/reference.h).
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
 
