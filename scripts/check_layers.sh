@@ -5,18 +5,20 @@
 #
 # The layers, lowest first; a file may include its own layer and those below:
 #   0 base      leaf utilities that know no Tensor: error.h, threads.h, allocator.h,
-#               reference_mode.h (the reference switch's flag) and core/src's
-#               parallel.h, zip.h (+ their .cpp)
-#   1 kernels   core/include/attograd/kernels, core/src/kernels: raw pointers; and
-#               core/src's vector_math.h/.cpp, the row kernels (SIMD exp, softmax,
-#               LayerNorm, GRU rows), which pick their code by kernels' cpu_features
+#               reference_mode.h (the reference switch's flag), core/src's zip.h and
+#               core/src/fast's parallel.h (+ their .cpp)
+#   1 kernels   core/include/attograd/kernels, core/src/fast/kernels and
+#               core/src/gemm_naive.cpp: raw pointers; and core/src/fast's
+#               vector_math.h/.cpp, the row kernels (SIMD exp, softmax, LayerNorm,
+#               GRU rows), which pick their code by kernels' cpu_features
 #   2 tensor    tensor.h, dtype.h; core/src tensor.cpp (with dtype.cpp,
 #               shape.cpp, random.cpp, print.cpp) and the unrecorded
 #               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h,
 #               tensor_impl_access.h: the library's write door to a TensorImpl)
 #   3 autograd  autograd.h, autograd.cpp: nodes and the backward sweep
 #   4 ops       ops.h, reference.h (the fused ops' composed references), the
-#               ops_*.cpp and tensor_methods.cpp; gradcheck and npy
+#               ops_*.cpp, core/src/fast/flash_attention.cpp and tensor_methods.cpp;
+#               gradcheck and npy
 #               sit here too: gradcheck runs ops and backward, and npy is a
 #               file format for tensors that nothing below needs; core.h, the
 #               umbrella of all of core, is the top of this layer
@@ -57,12 +59,12 @@ layer_of() {
   REPLY=""
   case "$1" in
     core/include/attograd/error.h | core/include/attograd/threads.h) REPLY=0 ;;
-    core/include/attograd/allocator.h | core/src/allocator.cpp) REPLY=0 ;;
-    core/src/parallel.h | core/src/threads.cpp) REPLY=0 ;;
+    core/include/attograd/allocator.h | core/src/fast/allocator.cpp) REPLY=0 ;;
+    core/src/fast/parallel.h | core/src/fast/threads.cpp) REPLY=0 ;;
     core/include/attograd/reference_mode.h | core/src/reference_mode.cpp) REPLY=0 ;;
-    core/src/vector_math.h | core/src/vector_math.cpp) REPLY=1 ;;
+    core/src/fast/vector_math.h | core/src/fast/vector_math.cpp) REPLY=1 ;;
     core/src/zip.h | core/src/zip.cpp) REPLY=0 ;;
-    core/include/attograd/kernels/* | core/src/kernels/*) REPLY=1 ;;
+    core/include/attograd/kernels/* | core/src/fast/kernels/* | core/src/gemm_naive.cpp) REPLY=1 ;;
     core/include/attograd/tensor.h | core/include/attograd/dtype.h) REPLY=2 ;;
     core/src/tensor.cpp | core/src/elementwise.h | core/src/reduce.h | core/src/reduce.cpp) REPLY=2 ;;
     core/src/dim_layout.h | core/src/tensor_impl_access.h) REPLY=2 ;;
@@ -72,7 +74,7 @@ layer_of() {
     core/include/attograd/ops.h | core/include/attograd/gradcheck.h) REPLY=4 ;;
     core/include/attograd/reference.h) REPLY=4 ;;
     core/include/attograd/npy.h | core/include/attograd/core.h) REPLY=4 ;;
-    core/src/ops_*.cpp | core/src/tensor_methods.cpp) REPLY=4 ;;
+    core/src/ops_*.cpp | core/src/tensor_methods.cpp | core/src/fast/flash_attention.cpp) REPLY=4 ;;
     core/src/gradcheck.cpp | core/src/npy.cpp) REPLY=4 ;;
     nn/*) REPLY=5 ;;
     viz/viewer/*) REPLY=10 ;;

@@ -55,7 +55,7 @@ PATH = [
      "a sum's backward broadcasts g back over the summed dim"),
     ("The ops", "core/src/ops_matmul.cpp", r"Tensor product\(",
      "C = A B; dA = dC B^T, dB = A^T dC"),
-    ("The ops", "core/src/kernels/gemm_naive.cpp", r"void naive\(",
+    ("The ops", "core/src/gemm_naive.cpp", r"void naive\(",
      "the matrix product as three loops: the reference every fast kernel is tested against"),
     ("Softmax", "core/src/ops_softmax.cpp", r"void forward_row\(",
      "subtract the row's max, exponentiate, normalise"),

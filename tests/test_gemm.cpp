@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "../core/src/parallel.h"
+#include "../core/src/fast/parallel.h"
 #include "attograd/error.h"
 #include "attograd/kernels/gemm.h"
 #include "attograd/tensor.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "../core/src/vector_math.h"
+#include "../core/src/fast/vector_math.h"
 #include "attograd/kernels/optim.h"
 #include "attograd/threads.h"
 

@@ -43,8 +43,8 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "attograd/reference.h"
-#include "parallel.h"
-#include "vector_math.h"
+#include "fast/parallel.h"
+#include "fast/vector_math.h"
 
 namespace ag {
 
@@ -61,7 +61,7 @@ constexpr int64_t kKeepTanh = int64_t{1} << 20;
 
 // forward: s[j] = sum_x w[x] tanh(q[x] + k[j, x])  for j < Tk, and when t is
 // not null each tanh also into t [Tk, h] for the backward.
-// float32 twin: detail::additive_scores_row_f32 in vector_math.cpp.
+// float32 twin: detail::additive_scores_row_f32 in fast/vector_math.cpp.
 template <typename T>
 void forward_row(const T* q, const T* k, const T* w, T* s, T* t, int64_t tk, int64_t h) {
   for (int64_t j = 0; j < tk; ++j) {
@@ -82,7 +82,7 @@ void forward_row(const T* q, const T* k, const T* w, T* s, T* t, int64_t tk, int
 //   dq[x]     = w[x] sum_j u      (q was shared by every key j: its gradients add up)
 //   dk[j, x] += w[x] u            (summed over the rows i by the caller)
 //   dw[x]    += sum_j g[j] t      (summed over every row by the caller)
-// float32 twin: detail::additive_scores_backward_row_f32 in vector_math.cpp.
+// float32 twin: detail::additive_scores_backward_row_f32 in fast/vector_math.cpp.
 template <typename T>
 void backward_row(const T* q, const T* k, const T* w, const T* t_kept, const T* g, T* dq, T* dk,
                   T* dw, int64_t tk, int64_t h) {

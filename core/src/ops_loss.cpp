@@ -4,7 +4,7 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "elementwise.h"
-#include "vector_math.h"
+#include "fast/vector_math.h"
 
 namespace ag {
 

@@ -24,7 +24,7 @@
 //
 // float64 rows accumulate their sums in double (8 lanes, below); float32
 // rows take detail::layer_norm_rows_f32 and its backward, the same math in
-// SIMD with the sums in 16 float lanes (vector_math.cpp). Rows are
+// SIMD with the sums in 16 float lanes (fast/vector_math.cpp). Rows are
 // independent and split across threads; dw and db add the rows up in row
 // order on one thread, in double, so the bits of every result are the same
 // for any number of threads.
@@ -37,8 +37,8 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "attograd/reference.h"
-#include "parallel.h"
-#include "vector_math.h"
+#include "fast/parallel.h"
+#include "fast/vector_math.h"
 
 namespace ag {
 

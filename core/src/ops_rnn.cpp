@@ -25,8 +25,8 @@
 #include "attograd/kernels/gemm.h"
 #include "attograd/ops.h"
 #include "attograd/reference.h"
-#include "parallel.h"
-#include "vector_math.h"
+#include "fast/parallel.h"
+#include "fast/vector_math.h"
 
 namespace ag {
 
@@ -41,7 +41,7 @@ T sigmoid_of(T a) {
 
 // Rows [begin, end) of the forward: h_next [B, H], and gates [B, 3H] = (r, z, n)
 // for the backward. All pointers to contiguous row-major buffers.
-// float32 twin: detail::gru_cell_rows_f32 in vector_math.cpp, with the
+// float32 twin: detail::gru_cell_rows_f32 in fast/vector_math.cpp, with the
 // vectorised exp and tanh of vector_math.h (libm's expf and tanhf are scalar
 // calls and took most of a GRU step's time).
 template <typename T>

@@ -30,8 +30,8 @@
 #include "attograd/reference.h"
 #include "dim_layout.h"
 #include "elementwise.h"
-#include "parallel.h"
-#include "vector_math.h"
+#include "fast/parallel.h"
+#include "fast/vector_math.h"
 
 namespace ag {
 
@@ -48,7 +48,7 @@ using detail::DimLayout;
 // the file) the loops that run them over every row on the threads.
 
 // forward: y = e^(x - max) / sum_k e^(x - max)      (log_softmax: y = x - max - log sum)
-// float32 twin (softmax only): detail::softmax_row_f32 in vector_math.cpp.
+// float32 twin (softmax only): detail::softmax_row_f32 in fast/vector_math.cpp.
 template <typename T, bool Log>
 void forward_row(const T* x, T* y, int64_t n) {
   T max = x[0];
@@ -72,7 +72,7 @@ void forward_row(const T* x, T* y, int64_t n) {
 //   y_k = e^x_k / sum_j e^x_j,  so dy_k/dx_i = y_k (delta_ki - y_i), and
 //   softmax:     dx = y * (g - s),      s = sum_k g_k y_k
 //   log_softmax: dx = g - e^y * s,      s = sum_k g_k      (e^y is the softmax)
-// float32 twin (softmax only): detail::softmax_backward_row_f32 in vector_math.cpp.
+// float32 twin (softmax only): detail::softmax_backward_row_f32 in fast/vector_math.cpp.
 template <typename T, bool Log>
 void backward_row(const T* y, const T* g, T* dx, int64_t n) {
   double s = 0;

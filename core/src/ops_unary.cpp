@@ -6,7 +6,7 @@
 #include "attograd/ops.h"
 #include "attograd/reference.h"
 #include "elementwise.h"
-#include "vector_math.h"
+#include "fast/vector_math.h"
 
 namespace ag {
 

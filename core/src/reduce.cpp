@@ -1,10 +1,13 @@
+// sum_dims (reduce.h): the walk that sums a tensor over any dims, the
+// reference every reduction and the autograd's sum_to_shape use; float32
+// rows and columns take vector_math's lane sums unless reference mode is on.
 #include "reduce.h"
 
 #include <algorithm>
 
 #include "attograd/reference_mode.h"
 #include "elementwise.h"
-#include "vector_math.h"
+#include "fast/vector_math.h"
 
 namespace ag::detail {
 

@@ -1,6 +1,6 @@
 // Scaled dot-product attention: composed from matmul, masks and softmax when
 // the weights are wanted (the readable reference), streamed by
-// ag::flash_attention (core/src/ops_flash_attention.cpp) when they are not.
+// ag::flash_attention (core/src/fast/flash_attention.cpp) when they are not.
 // Legend: L queries, S keys, E query/key features, Ev value features; "..."
 // the batch dims, which broadcast as in torch.matmul.
 #include "attograd/nn/functional.h"

@@ -203,7 +203,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h);
 Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
                  bool reverse = false, const Tensor& lengths = Tensor());
 
-// ---- streaming attention (ops_flash_attention.cpp) ---------------------------
+// ---- streaming attention (fast/flash_attention.cpp) ---------------------------
 // Which keys each query may attend, for flash_attention; all optional and
 // combined (a key is attended only if every one allows it). Shapes are
 // NumPy-broadcastable to the scores [..., L, S] (lengths to [..., L]) and are

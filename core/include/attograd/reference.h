@@ -52,7 +52,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h);
 Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
                  bool reverse, const Tensor& lengths);
 // The materialised attention: softmax(q k^T * scale + masks) v, rows with no
-// key left 0 or the mean of v (ops_flash_attention.cpp).
+// key left 0 or the mean of v (fast/flash_attention.cpp).
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                        const AttentionMasks& masks);
 // (x - mean) / sqrt(var + eps) * weight + bias over the trailing dims (ops_norm.cpp).

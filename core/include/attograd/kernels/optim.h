@@ -5,7 +5,7 @@
 // in allocation and dispatch than in arithmetic at d2l's sizes.
 //
 // float32 runs SIMD clones (AVX-512, AVX2, baseline x86-64) picked at load
-// time; float64 the same source loops without clones (core/src/vector_math).
+// time; float64 the same source loops without clones (core/src/fast/vector_math).
 // Adam computes each element as written, with no fused multiply-add, so its
 // clones give the bits of a plain scalar loop on every CPU (the tests check
 // bit for bit). The squared norm adds in 16 lanes: another order than one

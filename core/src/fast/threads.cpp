@@ -1,5 +1,6 @@
 // The thread pool behind ag::detail::parallel_for, and ag::set_num_threads /
-// ag::get_num_threads.
+// ag::get_num_threads. Its reference is one thread: in reference mode
+// (attograd/reference_mode.h) every loop runs on the calling thread.
 //
 // One region at a time: the thread that wins region_mutex hands a chunk to
 // each worker (waking them through a condition variable and a generation

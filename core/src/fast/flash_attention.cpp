@@ -1,5 +1,7 @@
 // flash_attention: softmax(q k^T * scale + masks) v without ever holding the
-// [L, S] scores (FlashAttention-2, Dao 2023, on the CPU).
+// [L, S] scores (FlashAttention-2, Dao 2023, on the CPU). Its reference is the
+// materialised attention, reference::flash_attention at the end of this file,
+// which reference mode (attograd/reference.h) runs instead.
 //
 // Legend: N batch items (the batch dims "..." flattened), L queries, S keys,
 // E query/key features, Ev value features; Br query rows and Bc keys per block.

@@ -1,3 +1,8 @@
+// The fast path's float32 row kernels (vector_math.h): exp, tanh, the softmax
+// and masked softmax rows, additive scores, LayerNorm and GRU rows, in SIMD.
+// Each is the twin of a plain loop in its op's own file (ops_softmax.cpp's
+// forward_row, ops_attention.cpp's forward_row, ...), its reference, which
+// reference mode (attograd/reference.h) and float64 run instead.
 #include "vector_math.h"
 
 #include <algorithm>

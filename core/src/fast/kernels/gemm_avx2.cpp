@@ -14,6 +14,7 @@
 //
 // As in gemm_avx512.cpp, only the kernel is compiled for AVX2 + FMA (a target
 // attribute), and gemm.cpp calls it only when the CPU reports both.
+// Its reference: gemm_naive (core/src/gemm_naive.cpp), the three loops.
 #if defined(__x86_64__)
 
 #include <immintrin.h>

@@ -1,5 +1,5 @@
 // The blocked GEMM driver shared by every fast path (scalar, AVX2, AVX-512,
-// NEON). Each path supplies only a micro-kernel: the code that computes one
+// NEON); their reference is gemm_naive (core/src/gemm_naive.cpp). Each path supplies only a micro-kernel: the code that computes one
 // MR x NR tile of C in registers. Everything else is here, compiled for the
 // baseline ISA (only the micro-kernels carry target attributes).
 //

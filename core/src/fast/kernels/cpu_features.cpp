@@ -1,3 +1,5 @@
+// Which SIMD instruction sets this CPU and its OS support (cpu_features.h),
+// detected once; the GEMM dispatch (gemm.cpp) and the row kernels ask it.
 #include "cpu_features.h"
 
 namespace ag::kernels::detail {

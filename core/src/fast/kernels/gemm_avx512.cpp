@@ -31,6 +31,7 @@
 // per-file flag): the driver and any inline library code it pulls in stay
 // baseline x86-64, so nothing AVX-512 can leak into code a non-AVX-512 CPU
 // runs. gemm.cpp calls it only when the CPU reports avx512f.
+// Its reference: gemm_naive (core/src/gemm_naive.cpp), the three loops.
 #if defined(__x86_64__)
 
 #include <immintrin.h>

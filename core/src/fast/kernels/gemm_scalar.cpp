@@ -4,6 +4,7 @@
 // x86-64 SSE2 once the compiler vectorizes the j loop, as it does at -O2 and
 // above; on other CPUs it is plain scalar code. This path runs everywhere and
 // is what the SIMD kernels are measured against in docs/matmul.md.
+// Its reference: gemm_naive (core/src/gemm_naive.cpp), the three loops.
 #include "gemm_driver.h"
 
 namespace ag::kernels::detail {

@@ -82,7 +82,7 @@ double dot_f32(const float* a, const float* b, int64_t n);
 // row's d = sum_k p_k dp_k, computed elsewhere. dz may be dp.
 void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz, int64_t n);
 
-// The two row kernels of a streamed attention block (ops_flash_attention.cpp):
+// The two row kernels of a streamed attention block (fast/flash_attention.cpp):
 // max_k x[k] (n > 0; -inf entries allowed), and, in place,
 // x = e^(scale x - shift) returning sum_k x_k (16 partial sums, added in
 // double), for scale x - shift <= 0 (shift = the row's max or log-sum-exp of

@@ -11,6 +11,7 @@
 // FMA chains, 4 B vectors and a broadcast in the remaining 8 registers.
 // Advanced SIMD is part of the AArch64 base ISA, so no target attribute is
 // needed; on other CPUs this file compiles to nothing.
+// Its reference: gemm_naive (core/src/gemm_naive.cpp), the three loops.
 #if defined(__aarch64__)
 
 #include <arm_neon.h>

@@ -1,5 +1,6 @@
 // The caching allocator: size classes, per-class free lists under one mutex,
-// a byte cap. Design notes in attograd/allocator.h.
+// a byte cap. Design notes in attograd/allocator.h. It changes when memory is
+// returned, never what is computed: reference mode leaves it on.
 #include "attograd/allocator.h"
 
 #include <sanitizer/asan_interface.h>  // no-op macros unless built with ASan
