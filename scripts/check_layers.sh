@@ -63,6 +63,7 @@ layer_of() {
     core/src/fast/parallel.h | core/src/fast/threads.cpp) REPLY=0 ;;
     core/include/attograd/reference_mode.h | core/src/reference_mode.cpp) REPLY=0 ;;
     core/src/fast/vector_math.h | core/src/fast/vector_math.cpp) REPLY=1 ;;
+    core/src/fast/vector_math_layers.cpp | core/src/fast/vector_lanes.h) REPLY=1 ;;
     core/src/zip.h | core/src/zip.cpp) REPLY=0 ;;
     core/include/attograd/kernels/* | core/src/fast/kernels/* | core/src/gemm_naive.cpp) REPLY=1 ;;
     core/include/attograd/tensor.h | core/include/attograd/dtype.h) REPLY=2 ;;
