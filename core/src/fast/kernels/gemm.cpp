@@ -89,7 +89,7 @@ GemmSplit plan_gemm_split(const GemmShape& s) {
   // then waits for the next block's panel. With a small C and a long k (a
   // narrow layer's weight gradient, [rows x 32]^T @ [rows x 64]) its blocks
   // are a few tiles, a few microseconds between waits, and one thread alone
-  // is faster (docs/performance.md, "The seventh sitting").
+  // is faster (docs/performance.md, "GEMM threads").
   if (!split.whole_items && !split.rows_apart &&
       s.M * s.N < split.threads * kSharedPanelsMinOutputs) {
     split.parallel = false;
