@@ -1,8 +1,7 @@
 # Runs one tutorial straight through and checks what it printed and wrote.
 #   cmake -DPROGRAM=path -DOUT_DIR=dir -DEXPECT_FILE=file -DHEATMAPS=a,b -P check_tutorial.cmake
 # EXPECT_FILE holds one regular expression a line; each must match somewhere
-# in the output. (The file is split by hand, not as a CMake list: a list
-# would merge elements at an unbalanced "[", and the regexes quote brackets.)
+# in the output (expected_lines.cmake).
 # Each name in the comma-separated HEATMAPS must have been written as
 # OUT_DIR/NAME.png and OUT_DIR/NAME.svg (the folder is emptied first, so a
 # file left over from an earlier run does not count).
@@ -21,19 +20,8 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "${name} exited with status ${status} (a FAILED check above, or an error)")
 endif()
 
-set(missing "")
-set(count 0)
-file(READ ${EXPECT_FILE} rest)
-while(NOT rest STREQUAL "")
-  string(FIND "${rest}" "\n" end)
-  string(SUBSTRING "${rest}" 0 ${end} regex)
-  math(EXPR end "${end} + 1")
-  string(SUBSTRING "${rest}" ${end} -1 rest)
-  math(EXPR count "${count} + 1")
-  if(NOT output MATCHES "${regex}")
-    string(APPEND missing "\n  no line matches: ${regex}")
-  endif()
-endwhile()
+include(${CMAKE_CURRENT_LIST_DIR}/expected_lines.cmake)
+expected_lines(${EXPECT_FILE} "${output}" missing count)
 string(REPLACE "," ";" HEATMAPS "${HEATMAPS}")
 foreach(heatmap IN LISTS HEATMAPS)
   foreach(extension png svg)
