@@ -172,8 +172,8 @@ AG_SIMD_CLONES void gru_cell_backward_rows_f32(const float* g, const float* gh_n
 
 // Adam's loop with contraction off: in the AVX2 and AVX-512 clones GCC would
 // otherwise fuse m * beta1 + (1 - beta1) * g into one rounding, and a step's
-// result would depend on the CPU (the first version did: the seq2seq's
-// held-out accuracy on sort moved from 99.1% to 96.8% with it).
+// result would depend on the CPU (docs/performance.md, "Adam without
+// contraction", has what that did to a model).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")

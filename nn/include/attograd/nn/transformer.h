@@ -255,7 +255,7 @@ class Transformer : public EncoderDecoder {
   TransformerDecoder* decoder_;
 };
 
-// The Transformer of issue 23's program: defaults d = 32, FFN 64, 4 heads,
+// The Transformer attograd-translate builds: defaults d = 32, FFN 64, 4 heads,
 // 2 blocks, dropout 0.1, post-LN (d2l's; norm_first: pre-LN, header).
 std::unique_ptr<Transformer> make_transformer(int64_t src_vocab, int64_t tgt_vocab,
                                               int64_t num_hiddens = 32,
