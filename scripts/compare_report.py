@@ -449,7 +449,7 @@ def plot_curves(directory, cells, png):
             values = [[curve[s] for curve in curves if s in curve] for s in steps]
             colour = f"C{scorings.index(cell.scoring) % 10}"
             axis.plot(steps, [statistics.fmean(v) for v in values], color=colour,
-                      label=f"{cell.scoring} ({len(curves)} seeds)")
+                      label=f"{cell.scoring} ({len(curves)} seed{'s' if len(curves) != 1 else ''})")
             axis.fill_between(steps, [min(v) for v in values], [max(v) for v in values],
                               color=colour, alpha=0.2, linewidth=0)
         axis.set_title(f"{encoder} encoder, {size} size" if encoder != "transformer" else
