@@ -69,12 +69,16 @@ PATH = [
      "additive scores as d2l broadcasts them; ATTOGRAD_REFERENCE=1 runs this line"),
     ("Attention", "core/src/ops_attention.cpp", r"Tensor additive_scores\(",
      "the fused op that replaces it: checks, then the rows; its backward recorded beside it"),
-    ("Attention", "nn/src/attention.cpp", r"Tensor pool_values\(",
-     "the weights' masked softmax, dropout, then the values' product"),
-    ("Attention", "nn/src/attention.cpp", r"Tensor DotProductAttention::forward\(",
-     "scores = Q K^T / sqrt(d), then pooled"),
+    ("Attention", "nn/src/scoring_additive.cpp", r"Tensor score\(",
+     "additive's score: W_q q, then the fused scores against the remembered W_k k"),
+    ("Attention", "nn/src/scoring_dot.cpp", r"Tensor score\(",
+     "dot's score: Q K^T / sqrt(d), no parameters"),
+    ("Attention", "nn/src/scoring.cpp", r"Attended ScoringFunction::attend_with_weights\(",
+     "every scoring function's call: its scores, then the one pooling step"),
+    ("Attention", "nn/src/pooling.cpp", r"Pooled attention_pool\(",
+     "the one pooling step: masks checked once, masked softmax, dropout, the values' product"),
     ("Attention", "nn/src/attention.cpp", r"Tensor AdditiveAttention::forward\(",
-     "W_q q, W_k k, the scores, then pooled: d2l's class"),
+     "d2l's class: the table's additive behind d2l's call"),
 ]
 
 

@@ -228,7 +228,7 @@ TEST(AttentionModulesTest, FullyMaskedRowsUniformByDefaultZeroOnRequest) {
   mha(q, k, v, valid);
   EXPECT_TRUE(all_close(narrow(mha.attention_weights(), 0, 0, 1), ones({1, 2, 2, 4}) * 0.25, 1e-7));
   // MaskedRows::Zero: zero weights, zero output rows (before W_o for MHA).
-  dot.masked_rows = additive.masked_rows = mha.attention.masked_rows = MaskedRows::Zero;
+  dot.masked_rows = additive.masked_rows = mha.masked_rows = MaskedRows::Zero;
   EXPECT_TRUE(all_close(narrow(dot(q, k, v, valid), 0, 0, 1), zeros({1, 2, 2}), 0, 0));
   EXPECT_TRUE(all_close(narrow(additive(q, k, v, valid), 0, 0, 1), zeros({1, 2, 2}), 0, 0));
   Tensor mha_out = mha(q, k, v, valid);
@@ -326,7 +326,8 @@ TEST(ScaledDotProductAttentionTest, MasksAndCausal) {
   EXPECT_EQ(logical_and(keep, causal_mask(3, 3)).to_vector(),
             (std::vector<double>{1, 0, 0, 1, 1, 0, 1, 1, 1}));
   EXPECT_TRUE(all_close(
-      w, masked_softmax(scores, logical_and(keep, causal_mask(3, 3)), MaskedRows::Zero), 1e-15));
+      w, masked_softmax_keep(scores, logical_and(keep, causal_mask(3, 3)), MaskedRows::Zero),
+      1e-15));
 }
 
 TEST(ScaledDotProductAttentionTest, FullyMaskedRowsGiveZerosNotNaN) {
@@ -418,10 +419,7 @@ void check_module_gradients(M& module, const std::vector<Tensor*>& slots, int64_
         for (size_t i = 0; i < slots.size(); ++i) *slots[i] = in[3 + i];
         return module(in[0], in[1], in[2], kind.valid_lens, kind.attn_mask);
       };
-      if constexpr (std::is_same_v<M, nn::MultiHeadAttention>)
-        module.attention.masked_rows = rows;
-      else
-        module.masked_rows = rows;
+      module.masked_rows = rows;
       EXPECT_TRUE(grad_ok(fn, inputs))
           << module.type_name() << ", mask " << kind.name
           << (rows == MaskedRows::Zero ? ", zero rows" : ", uniform rows");

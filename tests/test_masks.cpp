@@ -127,8 +127,8 @@ TEST(MaskedSoftmaxTest, D2lFullyMaskedRowIsUniformOverPadding) {
 TEST(MaskedSoftmaxTest, ZeroChoiceGivesZeroWeightsForFullyMaskedRows) {
   Tensor X = tensor({5, -3, 2, 0.5, 1, 2, 3, 4}, {2, 1, 4}, kFloat64);
   Tensor keep = lengths_to_keep(lens({0, 2}), X.shape());
-  Tensor zero = masked_softmax(X, keep, MaskedRows::Zero);
-  Tensor uniform = masked_softmax(X, keep, MaskedRows::Uniform);
+  Tensor zero = masked_softmax_keep(X, keep, MaskedRows::Zero);
+  Tensor uniform = masked_softmax_keep(X, keep, MaskedRows::Uniform);
   EXPECT_FALSE(has_nan(zero));
   EXPECT_EQ(row_sums(zero), (std::vector<double>{0.0, 1.0}));
   EXPECT_TRUE(all_close(narrow(zero, 0, 0, 1).contiguous(), {0, 0, 0, 0}, 0, 0));
@@ -142,7 +142,8 @@ TEST(MaskedSoftmaxTest, FullyMaskedRowsGetNoGradient) {
   for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero}) {
     Tensor X = leaf64({2, 1, 3});
     Tensor keep = bools({0, 0, 0, 1, 1, 0}, {2, 1, 3});
-    sum(masked_softmax(X, keep, rows) * tensor({1, 2, 3, 4, 5, 6}, {2, 1, 3}, kFloat64)).backward();
+    sum(masked_softmax_keep(X, keep, rows) * tensor({1, 2, 3, 4, 5, 6}, {2, 1, 3}, kFloat64))
+        .backward();
     const std::vector<double> g = X.grad().to_vector();
     EXPECT_FALSE(has_nan(X.grad()));
     EXPECT_EQ(g[0], 0.0);
@@ -158,7 +159,7 @@ TEST(MaskedSoftmaxTest, KeepMaskDefaultMasksEvenVeryNegativeScores) {
   // overload's default (-FLT_MAX) never does.
   Tensor X = tensor({-5e6, -5e6 - 1, 0}, {1, 3}, kFloat64);
   Tensor keep = bools({1, 1, 0}, {1, 3});
-  EXPECT_NEAR(masked_softmax(X, keep, MaskedRows::Uniform).to_vector()[2], 0.0, 0.0);
+  EXPECT_NEAR(masked_softmax_keep(X, keep, MaskedRows::Uniform).to_vector()[2], 0.0, 0.0);
   EXPECT_NEAR(masked_softmax(X, lens({2})).to_vector()[2], 1.0, 1e-12);  // the book's leak
 }
 
@@ -170,27 +171,27 @@ TEST(MaskedSoftmaxTest, KeepMasksBroadcastToTheScores) {
   Tensor full = lengths_to_keep(lens({2, 3}), scores.shape());  // [B, Tq, Tk]
   Tensor key_padding = key_keep_to_keep(bools({1, 1, 0, 0, 1, 1, 1, 0}, {2, 4}), scores.shape());
   EXPECT_EQ(key_padding.shape(), (Shape{2, 1, 4}));
-  EXPECT_TRUE(all_close(masked_softmax(scores, key_padding, MaskedRows::Zero),
-                        masked_softmax(scores, full, MaskedRows::Zero), 0, 0));
+  EXPECT_TRUE(all_close(masked_softmax_keep(scores, key_padding, MaskedRows::Zero),
+                        masked_softmax_keep(scores, full, MaskedRows::Zero), 0, 0));
   // [Tq, Tk] causal, shared by the batch.
-  Tensor causal = masked_softmax(scores, causal_mask(3, 4), MaskedRows::Zero);
+  Tensor causal = masked_softmax_keep(scores, causal_mask(3, 4), MaskedRows::Zero);
   EXPECT_EQ(causal.to_vector()[1], 0.0);
   EXPECT_EQ(causal.to_vector()[0], 1.0);
   // [B, 1, Tq, Tk] for heads: scores [B, H, Tq, Tk].
   Tensor heads = randn({2, 2, 3, 4}, kFloat64);
   Tensor per_item = unsqueeze(full, 1);
-  Tensor w = masked_softmax(heads, per_item, MaskedRows::Zero);
-  EXPECT_TRUE(all_close(
-      narrow(w, 1, 1, 1).contiguous(),
-      unsqueeze(masked_softmax(reshape(narrow(heads, 1, 1, 1), {2, 3, 4}), full, MaskedRows::Zero),
-                1),
-      1e-15));
+  Tensor w = masked_softmax_keep(heads, per_item, MaskedRows::Zero);
+  EXPECT_TRUE(all_close(narrow(w, 1, 1, 1).contiguous(),
+                        unsqueeze(masked_softmax_keep(reshape(narrow(heads, 1, 1, 1), {2, 3, 4}),
+                                                      full, MaskedRows::Zero),
+                                  1),
+                        1e-15));
   EXPECT_TRUE(throws_error(
       [&] {
-        masked_softmax(scores, bools({1, 0}, {2}), MaskedRows::Zero);
+        masked_softmax_keep(scores, bools({1, 0}, {2}), MaskedRows::Zero);
       },
       {"masked_softmax", "[2]", "[2, 3, 4]"}));
-  EXPECT_TRUE(throws_error([&] { masked_softmax(scores, ones({4}), MaskedRows::Zero); },
+  EXPECT_TRUE(throws_error([&] { masked_softmax_keep(scores, ones({4}), MaskedRows::Zero); },
                            {"masked_softmax", "bool", "float32"}));
 }
 
@@ -238,7 +239,7 @@ TEST(MaskConversionTest, TensorFlowPostPaddingExample) {
   EXPECT_TRUE(all_close(masked, {0.53, 0.12, 0.16, 0.19, 0, 0, 0, 0}, 0.006, 0));
   // All conventions agree on a partially masked row.
   Tensor keep = padding_to_keep(M);
-  EXPECT_TRUE(all_close(masked, masked_softmax(vec, keep, MaskedRows::Zero), 1e-15, 0));
+  EXPECT_TRUE(all_close(masked, masked_softmax_keep(vec, keep, MaskedRows::Zero), 1e-15, 0));
   EXPECT_TRUE(all_close(masked, masked_softmax(vec, lens({4})), 1e-15, 0));
   EXPECT_TRUE(all_close(masked, softmax(vec + keep_to_additive(keep, kFloat64), -1), 1e-15, 0));
 }
@@ -270,20 +271,25 @@ TEST(AttentionSoftmaxTest, CombinesLengthsCausalBoolAndAdditive) {
       bools({1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {2, 3, 4});
   Tensor expected_keep =
       logical_and(logical_and(lengths_to_keep(valid, scores.shape()), causal_mask(3, 4)), keep);
-  EXPECT_TRUE(
-      all_close(attention_softmax(scores, valid, keep, true, MaskedRows::Zero, kMaskedScore, "t"),
-                masked_softmax(scores, expected_keep, MaskedRows::Zero), 0, 0));
+  EXPECT_TRUE(all_close(attention_softmax(scores, {.valid_lens = valid,
+                                                   .attn_mask = keep,
+                                                   .is_causal = true,
+                                                   .fully_masked_rows = MaskedRows::Zero,
+                                                   .mask_value = kMaskedScore}),
+                        masked_softmax_keep(scores, expected_keep, MaskedRows::Zero), 0, 0));
   Tensor bias = randn({3, 4}, kFloat64);
-  EXPECT_TRUE(all_close(
-      attention_softmax(scores, Tensor(), bias, false, MaskedRows::Zero, kMaskedScore, "t"),
-      softmax(scores + bias, -1), 1e-15, 0));
+  EXPECT_TRUE(all_close(attention_softmax(scores, {.attn_mask = bias,
+                                                   .fully_masked_rows = MaskedRows::Zero,
+                                                   .mask_value = kMaskedScore}),
+                        softmax(scores + bias, -1), 1e-15, 0));
 }
 
 TEST(AttentionSoftmaxTest, MinusInfinityRowsNeverGiveNaN) {
   Tensor scores = randn({2, 3}, kFloat64);
   Tensor bias = tensor({-INFINITY, -INFINITY, -INFINITY, 0, -INFINITY, 0}, {2, 3}, kFloat64);
   for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero}) {
-    Tensor w = attention_softmax(scores, Tensor(), bias, false, rows, kMaskedScore, "t");
+    Tensor w = attention_softmax(
+        scores, {.attn_mask = bias, .fully_masked_rows = rows, .mask_value = kMaskedScore});
     EXPECT_FALSE(has_nan(w));
     EXPECT_EQ(w.to_vector()[4], 0.0);
     EXPECT_EQ(row_sums(w)[0], rows == MaskedRows::Zero ? 0.0 : 1.0);
@@ -296,8 +302,9 @@ TEST(AttentionSoftmaxTest, AnAdditiveRowOfMinus1e9OnlyShiftsTheScores) {
   Tensor scores = tensor({1, 2, 3}, {1, 3}, kFloat64);
   Tensor everywhere = full({1, 3}, kAdditiveMaskValue, kFloat64);
   const auto run = [&](DType dtype) {
-    return attention_softmax(scores.to(dtype), Tensor(), everywhere.to(dtype), false,
-                             MaskedRows::Zero, kMaskedScore, "t");
+    return attention_softmax(scores.to(dtype), {.attn_mask = everywhere.to(dtype),
+                                                .fully_masked_rows = MaskedRows::Zero,
+                                                .mask_value = kMaskedScore});
   };
   EXPECT_TRUE(all_close(run(kFloat32), {1 / 3., 1 / 3., 1 / 3.}, 1e-7));
   EXPECT_TRUE(all_close(run(kFloat64), softmax(scores, -1), 1e-6));
@@ -314,7 +321,8 @@ TEST(MaskedSoftmaxTest, Gradcheck) {
   Tensor keep = bools({1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1}, {1, 3, 4});
   for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero})
     EXPECT_TRUE(grad_ok(
-        [&](const std::vector<Tensor>& in) { return masked_softmax(in[0], keep, rows); }, {X}));
+        [&](const std::vector<Tensor>& in) { return masked_softmax_keep(in[0], keep, rows); },
+        {X}));
 }
 
 // ---- bad input ---------------------------------------------------------------------------------
@@ -355,7 +363,7 @@ TEST(MaskedSoftmaxTest, BadValidLengths) {
       throws_error([&] { masked_softmax(rand({4}), lens({1})); }, {"masked_softmax", "rank >= 2"}));
   EXPECT_TRUE(throws_error(
       [&] {
-        masked_softmax(arange(4, kInt64), bools({1, 1, 1, 1}, {4}), MaskedRows::Zero);
+        masked_softmax_keep(arange(4, kInt64), bools({1, 1, 1, 1}, {4}), MaskedRows::Zero);
       },
       {"masked_softmax", "float32 or float64", "int64"}));
 }
@@ -480,7 +488,7 @@ TEST(MaskedSoftmaxKernelTest, BadInput) {
 
 // ---- the names that keep the two mask forms apart ---------------------------------------
 
-TEST(MaskedSoftmaxKeepTest, EqualsTheComposedOpsAndTheOlderSpelling) {
+TEST(MaskedSoftmaxKeepTest, EqualsTheComposedOps) {
   manual_seed(5);
   Tensor scores = randn({2, 3, 4}, kFloat64);
   const Tensor keep = bools({1, 1, 0, 1, 0, 0, 0, 0, 1, 0, 1, 1}, {3, 4});  // row 1 fully masked
@@ -490,7 +498,6 @@ TEST(MaskedSoftmaxKeepTest, EqualsTheComposedOpsAndTheOlderSpelling) {
     if (rows == MaskedRows::Zero) expected = where(keep, expected, 0.0);
     const Tensor w = masked_softmax_keep(scores, keep, rows);
     EXPECT_TRUE(all_close(w, expected, 1e-15, 0));
-    EXPECT_TRUE(all_close(masked_softmax(scores, keep, rows), w, 0, 0));
   }
 }
 
@@ -505,16 +512,17 @@ TEST(MaskedSoftmaxKeepTest, ABoolMaskInTheLengthsPlaceIsAClearError) {
                    {"attention_softmax", "valid_lens is a bool tensor", "pass it as attn_mask"}));
 }
 
-TEST(AttentionSoftmaxOptionsTest, NamedFieldsEqualThePositionalForm) {
+TEST(AttentionSoftmaxOptionsTest, NamedFieldsCombineTheMasks) {
   manual_seed(6);
   Tensor scores = randn({2, 3, 4}, kFloat64);
   Tensor valid = lens({3, 2});
   Tensor keep = bools({1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1}, {3, 4});
+  // Every mask at once is the keep form of their logical and.
+  const Tensor all_kept =
+      logical_and(logical_and(lengths_to_keep(valid, scores.shape()), causal_mask(3, 4)), keep);
   EXPECT_TRUE(all_close(
       attention_softmax(scores, {.valid_lens = valid, .attn_mask = keep, .is_causal = true}),
-      attention_softmax(scores, valid, keep, true, MaskedRows::Uniform, kD2lMaskValue,
-                        "attention_softmax"),
-      0, 0));
+      masked_softmax_keep(scores, all_kept, MaskedRows::Uniform, kD2lMaskValue), 0, 0));
   EXPECT_TRUE(all_close(attention_softmax(scores, {.is_causal = true,
                                                    .fully_masked_rows = MaskedRows::Zero,
                                                    .mask_value = kMaskedScore}),

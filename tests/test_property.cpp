@@ -404,14 +404,18 @@ std::vector<std::pair<std::string, Op>> all_ops() {
     const Tensor mask = g.mask(x.shape());
     const double fill = g.chance(70) ? kD2lMaskValue : g.value();
     if (mask.defined() && mask.dtype() == kInt64) return masked_softmax(x, mask, fill);
-    return masked_softmax(x, mask, g.chance(50) ? MaskedRows::Zero : MaskedRows::Uniform, fill);
+    return masked_softmax_keep(x, mask, g.chance(50) ? MaskedRows::Zero : MaskedRows::Uniform,
+                               fill);
   });
   add_op("attention_softmax", [](Gen& g) {
     const Tensor scores = g.floating(g.shape());
     const Tensor lens = g.chance(50) ? g.mask(scores.shape()) : Tensor();
-    return attention_softmax(scores, lens, g.mask(scores.shape()), g.chance(30),
-                             g.chance(50) ? MaskedRows::Zero : MaskedRows::Uniform,
-                             g.chance(70) ? kMaskedScore : g.value(), "attention_softmax");
+    return attention_softmax(
+        scores, {.valid_lens = lens,
+                 .attn_mask = g.mask(scores.shape()),
+                 .is_causal = g.chance(30),
+                 .fully_masked_rows = g.chance(50) ? MaskedRows::Zero : MaskedRows::Uniform,
+                 .mask_value = g.chance(70) ? kMaskedScore : g.value()});
   });
 
   // attention

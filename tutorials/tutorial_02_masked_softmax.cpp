@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   const ag::Tensor lens_empty = ag::tensor({2, 0}, {2}, ag::kInt64);  // item 1: no key
   const ag::Tensor keep_empty = ag::lengths_to_keep(lens_empty, X.shape());
   const ag::Tensor uniform = ag::masked_softmax(X, lens_empty);
-  const ag::Tensor zero = ag::masked_softmax(X, keep_empty, ag::MaskedRows::Zero);
+  const ag::Tensor zero = ag::masked_softmax_keep(X, keep_empty, ag::MaskedRows::Zero);
   const ag::Tensor nan = ag::softmax(
       ag::masked_fill(X, ag::logical_not(keep_empty), -std::numeric_limits<double>::infinity()),
       -1);

@@ -16,12 +16,21 @@
 // Legend: B batch, Tq queries, Tk keys, q query width, k key width.
 //
 // Run: build/tutorial_18_your_own_scoring_function [--no-pause] [--out DIR] [--long]
+//      build/tutorial_18_your_own_scoring_function --viewer [viewer options]
+// --viewer registers cosine and opens the viewer (ag::viewer::run_viewer)
+// with it beside additive in the compare and translate scenes; the other
+// arguments go to the viewer (e.g. --frames 5 --screenshot cosine.png).
 #include <attograd/translate/report.h>
 #include <attograd/translate/train.h>
+#ifdef ATTOGRAD_TUTORIAL_VIEWER
+#include <attograd/viewer.h>
+#endif
 
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "tutorial.h"
 
@@ -103,8 +112,47 @@ tr::Translator train(const tr::Dataset& data, const std::string& scoring, int64_
   return translator;
 }
 
-// The tutorial's own flag, --long, taken out of argv before tut::Tutorial
-// reads the rest.
+// Adds CosineScoring to nn's table under the name "cosine".
+void register_cosine() {
+  ag::nn::register_scoring_function(
+      {"cosine", "exp(t) cos(W_q q, k), t learned (tutorial 18)",
+       [](const ag::nn::ScoringSizes& s) { return std::make_unique<CosineScoring>(s); }});
+}
+
+// --viewer: cosine registered, then the viewer with cosine beside additive
+// in the compare and translate scenes; `viewer_args` go to the viewer after
+// those settings. Returns its exit code.
+int open_viewer(const char* program, const std::vector<std::string>& viewer_args) {
+#ifdef ATTOGRAD_TUTORIAL_VIEWER
+  register_cosine();
+  std::vector<std::string> args = {program, "--set", "compare.scoring=additive,cosine", "--set",
+                                   "translate.scoring=additive,cosine"};
+  args.insert(args.end(), viewer_args.begin(), viewer_args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  return ag::viewer::run_viewer(static_cast<int>(argv.size()), argv.data());
+#else
+  (void)viewer_args;
+  std::cerr << program << ": built without the viewer (ATTOGRAD_BUILD_VIEWER=OFF)\n";
+  return 2;
+#endif
+}
+
+// --viewer anywhere in argv: true, and every other argument is the viewer's
+// (viewer_args).
+bool take_viewer_flag(int argc, char** argv, std::vector<std::string>& viewer_args) {
+  bool found = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--viewer") {
+      found = true;
+    } else {
+      viewer_args.emplace_back(argv[i]);
+    }
+  }
+  return found;
+}
+
+// --long, taken out of argv.
 bool take_long_flag(int& argc, char** argv) {
   bool found = false;
   int kept = 1;
@@ -122,6 +170,8 @@ bool take_long_flag(int& argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<std::string> viewer_args;
+  if (take_viewer_flag(argc, argv, viewer_args)) return open_viewer(argv[0], viewer_args);
   const bool long_run = take_long_flag(argc, argv);
   tut::Tutorial t(argc, argv, 18, "Your own scoring function");
   ag::set_num_threads(1);  // the same numbers on every machine, and the minute's budget
@@ -183,9 +233,7 @@ int main(int argc, char** argv) {
          "register_scoring_function adds a name and a factory to the table at run time. From "
          "then on the library builds it by name like its own: make_bahdanau_seq2seq(..., "
          "\"cosine\"), or a translate ModelConfig whose attention is \"cosine\".");
-  ag::nn::register_scoring_function(
-      {"cosine", "exp(t) cos(W_q q, k), t learned (tutorial 18)",
-       [](const ag::nn::ScoringSizes& s) { return std::make_unique<CosineScoring>(s); }});
+  register_cosine();
   std::cout << "  the table now: " << ag::nn::scoring_function_names() << "\n";
   t.check("the table lists cosine",
           ag::nn::scoring_function_names().find("cosine") != std::string::npos);

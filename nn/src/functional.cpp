@@ -1,11 +1,14 @@
-// Scaled dot-product attention: composed from matmul, masks and softmax when
-// the weights are wanted (the readable reference), streamed by
-// ag::flash_attention (core/src/fast/flash_attention.cpp) when they are not.
+// Scaled dot-product attention: its scores and its checks; the rest, composed
+// from masks, softmax and matmul when the weights are wanted (the readable
+// reference) or streamed by ag::flash_attention when they are not, is
+// attention_pool (pooling.h).
 // Legend: L queries, S keys, E query/key features, Ev value features; "..."
 // the batch dims, which broadcast as in torch.matmul.
 #include "attograd/nn/functional.h"
 
 #include <cmath>
+
+#include "attograd/nn/pooling.h"
 
 namespace ag::nn::functional {
 
@@ -48,6 +51,44 @@ double scale_factor(const Tensor& query, std::optional<double> scale) {
              : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
 }
 
+// The scores' shape [..., L, S], the batch dims of all three inputs
+// broadcast (so that the mask broadcasts to them, as in the streaming path),
+// and the call to attention_pool, with or without the weights.
+AttentionResult pool(const Tensor& query, const Tensor& key, const Tensor& value,
+                     const Tensor& attn_mask, double dropout_p, bool is_causal,
+                     std::optional<double> scale, bool need_weights) {
+  check_inputs(query, key, value, dropout_p);
+  const double factor = scale_factor(query, scale);
+  Shape shape = broadcast_shapes(broadcast_shapes(batch_dims(query), batch_dims(key), kOp),
+                                 batch_dims(value), kOp);
+  shape.push_back(query.size(-2));
+  shape.push_back(key.size(-2));
+  const auto make_scores = [&] {
+    // scores = q k^T * scale: [..., L, E] @ [..., E, S] -> [..., L, S],
+    // computed as (q * scale) k^T: the same product, but the multiplication
+    // touches the L x E queries instead of the L x S scores.
+    // (backward: dL/dq = dL/dscores k * scale, dL/dk = dL/dscores^T q * scale)
+    Tensor scores = matmul(query * factor, transpose(key, -2, -1));
+    // When only value's batch dims are larger, the scores are expanded to
+    // them (a view; its gradient sums back).
+    return scores.shape() == shape ? scores : expand(scores, shape);
+  };
+  // Fully masked rows give 0 (PyTorch: NaN); dropout whenever dropout_p > 0;
+  // the values' product broadcasts the batch dims (matmul, as PyTorch).
+  const Pooled pooled = attention_pool(
+      {.shape = shape, .make = make_scores, .q = query, .k = key, .scale = factor}, value,
+      {.attn_mask = attn_mask,
+       .is_causal = is_causal,
+       .fully_masked_rows = MaskedRows::Zero,
+       .mask_value = kMaskedScore,
+       .dropout = dropout_p,
+       .training = dropout_p > 0,
+       .need_weights = need_weights,
+       .broadcast_batch = true,
+       .op = kOp});
+  return {pooled.output, pooled.weights};
+}
+
 }  // namespace
 
 AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, const Tensor& key,
@@ -55,59 +96,16 @@ AttentionResult scaled_dot_product_attention_with_weights(const Tensor& query, c
                                                           const Tensor& attn_mask, double dropout_p,
                                                           bool is_causal,
                                                           std::optional<double> scale) {
-  check_inputs(query, key, value, dropout_p);
-  const double factor = scale_factor(query, scale);
-  // scores = q k^T * scale: [..., L, E] @ [..., E, S] -> [..., L, S], computed
-  // as (q * scale) k^T: the same product, but the multiplication touches the
-  // L x E queries instead of the L x S scores.
-  // (backward: dL/dq = dL/dscores k * scale, dL/dk = dL/dscores^T q * scale)
-  Tensor scores = matmul(query * factor, transpose(key, -2, -1));
-  // The mask broadcasts to [..., L, S] with the batch dims of all three
-  // inputs, as in the streaming path: when only value's batch dims are larger,
-  // the scores are expanded to them first (a view; its gradient sums back).
-  Shape value_batch = batch_dims(value);  // [..., 1, 1]
-  value_batch.insert(value_batch.end(), {1, 1});
-  const Shape full = broadcast_shapes(scores.shape(), value_batch, kOp);
-  if (full != scores.shape()) scores = expand(scores, full);
-  scores.set_name("scores");
-  // weights = softmax over S of the masked scores (fully masked rows -> 0)
-  Tensor weights = attention_softmax(scores, {.attn_mask = attn_mask,
-                                              .is_causal = is_causal,
-                                              .fully_masked_rows = MaskedRows::Zero,
-                                              .mask_value = kMaskedScore,
-                                              .op = kOp});
-  weights.set_name("attention_weights");
-  // output = dropout(weights) v: [..., L, S] @ [..., S, Ev] -> [..., L, Ev]
-  // (backward: dL/dweights = dL/doutput v^T, dL/dv = weights^T dL/doutput)
-  Tensor output = matmul(dropout(weights, dropout_p, dropout_p > 0), value);
-  output.set_name("output");
-  return {output, weights};
+  return pool(query, key, value, attn_mask, dropout_p, is_causal, scale, /*need_weights=*/true);
 }
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
-  // Dropout needs the weights, and so does the gradient of a float mask
-  // (dL/dmask = dL/dscores): those take the materialised path above.
-  const bool mask_needs_grad =
-      attn_mask.defined() && attn_mask.dtype() != kBool && attn_mask.requires_grad();
-  if (dropout_p > 0 || mask_needs_grad)
-    return scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p,
-                                                     is_causal, scale)
-        .output;
-  check_inputs(query, key, value, dropout_p);
-  Shape scores_shape = broadcast_shapes(broadcast_shapes(batch_dims(query), batch_dims(key), kOp),
-                                        batch_dims(value), kOp);
-  scores_shape.push_back(query.size(-2));
-  scores_shape.push_back(key.size(-2));
-  check_mask(attn_mask, scores_shape, query.dtype(), kOp);
-  // The same softmax(q k^T * scale + mask) v, streamed: no [..., L, S] tensor.
-  AttentionMasks masks;
-  (attn_mask.defined() && attn_mask.dtype() == kBool ? masks.keep : masks.additive) = attn_mask;
-  masks.causal = is_causal;
-  Tensor output = flash_attention(query, key, value, scale_factor(query, scale), masks);
-  output.set_name("output");
-  return output;
+  // Streamed (no [..., L, S] tensor) unless dropout or a float mask's
+  // gradient needs the weights.
+  return pool(query, key, value, attn_mask, dropout_p, is_causal, scale, /*need_weights=*/false)
+      .output;
 }
 
 }  // namespace ag::nn::functional

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "attograd/nn/masks.h"
+#include "attograd/nn/pooling.h"
 
 namespace ag::nn::keras {
 
@@ -65,17 +66,15 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
   check_keep_mask(query_mask, "query_mask must be bool [B, Tq] = ", {B, Tq});
   check_keep_mask(value_mask, "value_mask must be bool [B, Tv] = ", {B, Tv});
 
-  // 1. scores [B, Tq, Tv]
-  Tensor s = scores(query, key);
-  // 2. keep [B, 1, Tv] and [Tq, Tv] -> [B, Tq, Tv]; s - 1e9 where not kept
-  Tensor keep = value_mask.defined() ? key_keep_to_keep(value_mask, s.shape()) : Tensor();
+  // 1. keep [B, 1, Tv] and [Tq, Tv] -> [B, Tq, Tv]
+  Tensor keep = value_mask.defined() ? key_keep_to_keep(value_mask, {B, Tq, Tv}) : Tensor();
   if (use_causal_mask) keep = merge_keep(keep, causal_mask(Tq, Tv));
-  if (keep.defined()) s = s + keep_to_additive(keep, s.dtype());
-  // 3. weights [B, Tq, Tv]
-  attention_weights_ = softmax(s, -1);
-  attention_weights_.set_name("attention_weights");
-  // 4. [B, Tq, Tv] @ [B, Tv, dv] -> [B, Tq, dv]
-  Tensor out = bmm(ag::dropout(attention_weights_, dropout, is_training()), value);
+  // 2.-4. scores [B, Tq, Tv], -1e9 where not kept, weights, dropout(weights) @ value
+  const Pooled pooled =
+      attention_pool({.shape = {B, Tq, Tv}, .make = [&] { return scores(query, key); }}, value,
+                     {.keras_keep = keep, .dropout = dropout, .training = is_training(), .op = op});
+  attention_weights_ = pooled.weights;
+  Tensor out = pooled.output;
   // 5. [B, Tq, dv] * [B, Tq, 1]
   if (query_mask.defined()) out = out * unsqueeze(query_mask, -1).to(out.dtype());
   return out;

@@ -15,6 +15,8 @@
 
 #include <limits>
 
+#include "masks_checked.h"
+
 namespace ag {
 
 namespace {
@@ -111,12 +113,17 @@ Tensor masked_softmax_keep(const Tensor& scores, const Tensor& keep_mask,
 }
 
 Tensor attention_softmax(const Tensor& scores, const AttentionSoftmaxOptions& options) {
-  const auto& [valid_lens, attn_mask, is_causal, fully_masked_rows, mask_value, op] = options;
-  AG_CHECK(scores.defined() && scores.dim() >= 2, op,
+  AG_CHECK(scores.defined() && scores.dim() >= 2, options.op,
            "scores must have rank >= 2 ([..., Tq, Tk]), got " +
                (scores.defined() ? shape_str(scores.shape()) : std::string("none")));
-  check_valid_lens(valid_lens, scores.shape(), op);
-  check_mask(attn_mask, scores.shape(), scores.dtype(), op);
+  check_valid_lens(options.valid_lens, scores.shape(), options.op);
+  check_mask(options.attn_mask, scores.shape(), scores.dtype(), options.op);
+  return detail::attention_softmax_checked(scores, options);
+}
+
+Tensor detail::attention_softmax_checked(const Tensor& scores,
+                                         const AttentionSoftmaxOptions& options) {
+  const auto& [valid_lens, attn_mask, is_causal, fully_masked_rows, mask_value, op] = options;
   Tensor keep;
   if (valid_lens.defined()) keep = keep_from_checked_lengths(valid_lens, scores.shape());
   if (is_causal) keep = merge_keep(keep, causal_mask(scores.size(-2), scores.size(-1)));

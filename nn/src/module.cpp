@@ -20,6 +20,10 @@ void Module::register_module(std::string name, Module* child) {
   children_.emplace_back(std::move(name), child);
 }
 
+void Module::adopt_children(const Module& other) {
+  for (const auto& [name, child] : other.children_) register_module(name, child);
+}
+
 void Module::collect(const std::string& prefix,
                      std::vector<std::pair<std::string, Tensor*>>& out) const {
   for (const auto& [name, slot] : parameters_) out.emplace_back(prefix + name, slot);

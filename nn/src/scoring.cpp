@@ -1,28 +1,26 @@
-// What every scoring function shares: the checks, the masked softmax over
-// the scores and the pooling of the values (scoring.h). The scoring
-// functions themselves are in scoring_NAME.cpp, their names in
-// scoring_table.cpp.
+// What every scoring function shares: the checks and the way from scores to
+// the context, through attention_pool (pooling.h). The scoring functions
+// themselves are in scoring_NAME.cpp, their names in scoring_table.cpp.
 // Legend: B batch, Tq queries, Tk keys, n heads.
 #include "attograd/nn/scoring.h"
 
+#include "attograd/nn/pooling.h"
+#include "shape_text.h"
+
 namespace ag::nn {
 
-namespace {
-
-std::string shape_or_none(const Tensor& t) {
-  return t.defined() ? shape_str(t.shape()) : std::string("none");
-}
-
-}  // namespace
-
-ScoringFunction::ScoringFunction(std::string type_name, const ScoringSizes& sizes)
+ScoringFunction::ScoringFunction(std::string type_name, const ScoringSizes& sizes, bool any_width)
     : Module(std::move(type_name)), sizes(sizes), dropout(sizes.dropout) {
-  AG_CHECK(
-      sizes.query_size > 0 && sizes.key_size > 0 && sizes.num_hiddens >= 0 && sizes.num_heads > 0,
-      this->type_name().c_str(),
-      "sizes must be positive: query_size " + std::to_string(sizes.query_size) + ", key_size " +
-          std::to_string(sizes.key_size) + ", num_hiddens " + std::to_string(sizes.num_hiddens) +
-          ", num_heads " + std::to_string(sizes.num_heads));
+  const int64_t least_width = any_width ? 0 : 1;
+  AG_CHECK(sizes.query_size >= least_width && sizes.key_size >= least_width &&
+               sizes.num_hiddens >= 0 && sizes.num_heads > 0 && sizes.value_size >= 0,
+           this->type_name().c_str(),
+           std::string(any_width ? "sizes must be >= 0 (0: any width)" : "sizes must be positive") +
+               ": query_size " + std::to_string(sizes.query_size) + ", key_size " +
+               std::to_string(sizes.key_size) + ", num_hiddens " +
+               std::to_string(sizes.num_hiddens) + ", num_heads " +
+               std::to_string(sizes.num_heads) + ", value_size " +
+               std::to_string(sizes.value_size));
   register_module("dropout", &dropout);
 }
 
@@ -34,7 +32,7 @@ AttentionMemory ScoringFunction::remember(const Tensor& keys, const Tensor& valu
            "expected keys [B, Tk, " + std::to_string(sizes.key_size) +
                "] and values [B, Tk, v], got " + shape_or_none(keys) + " and " +
                shape_or_none(values));
-  AG_CHECK(keys.size(2) == sizes.key_size, op,
+  AG_CHECK(sizes.key_size == 0 || keys.size(2) == sizes.key_size, op,
            "keys " + shape_str(keys.shape()) + " have " + std::to_string(keys.size(2)) +
                " features, but key_size is " + std::to_string(sizes.key_size));
   return {remember_keys(keys), remember_values(values)};
@@ -42,41 +40,67 @@ AttentionMemory ScoringFunction::remember(const Tensor& keys, const Tensor& valu
 
 Tensor ScoringFunction::attend(const Tensor& queries, const AttentionMemory& memory,
                                const Tensor& valid_lens) {
-  const char* op = type_name().c_str();
+  return attend_with_weights(queries, memory, {.valid_lens = valid_lens}).context;
+}
+
+void ScoringFunction::check_queries(const Tensor& queries, const AttentionMemory& memory,
+                                    std::string_view op) const {
   AG_CHECK(
       queries.defined() && queries.dim() == 3 && memory.keys.defined() && memory.values.defined(),
       op,
       "expected queries [B, Tq, " + std::to_string(sizes.query_size) +
           "] and a memory from remember(), got queries " + shape_or_none(queries));
-  AG_CHECK(queries.size(2) == sizes.query_size, op,
+  AG_CHECK(sizes.query_size == 0 || queries.size(2) == sizes.query_size, op,
            "queries " + shape_str(queries.shape()) + " have " + std::to_string(queries.size(2)) +
                " features, but query_size is " + std::to_string(sizes.query_size));
-  const int64_t B = queries.size(0), Tq = queries.size(1), n = heads();
-  AG_CHECK(memory.keys.size(0) == B * n, op,
+  AG_CHECK(memory.keys.size(0) == queries.size(0) * std::max<int64_t>(heads(), 1), op,
            "queries " + shape_str(queries.shape()) + " and the remembered keys " +
                shape_str(memory.keys.shape()) + " differ in batch size");
-  // scores = a(q, k): [B * n, Tq, Tk]
-  Tensor scores = score(queries, memory.keys);
-  scores.set_name("scores");
-  const int64_t Tk = scores.size(-1);
-  check_valid_lens(valid_lens, {B, Tq, Tk}, op);
-  // weights = masked_softmax(scores) over Tk, one length per head:
-  // [B] -> [B * n] (or [B, Tq] -> [B * n, Tq]), as d2l's repeat_interleave
-  // (backward: dL/dscores = w * (dL/dw - sum_k w dL/dw), 0 at masked keys)
-  const Tensor lens =
-      valid_lens.defined() && n > 1 ? repeat_interleave(valid_lens, n, 0) : valid_lens;
-  Tensor weights = attention_softmax(scores, {.valid_lens = lens, .op = op});
-  weights.set_name("attention_weights");
-  // pooled = dropout(weights) V: [B * n, Tq, Tk] @ [B * n, Tk, v] -> [B * n, Tq, v]
-  // (backward: dL/dweights = dL/dpooled V^T, dL/dV = weights^T dL/dpooled)
-  const Tensor pooled = bmm(dropout(weights), memory.values);
-  // The heads' mean, [B * n, Tq, Tk] -> [B, n, Tq, Tk] -> [B, Tq, Tk]: one
-  // alignment to draw.
-  attention_weights_ =
-      n == 1 ? weights.detach() : mean(reshape(weights.detach(), {B, n, Tq, Tk}), 1);
-  Tensor context = merge_heads(pooled);
+}
+
+Tensor ScoringFunction::scores(const Tensor& queries, const AttentionMemory& memory) {
+  check_queries(queries, memory, type_name());
+  const Tensor per_head = score(queries, memory.keys);
+  const int64_t n = heads();
+  if (n == 0) return per_head;
+  // [B * n, Tq, Tk] -> [B, n, Tq, Tk] -> the heads' mean [B, Tq, Tk]
+  return mean(reshape(per_head, {queries.size(0), n, per_head.size(1), per_head.size(2)}), 1);
+}
+
+Attended ScoringFunction::attend_with_weights(const Tensor& queries, const AttentionMemory& memory,
+                                              const AttendOptions& options) {
+  const std::string_view op = options.op.empty() ? std::string_view(type_name()) : options.op;
+  check_queries(queries, memory, op);
+  const int64_t B = queries.size(0), Tq = queries.size(1), Tk = memory.keys.size(1);
+  const int64_t n = heads();
+  // scores = a(q, k): [B * n, Tq, Tk], made only when the weights are (a
+  // streamed call needs q' and the scale alone)
+  Scores scores{.shape = {B, Tq, Tk}, .make = [&] { return score(queries, memory.keys); }};
+  if (!options.need_weights) {
+    if (const std::optional<DotForm> form = dot_form(queries)) {
+      scores.q = form->queries;
+      scores.k = memory.keys;
+      scores.scale = form->scale;
+    }
+  }
+  const Pooled pooled = attention_pool(scores, memory.values,
+                                       {.valid_lens = options.valid_lens,
+                                        .attn_mask = options.attn_mask,
+                                        .fully_masked_rows = options.fully_masked_rows,
+                                        .heads = n,
+                                        .dropout = dropout.p,
+                                        .training = dropout.is_training(),
+                                        .need_weights = options.need_weights,
+                                        .op = op});
+  // One alignment to draw: the heads' mean,
+  // [B * n, Tq, Tk] -> [B, n, Tq, Tk] -> [B, Tq, Tk]
+  const Tensor& w = pooled.weights;
+  attention_weights_ = !w.defined() ? Tensor()
+                       : n == 0     ? w.detach()
+                                    : mean(reshape(w.detach(), {B, n, Tq, Tk}), 1);
+  Tensor context = merge_heads(pooled.output);
   context.set_name("context");
-  return context;
+  return {context, pooled.weights};
 }
 
 }  // namespace ag::nn

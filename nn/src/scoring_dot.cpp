@@ -1,6 +1,7 @@
 // Scaled dot-product attention (d2l's DotProductAttention; Vaswani et al.):
 //   a(q, k) = q^T k / sqrt(d)
-// No parameters; queries and keys must have one width d. After a
+// No parameters; queries and keys must have one width d (sizes 0: any d,
+// as d2l's DotProductAttention, the face of this class, takes). After a
 // bidirectional encoder of the decoder's width the keys are twice the
 // decoder's width: `general` learns the map between the two, or the encoder
 // is made half as wide a direction (nn/seq2seq.h's encoder_hiddens).
@@ -15,7 +16,8 @@ namespace {
 
 class DotScoring : public ScoringFunction {
  public:
-  explicit DotScoring(const ScoringSizes& sizes) : ScoringFunction("DotScoring", sizes) {
+  explicit DotScoring(const ScoringSizes& sizes)
+      : ScoringFunction("DotScoring", sizes, /*any_width=*/true) {
     AG_CHECK(sizes.query_size == sizes.key_size, "DotScoring",
              "dot-product scores q.k need queries and keys of one width, but the queries have " +
                  std::to_string(sizes.query_size) + " features and the keys " +
@@ -32,6 +34,11 @@ class DotScoring : public ScoringFunction {
   Tensor score(const Tensor& queries, const Tensor& keys) override {
     const double d = static_cast<double>(queries.size(2));
     return bmm(queries / std::sqrt(d), transpose(keys, 1, 2));
+  }
+
+  // The same as scale * Q K^T, for the streamed path: Q and 1/sqrt(d).
+  std::optional<DotForm> dot_form(const Tensor& queries) const override {
+    return DotForm{queries, 1.0 / std::sqrt(static_cast<double>(queries.size(2)))};
   }
 };
 

@@ -1,12 +1,13 @@
-// Multi-head attention (d2l's MultiHeadAttention, bias = false): n heads of
+// Multi-head attention (d2l's MultiHeadAttention is its face): n heads of
 // scaled dot-product attention over projected queries, keys and values,
 // joined and projected once more:
 //   head_i = attention(q W_q,i, K W_k,i, V W_v,i)       (h / n wide each)
 //   context = cat(head_1, ..., head_n) W_o
 // Parameters, in d2l's names: W_q.weight [h, q], W_k.weight [h, k],
-// W_v.weight [h, v], W_o.weight [h, h]. The context is h wide.
-// Legend: B batch, Tq queries, Tk keys, q query width, k key width (= v, the
-// values' width), h hidden units, n heads.
+// W_v.weight [h, v], W_o.weight [h, h] (and .bias [h] each with sizes.bias).
+// The context is h wide.
+// Legend: B batch, Tq queries, Tk keys, q query width, k key width, v the
+// values' width (sizes.values_width(): k unless set), h hidden units, n heads.
 #include <cmath>
 
 #include "attograd/nn/attention.h"
@@ -20,10 +21,10 @@ class MultiHeadScoring : public ScoringFunction {
  public:
   explicit MultiHeadScoring(const ScoringSizes& sizes)
       : ScoringFunction("MultiHeadScoring", sizes),
-        W_q(sizes.query_size, sizes.hidden_units(), /*bias=*/false),
-        W_k(sizes.key_size, sizes.hidden_units(), /*bias=*/false),
-        W_v(sizes.key_size, sizes.hidden_units(), /*bias=*/false),
-        W_o(sizes.hidden_units(), sizes.hidden_units(), /*bias=*/false) {
+        W_q(sizes.query_size, sizes.hidden_units(), sizes.bias),
+        W_k(sizes.key_size, sizes.hidden_units(), sizes.bias),
+        W_v(sizes.values_width(), sizes.hidden_units(), sizes.bias),
+        W_o(sizes.hidden_units(), sizes.hidden_units(), sizes.bias) {
     AG_CHECK(sizes.hidden_units() % sizes.num_heads == 0, "MultiHeadScoring",
              "num_hiddens " + std::to_string(sizes.hidden_units()) +
                  " is not a multiple of num_heads " + std::to_string(sizes.num_heads));
@@ -51,21 +52,37 @@ class MultiHeadScoring : public ScoringFunction {
     return per_head;
   }
 
-  // Every head's scaled dot product: q W_q^T, [B, Tq, q] -> [B * n, Tq, h / n];
-  // scores = (Q / sqrt(h / n)) K^T -> [B * n, Tq, Tk]
+  // Every head's scaled dot product: scores = (Q / sqrt(h / n)) K^T,
+  // [B * n, Tq, h / n] @ [B * n, h / n, Tk] -> [B * n, Tq, Tk]
   Tensor score(const Tensor& queries, const Tensor& keys) override {
-    const Tensor q = transpose_qkv(W_q(queries), sizes.num_heads);
+    const Tensor q = queries_per_head(queries);
     const double d = static_cast<double>(q.size(2));
     return bmm(q / std::sqrt(d), transpose(keys, 1, 2));
   }
 
+  // The same as scale * Q K^T, for the streamed path: Q and 1/sqrt(h / n).
+  std::optional<DotForm> dot_form(const Tensor& queries) const override {
+    const Tensor q = queries_per_head(queries);
+    return DotForm{q, 1.0 / std::sqrt(static_cast<double>(q.size(2)))};
+  }
+
   // [B * n, Tq, h / n] -> [B, Tq, h] -> W_o -> [B, Tq, h]
   Tensor merge_heads(const Tensor& pooled) const override {
-    return W_o(transpose_output(pooled, sizes.num_heads));
+    Tensor joined = transpose_output(pooled, sizes.num_heads);
+    joined.set_name("heads_concatenated");
+    return W_o(joined);
   }
 
  public:
   Linear W_q, W_k, W_v, W_o;
+
+ private:
+  // q W_q^T, [B, Tq, q] -> [B, Tq, h] -> [B * n, Tq, h / n]
+  Tensor queries_per_head(const Tensor& queries) const {
+    Tensor per_head = transpose_qkv(W_q(queries), sizes.num_heads);
+    per_head.set_name("queries_per_head");
+    return per_head;
+  }
 };
 
 }  // namespace

@@ -7,13 +7,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shape_text.h"
+
 namespace ag::nn {
 
 namespace {
-
-std::string shape_or_none(const Tensor& t) {
-  return t.defined() ? shape_str(t.shape()) : std::string("none");
-}
 
 // Token ids: int64 [B, T] with T >= 1 (the range is Embedding's check).
 void check_tokens(const Tensor& tokens, const char* what, const std::string& op) {

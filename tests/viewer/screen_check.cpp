@@ -21,6 +21,11 @@ const std::string& translate_program() {
   return path;
 }
 
+const std::string& tutorial_18_program() {
+  static const std::string path = ATTOGRAD_TUTORIAL_18_PROGRAM;
+  return path;
+}
+
 namespace {
 
 // The text in single quotes for /bin/sh (a quote inside becomes '\'').
@@ -68,8 +73,8 @@ std::string rgb_str(viz::Rgb c) {
 // layout.txt and inputs.npz in `dir`. test_web_screen_NAME (ATTOGRAD_WEB_SITE
 // defined) runs the browser build instead: the same options as URL parameters
 // (options.h), in headless Chromium, through tests/web/drive.js.
-std::string viewer_command(const std::string& scene, int frames, std::vector<std::string> extra,
-                           const std::vector<std::string>& written,
+std::string viewer_command(const std::string& program, const std::string& scene, int frames,
+                           std::vector<std::string> extra, const std::vector<std::string>& written,
                            const std::filesystem::path& dir) {
   const std::string layout = (dir / "layout.txt").string(), inputs = (dir / "inputs.npz").string();
   std::ostringstream line;
@@ -83,6 +88,7 @@ std::string viewer_command(const std::string& scene, int frames, std::vector<std
       arg.replace(at, 5, out_dir);
   }
 #ifdef ATTOGRAD_WEB_SITE
+  (void)program;  // the page runs the viewer alone
   std::ostringstream query;
   if (!scene.empty()) query << "scene=" << scene << "&";
   query << "frames=" << frames << "&layout=/tmp/layout.txt&dump-inputs=/tmp/inputs.npz";
@@ -106,7 +112,7 @@ std::string viewer_command(const std::string& scene, int frames, std::vector<std
   }
   line << " --query " << quote(query.str());
 #else
-  line << quote(viewer_path());
+  line << quote(program);
   if (!scene.empty()) line << " --scene " << quote(scene);
   line << " --frames " << frames << " --screenshot " << quote((dir / "screen.png").string())
        << " --layout " << quote(layout) << " --dump-inputs " << quote(inputs);
@@ -118,7 +124,7 @@ std::string viewer_command(const std::string& scene, int frames, std::vector<std
 
 }  // namespace
 
-static SceneRun run_viewer_writing(const std::string& scene, int frames,
+static SceneRun run_viewer_writing(const std::string& program, const std::string& scene, int frames,
                                    const std::vector<std::string>& extra,
                                    const std::vector<std::string>& written) {
   std::ostringstream name;
@@ -126,7 +132,7 @@ static SceneRun run_viewer_writing(const std::string& scene, int frames,
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / name.str();
   std::filesystem::create_directories(dir);
   const std::string log = (dir / "output.txt").string();
-  std::string command = viewer_command(scene, frames, extra, written, dir);
+  std::string command = viewer_command(program, scene, frames, extra, written, dir);
   command.append(" >").append(quote(log)).append(" 2>&1");
   SceneRun run;
   const int status = std::system(command.c_str());
@@ -139,17 +145,15 @@ static SceneRun run_viewer_writing(const std::string& scene, int frames,
 }
 
 SceneRun run_viewer(const std::string& scene, int frames, const std::vector<std::string>& extra) {
-  return run_viewer_writing(scene, frames, extra, {});
+  return run_viewer_writing(viewer_path(), scene, frames, extra, {});
 }
 
-SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::string>& extra) {
-  return run_scene_writing(scene, frames, extra, {});
-}
-
-SceneRun run_scene_writing(const std::string& scene, int frames,
-                           const std::vector<std::string>& extra,
-                           const std::vector<std::string>& written) {
-  SceneRun run = run_viewer_writing(scene, frames, extra, written);
+// run_viewer_writing, then the screenshot, layout and inputs read back; a
+// non-zero exit fails the test.
+static SceneRun run_program_writing(const std::string& program, const std::string& scene,
+                                    int frames, const std::vector<std::string>& extra,
+                                    const std::vector<std::string>& written) {
+  SceneRun run = run_viewer_writing(program, scene, frames, extra, written);
   if (run.exit_code != 0) {
     ADD_FAILURE() << "viewer exited with " << run.exit_code << ":\n"
                   << run.command << "\n"
@@ -164,6 +168,21 @@ SceneRun run_scene_writing(const std::string& scene, int frames,
   // Keep the screenshot where a person can look at it: ctest's output names it.
   std::printf("screenshot: %s\n", png.c_str());
   return run;
+}
+
+SceneRun run_scene(const std::string& scene, int frames, const std::vector<std::string>& extra) {
+  return run_scene_writing(scene, frames, extra, {});
+}
+
+SceneRun run_scene_writing(const std::string& scene, int frames,
+                           const std::vector<std::string>& extra,
+                           const std::vector<std::string>& written) {
+  return run_program_writing(viewer_path(), scene, frames, extra, written);
+}
+
+SceneRun run_program_scene(const std::string& program, const std::string& scene, int frames,
+                           const std::vector<std::string>& extra) {
+  return run_program_writing(program, scene, frames, extra, {});
 }
 
 const LayoutEntry& find_map(const SceneRun& run, const std::string& id) {

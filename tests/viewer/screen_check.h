@@ -28,6 +28,9 @@ namespace ag::viewer_test {
 // build tree, and ccache serves them from another clone's builds.
 const std::string& viewer_path();
 const std::string& translate_program();
+// Tutorial 18's program, whose --viewer opens the viewer with its own scoring
+// function; empty when the tutorials are not built.
+const std::string& tutorial_18_program();
 
 // One heatmap of the last frame, in screenshot pixels.
 struct LayoutEntry {
@@ -63,6 +66,12 @@ SceneRun run_scene(const std::string& scene, int frames = 4,
 SceneRun run_scene_writing(const std::string& scene, int frames,
                            const std::vector<std::string>& extra,
                            const std::vector<std::string>& written);
+
+// run_scene for another program that opens the viewer through run_viewer
+// (attograd::viewer): `program` with the same arguments. The browser runner
+// has only the viewer's page: there it runs the page.
+SceneRun run_program_scene(const std::string& program, const std::string& scene, int frames,
+                           const std::vector<std::string>& extra);
 
 // Runs the viewer as run_scene does, but only collects its exit code and
 // output, and fails nothing: for runs that are meant to fail.

@@ -3,6 +3,7 @@
 // computes from the same inputs.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -11,15 +12,26 @@
 namespace ag::viewer_test {
 namespace {
 
+// The scene's inputs as --dump-inputs saved them, and the keep mask of its maps.
+struct CompareInputs {
+  Tensor queries, keys, values, valid_lens, keep;
+  int64_t d = 0;
+};
+
+CompareInputs inputs_of(const SceneRun& run) {
+  const auto& in = run.inputs;
+  CompareInputs out{in.at("queries"), in.at("keys"), in.at("values"), in.at("valid_lens"), {}};
+  out.d = out.queries.size(2);
+  const int64_t num_queries = out.queries.size(1), num_keys = out.keys.size(1);
+  out.keep = expand(sequence_mask(out.valid_lens, num_keys), {num_queries, num_keys});
+  return out;
+}
+
 TEST(CompareScreen, EveryCellHasTheColourOfTheLibrarysNumbers) {
   SceneRun run = run_scene("compare");
   ASSERT_EQ(run.exit_code, 0);
   const auto& in = run.inputs;
-  const Tensor& queries = in.at("queries");
-  const Tensor& keys = in.at("keys");
-  const Tensor& values = in.at("values");
-  const Tensor& valid_lens = in.at("valid_lens");
-  const int64_t d = queries.size(2), num_queries = queries.size(1), num_keys = keys.size(1);
+  const auto [queries, keys, values, valid_lens, keep, d] = inputs_of(run);
   const auto parameters = with_prefix(in, "additive.");
 
   nn::AdditiveAttention additive(d, d, parameters.at("W_k.weight").size(0));
@@ -31,7 +43,6 @@ TEST(CompareScreen, EveryCellHasTheColourOfTheLibrarysNumbers) {
   const Tensor dot_out = squeeze(dot(queries, keys, values, valid_lens), 0);
   const Tensor additive_weights = squeeze(additive.attention_weights(), 0);
   const Tensor dot_weights = squeeze(dot.attention_weights(), 0);
-  const Tensor keep = expand(sequence_mask(valid_lens, num_keys), {num_queries, num_keys});
 
   // Scores before the mask: additive w_v . tanh(W_q q + W_k k), dot q . k / sqrt(d).
   const Tensor additive_scores =
@@ -63,6 +74,46 @@ TEST(CompareScreen, EveryCellHasTheColourOfTheLibrarysNumbers) {
 
   // The default inputs must show the learner a difference.
   EXPECT_GT(max(abs(additive_weights - dot_weights)).item(), 0.05);
+}
+
+// Another pair of the table's functions (--set compare.scoring=additive,general):
+// every map is that pair's, each function the table's class with the
+// parameters the scene drew, and the score maps share one colour scale.
+TEST(CompareScreen, AnyPairOfTheTablesFunctions) {
+  const std::array<std::string, 2> pair = {"additive", "general"};
+  SceneRun run = run_scene("compare", 4, {"--set", "compare.scoring=additive,general"});
+  ASSERT_EQ(run.exit_code, 0);
+  const auto& in = run.inputs;
+  const auto [queries, keys, values, valid_lens, keep, d] = inputs_of(run);
+  EXPECT_EQ(in.count("general.W_a.weight"), 1u) << "general's parameters are dumped under its name";
+  std::array<Tensor, 2> weights;
+  for (size_t m = 0; m < 2; ++m) {
+    const auto parameters = with_prefix(in, pair[m] + ".");
+    auto function = nn::make_scoring_function(
+        pair[m], {.query_size = d, .key_size = d, .num_hiddens = 8, .value_size = values.size(2)});
+    function->load_state_dict(parameters);
+    function->eval();
+    const nn::AttentionMemory memory = function->remember(keys, values);
+    const Tensor output = squeeze(function->attend(queries, memory, valid_lens), 0);
+    weights[m] = squeeze(function->attention_weights(), 0);
+    const Tensor scores = squeeze(function->scores(queries, memory), 0);
+    EXPECT_TRUE(cells_match(run, "compare/" + pair[m] + "_scores", scores, keep)) << pair[m];
+    EXPECT_TRUE(cells_match(run, "compare/" + pair[m], weights[m], keep)) << pair[m];
+    EXPECT_TRUE(cells_match(run, "compare/" + pair[m] + "_output", output)) << pair[m];
+  }
+  EXPECT_TRUE(cells_match(run, "compare/difference", weights[0] - weights[1], keep));
+  EXPECT_EQ(find_map(run, "compare/additive_scores").scale.hi,
+            find_map(run, "compare/general_scores").scale.hi);
+  // A pair must show the learner a difference.
+  EXPECT_GT(max(abs(weights[0] - weights[1])).item(), 0.05);
+}
+
+// An unknown name is an error that lists the table, before any frame.
+TEST(CompareScreen, AnUnknownScoringFunctionIsRefusedWithTheTable) {
+  const SceneRun run = run_viewer("compare", 2, {"--set", "compare.scoring=additive,cosine"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("no scoring function 'cosine'"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("general_scaled"), std::string::npos) << run.output;
 }
 
 TEST(CompareScreen, ListScenesNamesTheDefaultFirst) {

@@ -54,7 +54,7 @@ TEST(MasksScreen, SetOpensTheCausalModeDirectly) {
   ASSERT_EQ(scores.shape(), Shape({1, 6, 6}));
   const Tensor keep = broadcast_to(causal_mask(6, 6), scores.shape());
   EXPECT_EQ(run.inputs.at("keep").to_vector(), keep.to_vector());
-  const Tensor weights = masked_softmax(scores, keep, MaskedRows::Uniform);
+  const Tensor weights = masked_softmax_keep(scores, keep, MaskedRows::Uniform);
   EXPECT_TRUE(cells_match(run, "masks/weights/0", slice_of(weights, 0), slice_of(keep, 0)));
   EXPECT_TRUE(cells_match(run, "masks/scores/0", slice_of(scores, 0)));
 }

@@ -195,10 +195,18 @@ TEST(SmallWindow, NadarayaWatsonShowsAllFourMaps) {
 TEST(SmallWindow, ColourBarsBesideTheirMapsWithWholeLabelsALineApart) {
   for (const char* size : {"1024x700", "1600x1000"}) {
     SCOPED_TRACE(size);
+    // The score maps share one bar by default (beside the second), or have
+    // one each.
     const SceneRun compare = run_scene("compare", 4, {"--size", size});
     ASSERT_EQ(compare.exit_code, 0);
-    for (const char* map : {"additive_scores", "dot_scores", "dot", "difference", "dot_output"}) {
+    for (const char* map : {"dot_scores", "dot", "difference", "dot_output"}) {
       EXPECT_TRUE(colorbar_readable(compare, std::string("compare/") + map));
+    }
+    const SceneRun each =
+        run_scene("compare", 4, {"--size", size, "--set", "compare.scores_scale=each"});
+    ASSERT_EQ(each.exit_code, 0);
+    for (const char* map : {"additive_scores", "dot_scores"}) {
+      EXPECT_TRUE(colorbar_readable(each, std::string("compare/") + map));
     }
     const SceneRun masks =
         run_scene("masks", 4, {"--size", size, "--set", "masks.mode=fully-masked"});

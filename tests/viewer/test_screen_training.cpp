@@ -121,7 +121,7 @@ TEST(TrainingScreen, SetOpensNadarayaWatsonPausedAtStepZero) {
   const int64_t n = x.size(0);
   const Tensor distance = (unsqueeze(x, 1) - unsqueeze(x, 0)) * w;
   const Tensor keep = logical_not(eq(unsqueeze(arange(n), 1), unsqueeze(arange(n), 0)));
-  const Tensor weights = masked_softmax(-0.5 * distance * distance, keep, MaskedRows::Zero);
+  const Tensor weights = masked_softmax_keep(-0.5 * distance * distance, keep, MaskedRows::Zero);
   EXPECT_TRUE(cells_match(run, "training/nw_weights", weights, keep));
   const Tensor test_distance = (unsqueeze(in.at("x_test"), 1) - unsqueeze(x, 0)) * w;
   EXPECT_TRUE(cells_match(run, "training/nw_test_weights",

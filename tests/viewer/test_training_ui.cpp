@@ -365,7 +365,7 @@ TEST_F(TrainingUi, NadarayaWatsonGradientsAgreeWithFiniteDifferences) {
     return mse_loss(matmul(weights, y), y).item();
   };
   const auto loss_of_scores = [&](const Tensor& scores) {
-    return loss_of_weights(masked_softmax(scores, keep, MaskedRows::Zero));
+    return loss_of_weights(masked_softmax_keep(scores, keep, MaskedRows::Zero));
   };
   EXPECT_TRUE(agree(in.at("shown.grad_weights"),
                     numeric_gradient(loss_of_weights, in.at("shown.weights"))));
@@ -382,7 +382,7 @@ TEST_F(TrainingUi, NadarayaWatsonGradientsAgreeWithFiniteDifferences) {
             numeric_gradient([&](const Tensor& v) { return loss_of_scores(scores_of(v)); }, w)));
   // The weights shown are the masked softmax of those scores: 0 on the diagonal.
   EXPECT_LT(max(abs(in.at("shown.weights").to(kFloat64) -
-                    masked_softmax(scores_of(w), keep, MaskedRows::Zero)))
+                    masked_softmax_keep(scores_of(w), keep, MaskedRows::Zero)))
                 .item(),
             1e-6);
 }

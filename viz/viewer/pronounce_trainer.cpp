@@ -49,12 +49,11 @@ std::vector<RecordField> PronounceTrainer::fields() const {
 std::vector<Trainer::Series> PronounceTrainer::series() const {
   std::vector<Series> out;
   for (size_t m = 0; m < 2; ++m) {
-    out.push_back(
-        {models_[m] + ".loss", models_[m] + " loss", kTranslateModelColors[m], Axis::Loss});
+    out.push_back({models_[m] + ".loss", models_[m] + " loss", kScoringColors[m], Axis::Loss});
   }
   for (size_t m = 0; m < 2; ++m) {
     out.push_back(
-        {models_[m] + ".wer", models_[m] + " dev WER", kTranslateHeldOutColors[m], Axis::Fraction});
+        {models_[m] + ".wer", models_[m] + " dev WER", kScoringHeldOutColors[m], Axis::Fraction});
   }
   return out;
 }

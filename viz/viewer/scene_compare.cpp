@@ -1,18 +1,25 @@
-// Scene "compare": the same queries, keys and values through d2l's
-// AdditiveAttention and DotProductAttention, both weight maps, their
-// difference and both outputs side by side.
+// Scene "compare": the same queries, keys and values through two scoring
+// functions of nn's table (additive and dot by default; any two of the
+// table's names, a program's own included), their scores, both weight maps,
+// their difference and both outputs side by side. Each function is the
+// table's class itself (nn::make_scoring_function): what it draws is what
+// the seq2seq, the d2l modules and attograd-translate compute.
 //
 // Shapes (batch of one): queries [1, Tq, d], keys [1, Tk, d],
-// values [1, Tk, v] -> weights [1, Tq, Tk], outputs [1, Tq, v].
+// values [1, Tk, v] -> scores and weights [1, Tq, Tk], outputs [1, Tq, v']
+// (v' = v, or h for multihead, whose W_o projects the heads).
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <initializer_list>
 #include <memory>
 
+#include "attograd/nn/scoring.h"
 #include "heatmap_widget.h"
 #include "scene.h"
+#include "scoring_choice.h"
 
 namespace ag::viewer {
 namespace {
@@ -31,9 +38,26 @@ const char* const kPresetNotes[] = {
     "numbers is uniform: each valid key gets 1 / valid_len. Both maps are flat, and the "
     "difference is zero.",
     "The first keys copy the queries. Dot product rewards alignment and length: a query "
-    "scores highest on the key that points the same way. Additive attention learns its own "
-    "notion of match through W_q, W_k and w_v; with random parameters it need not prefer "
+    "scores highest on the key that points the same way. A function with parameters (W_q, "
+    "W_k, W_a, ...) has its own notion of match; with random parameters it need not prefer "
     "the copy."};
+
+// "additive: 3 parameter tensors (W_k, W_q, w_v), 40 numbers, as
+// initialised (...), never trained" or "dot: no parameters, nothing to train".
+std::string parameters_line(const std::string& name, const nn::ScoringFunction& function) {
+  const auto parameters = function.named_parameters();
+  if (parameters.empty()) return name + ": no parameters, nothing to train";
+  std::string names;
+  int64_t count = 0;
+  for (const auto& [parameter_name, p] : parameters) {
+    names += (names.empty() ? "" : ", ") + parameter_name.substr(0, parameter_name.find('.'));
+    count += p.numel();
+  }
+  const char* tensors = parameters.size() == 1 ? " parameter tensor (" : " parameter tensors (";
+  return name + ": " + std::to_string(parameters.size()) + tensors + names + "), " +
+         std::to_string(count) +
+         " numbers, as initialised (the seed draws the random ones), never trained";
+}
 
 class CompareScene : public Scene {
  public:
@@ -41,24 +65,40 @@ class CompareScene : public Scene {
   const char* name() const override { return "compare"; }
   const char* label() const override { return "Compare"; }
 
+  // The inputs, and each function's parameters under its name
+  // ("additive.W_k.weight", ...).
   std::map<std::string, Tensor> inputs() const override {
     std::map<std::string, Tensor> out{
         {"queries", queries_}, {"keys", keys_}, {"values", values_}, {"valid_lens", valid_lens_}};
-    for (const auto& [name, p] : additive_->state_dict()) out["additive." + name] = p;
+    for (size_t m = 0; m < 2; ++m) {
+      if (!functions_[m]) continue;
+      for (const auto& [name, p] : functions_[m]->state_dict()) out[pair_[m] + "." + name] = p;
+    }
     return out;
   }
 
   std::vector<Knob> knobs() override {
-    return {
-        choice_knob("preset", "where the inputs come from", {"distinct", "all-ones", "aligned"},
-                    [this](int preset) {
-                      preset_ = preset;
-                      rebuild();
-                    }),
-        number_knob("seed", "the random inputs and parameters", 0, 99, true, [this](double seed) {
-          seed_ = static_cast<int>(seed);
-          rebuild();
-        })};
+    return {choice_knob("preset", "where the inputs come from", {"distinct", "all-ones", "aligned"},
+                        [this](int preset) {
+                          preset_ = preset;
+                          rebuild();
+                        }),
+            number_knob("seed", "the random inputs and parameters", 0, 99, true,
+                        [this](double seed) {
+                          seed_ = static_cast<int>(seed);
+                          rebuild();
+                        }),
+            scoring_pair_knob([this](const ScoringPair& pair) {
+              pair_ = pair;
+              rebuild();
+            }),
+            number_knob("heads", "multihead's heads (they divide hiddens h)", 1, 8, true,
+                        [this](double heads) {
+                          heads_ = static_cast<int>(heads);
+                          rebuild();
+                        }),
+            choice_knob("scores_scale", "the two score maps' colour scales", {"shared", "each"},
+                        [this](int each) { shared_score_scale_ = each == 0; })};
   }
 
   void draw() override {
@@ -67,21 +107,21 @@ class CompareScene : public Scene {
   }
 
  private:
-  // ---- state: the knobs, the inputs they make, the two modules -----------------
+  // ---- state: the knobs, the inputs they make, the two functions --------------
   int preset_ = static_cast<int>(Preset::DistinctKeys);
-  int num_queries_ = 4, num_keys_ = 8, dim_ = 2, hiddens_ = 8, valid_len_ = 8;
+  int num_queries_ = 4, num_keys_ = 8, dim_ = 2, hiddens_ = 8, heads_ = 2, valid_len_ = 8;
   int seed_ = 7;
   float dropout_ = 0.0f;
-  bool training_ = false, show_values_ = true;
+  bool training_ = false, show_values_ = true, shared_score_scale_ = true;
+  ScoringPair pair_ = kDefaultScoringPair;
   Tensor queries_, keys_, values_, valid_lens_;
-  std::unique_ptr<nn::AdditiveAttention> additive_;
-  std::unique_ptr<nn::DotProductAttention> dot_;
-  Tensor additive_scores_, dot_scores_, additive_weights_, dot_weights_, additive_out_, dot_out_;
+  std::array<std::unique_ptr<nn::ScoringFunction>, 2> functions_;
+  std::array<Tensor, 2> scores_, weights_, outputs_;
   std::string error_;
   std::string exported_;  // what the export button last wrote
 
   // New inputs and parameters from the knobs (seeded: the same knobs give
-  // the same numbers), then a forward of both modules.
+  // the same numbers), then a forward of both functions.
   void rebuild() {
     error_.clear();
     try {
@@ -104,8 +144,16 @@ class CompareScene : public Scene {
       }
       values_ = reshape(arange(num_keys_ * kValueSize), {1, num_keys_, kValueSize});
       valid_lens_ = tensor({static_cast<double>(std::min(valid_len_, num_keys_))}, {1}, kInt64);
-      additive_ = std::make_unique<nn::AdditiveAttention>(dim_, dim_, hiddens_, dropout_);
-      dot_ = std::make_unique<nn::DotProductAttention>(dropout_);
+      // The table's classes, the first made first: the seed draws its
+      // parameters, then the second's.
+      for (size_t m = 0; m < 2; ++m) {
+        functions_[m] = nn::make_scoring_function(pair_[m], {.query_size = dim_,
+                                                             .key_size = dim_,
+                                                             .num_hiddens = hiddens_,
+                                                             .num_heads = heads_,
+                                                             .dropout = dropout_,
+                                                             .value_size = kValueSize});
+      }
       forward();
     } catch (const Error& e) {
       error_ = e.what();
@@ -114,24 +162,23 @@ class CompareScene : public Scene {
 
   void forward() {
     NoGradGuard no_grad;
-    additive_->train(training_);
-    dot_->train(training_);
-    // The batch has one item: drop its dim for the [Tq, Tk] and [Tq, v] maps.
-    additive_out_ = squeeze((*additive_)(queries_, keys_, values_, valid_lens_), 0);
-    dot_out_ = squeeze((*dot_)(queries_, keys_, values_, valid_lens_), 0);
-    additive_weights_ = squeeze(additive_->attention_weights(), 0);
-    dot_weights_ = squeeze(dot_->attention_weights(), 0);
-    // The scores the modules computed inside, recomputed from their
-    // parameters to be shown before the mask and the softmax.
-    additive_scores_ = squeeze(additive_scores(additive_->W_q(queries_), additive_->W_k(keys_),
-                                               reshape(additive_->w_v.weight, {hiddens_})),
-                               0);
-    dot_scores_ = squeeze(bmm(queries_, transpose(keys_, 1, 2)), 0) / std::sqrt(double(dim_));
+    for (size_t m = 0; m < 2; ++m) {
+      nn::ScoringFunction& function = *functions_[m];
+      function.train(training_);
+      const nn::AttentionMemory memory = function.remember(keys_, values_);
+      // The batch has one item: drop its dim for the [Tq, Tk] and [Tq, v'] maps.
+      outputs_[m] = squeeze(function.attend(queries_, memory, valid_lens_), 0);
+      weights_[m] = squeeze(function.attention_weights(), 0);
+      // The scores before the mask and the softmax.
+      scores_[m] = squeeze(function.scores(queries_, memory), 0);
+    }
   }
 
   // ---- panel: the knobs -------------------------------------------------------
   void draw_controls() {
     bool changed = false;
+    ImGui::TextUnformatted("Scoring functions (nn's table)");
+    changed |= draw_scoring_pair_choice(pair_);
     ImGui::TextUnformatted("Inputs");
     changed |= ImGui::Combo("preset", &preset_, kPresetNames, IM_ARRAYSIZE(kPresetNames));
     changed |= ImGui::SliderInt("queries Tq", &num_queries_, 1, 8);
@@ -140,24 +187,34 @@ class CompareScene : public Scene {
     changed |= ImGui::SliderInt("valid_len", &valid_len_, 0, num_keys_);
     changed |= ImGui::SliderInt("seed", &seed_, 0, 99);
     ImGui::Separator();
-    ImGui::TextUnformatted("Additive attention");
+    ImGui::TextUnformatted("Parameter sizes");
     changed |= ImGui::SliderInt("hiddens h", &hiddens_, 1, 32);
+    changed |= ImGui::SliderInt("heads", &heads_, 1, 8);
     ImGui::Separator();
     ImGui::TextUnformatted("Dropout (both)");
     changed |= ImGui::SliderFloat("p", &dropout_, 0.0f, 0.9f, "%.2f");
     changed |= ImGui::Checkbox("training mode", &training_);
     if (training_ && dropout_ > 0 && ImGui::Button("new dropout draw")) changed = true;
     ImGui::Checkbox("print values", &show_values_);
+    ImGui::Checkbox("one colour scale for both score maps", &shared_score_scale_);
     if (changed) rebuild();
     if (error_.empty() && ImGui::Button("export weights as PNG + SVG")) export_weights();
     if (!exported_.empty()) show_note(exported_.c_str());
     ImGui::Separator();
     show_note(kPresetNotes[preset_]);
     ImGui::Spacing();
+    // Each function as the table describes it, and what it has learned.
+    for (size_t m = 0; m < 2; ++m) {
+      if (const nn::ScoringEntry* entry = nn::find_scoring_function(pair_[m])) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[m]), "%s",
+                           pair_[m].c_str());
+        show_note(entry->summary.c_str());
+      }
+      if (functions_[m]) show_note(parameters_line(pair_[m], *functions_[m]).c_str());
+    }
     show_note(
-        "Additive: score(q, k) = w_v . tanh(W_q q + W_k k), a one-hidden-layer MLP (h units).\n"
-        "Dot product: score(q, k) = q . k / sqrt(d), no parameters.\n"
-        "Both: weights = masked_softmax(scores, valid_len); output = weights @ values.");
+        "Both: weights = masked_softmax(scores, valid_len); output = weights @ values. "
+        "Only the score differs.");
     if (training_ && dropout_ > 0) {
       ImGui::Spacing();
       show_note(
@@ -170,10 +227,9 @@ class CompareScene : public Scene {
   // Both weight maps as one d2l-style figure, through the same colour maps.
   void export_weights() {
     viz::HeatmapOptions options;
-    options.titles = {"additive", "dot product"};
+    options.titles = {pair_[0], pair_[1]};
     options.keep_mask = sequence_mask(valid_lens_, num_keys_);
-    const Tensor both =
-        reshape(stack({additive_weights_, dot_weights_}), {1, 2, num_queries_, num_keys_});
+    const Tensor both = reshape(stack({weights_[0], weights_[1]}), {1, 2, num_queries_, num_keys_});
     try {
       for (const char* path : {"attograd-compare.png", "attograd-compare.svg"}) {
         viz::show_heatmaps(both, path, options);
@@ -184,18 +240,19 @@ class CompareScene : public Scene {
     }
   }
 
-  // Whether "dot product [4, 8] float32", the longest weights title, fits
-  // over a map `width` wide. A wider title widens the map's place on the
-  // row and pushes the colour bars out of the window: both weights titles
-  // then leave the dtype out.
+  // Whether "NAME [4, 8] float32", the longest weights title, fits over a
+  // map `width` wide. A wider title widens the map's place on the row and
+  // pushes the colour bars out of the window: both weights titles then
+  // leave the dtype out.
   bool dtype_fits_in_titles(float width) const {
-    const std::string title = "dot product " + describe(dot_weights_);
+    const std::string& longer = pair_[0].size() > pair_[1].size() ? pair_[0] : pair_[1];
+    const std::string title = longer + " " + describe(weights_[0]);
     const float row_ticks = ImGui::CalcTextSize("0").x + 6.0f;
     return row_ticks + ImGui::CalcTextSize(title.c_str()).x + 8.0f <= width;
   }
 
   // ---- panel: the maps, in the order attention computes them -------------------
-  // scores [Tq, Tk] -> masked softmax -> weights [Tq, Tk] -> weights @ values [Tq, v]
+  // scores [Tq, Tk] -> masked softmax -> weights [Tq, Tk] -> weights @ values [Tq, v']
   // Each colour bar sits beside the map it belongs to, level with its cells;
   // the maps of a row share what the bars' labels leave of the width.
   void draw_maps() {
@@ -210,49 +267,55 @@ class CompareScene : public Scene {
       return ImVec2(std::floor(free / static_cast<float>(maps)), row_height);
     };
 
-    // Row 1: the raw scores, signed, so a diverging map centred on 0.
+    // Row 1: the raw scores, signed, so a diverging map centred on 0; one
+    // scale for both unless asked otherwise, so that a function whose scores
+    // are small looks pale beside one whose scores are large.
     ImGui::TextUnformatted("1. Scores: how well each query matches each key (before the mask)");
-    const viz::ColorScale additive_scale =
-        viz::fit_scale(additive_scores_.to_vector(), viz::Colormap::Diverging);
-    const viz::ColorScale dot_scale =
-        viz::fit_scale(dot_scores_.to_vector(), viz::Colormap::Diverging);
+    std::array<viz::ColorScale, 2> score_scales;
+    if (shared_score_scale_) {
+      std::vector<double> both = scores_[0].to_vector();
+      const std::vector<double> second = scores_[1].to_vector();
+      both.insert(both.end(), second.begin(), second.end());
+      score_scales.fill(viz::fit_scale(both, viz::Colormap::Diverging));
+    } else {
+      for (size_t m = 0; m < 2; ++m)
+        score_scales[m] = viz::fit_scale(scores_[m].to_vector(), viz::Colormap::Diverging);
+    }
     const ImVec2 scores_size =
-        map_size(2, {colorbar_width(additive_scale), colorbar_width(dot_scale)});
-    draw_heatmap(
-        {"compare/additive_scores", "additive: w_v . tanh(W_q q + W_k k)", additive_scores_, keep,
-         additive_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-        scores_size);
-    colorbar_beside_last_map("additive scores bar", additive_scale);
-    ImGui::SameLine();
-    draw_heatmap({"compare/dot_scores", "dot product: q . k / sqrt(d)", dot_scores_, keep,
-                  dot_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-                 scores_size);
-    colorbar_beside_last_map("dot scores bar", dot_scale);
+        shared_score_scale_
+            ? map_size(2, {colorbar_width(score_scales[0])})
+            : map_size(2, {colorbar_width(score_scales[0]), colorbar_width(score_scales[1])});
+    for (size_t m = 0; m < 2; ++m) {
+      if (m > 0) ImGui::SameLine();
+      draw_heatmap({"compare/" + pair_[m] + "_scores", pair_[m] + " scores", scores_[m], keep,
+                    score_scales[m], "Keys", "Queries", "query", "key", 48, show_values_},
+                   scores_size);
+      if (!shared_score_scale_ || m == 1)
+        colorbar_beside_last_map((pair_[m] + " scores bar").c_str(), score_scales[m]);
+    }
 
     // Row 2: the weights. One scale for both, from 0 to the largest weight
     // of the two, so that equal colours mean equal weights across them.
     ImGui::TextUnformatted(
         "2. Weights = masked_softmax(scores): each row sums to 1; hatched keys are past valid_len");
-    const double top = std::max(max(additive_weights_).item(), max(dot_weights_).item());
+    const double top = std::max(max(weights_[0]).item(), max(weights_[1]).item());
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};
-    const Tensor difference = additive_weights_ - dot_weights_;
+    const Tensor difference = weights_[0] - weights_[1];
     const viz::ColorScale difference_scale =
         viz::fit_scale(difference.to_vector(), viz::Colormap::Diverging);
     const ImVec2 weights_size =
         map_size(3, {colorbar_width(weight_scale), colorbar_width(difference_scale)});
-    const std::string shape = dtype_fits_in_titles(weights_size.x)
-                                  ? describe(dot_weights_)
-                                  : shape_str(dot_weights_.shape());
-    draw_heatmap({"compare/additive", "additive " + shape, additive_weights_, keep, weight_scale,
-                  "Keys", "Queries", "query", "key", 48, show_values_},
-                 weights_size);
-    ImGui::SameLine();
-    draw_heatmap({"compare/dot", "dot product " + shape, dot_weights_, keep, weight_scale, "Keys",
-                  "Queries", "query", "key", 48, show_values_},
-                 weights_size);
+    const std::string shape = dtype_fits_in_titles(weights_size.x) ? describe(weights_[0])
+                                                                   : shape_str(weights_[0].shape());
+    for (size_t m = 0; m < 2; ++m) {
+      if (m > 0) ImGui::SameLine();
+      draw_heatmap({"compare/" + pair_[m], pair_[m] + " " + shape, weights_[m], keep, weight_scale,
+                    "Keys", "Queries", "query", "key", 48, show_values_},
+                   weights_size);
+    }
     colorbar_beside_last_map("weights bar", weight_scale);
     ImGui::SameLine();
-    draw_heatmap({"compare/difference", "additive - dot product", difference, keep,
+    draw_heatmap({"compare/difference", pair_[0] + " - " + pair_[1], difference, keep,
                   difference_scale, "Keys", "Queries", "query", "key", 48, show_values_},
                  weights_size);
     colorbar_beside_last_map("difference bar", difference_scale);
@@ -260,20 +323,19 @@ class CompareScene : public Scene {
     // Row 3: the outputs, one scale for both.
     ImGui::TextUnformatted(
         "3. Outputs = weights @ values: each row a weighted average of value rows");
-    std::vector<double> both = additive_out_.to_vector();
-    const std::vector<double> dot_values = dot_out_.to_vector();
-    both.insert(both.end(), dot_values.begin(), dot_values.end());
+    std::vector<double> both = outputs_[0].to_vector();
+    const std::vector<double> second = outputs_[1].to_vector();
+    both.insert(both.end(), second.begin(), second.end());
     const viz::ColorScale output_scale = viz::fit_scale(both, viz::Colormap::Magma);
     const ImVec2 half(std::floor((width - 160) / 2), row_height);
-    draw_heatmap(
-        {"compare/additive_output", "additive output " + describe(additive_out_), additive_out_,
-         Tensor(), output_scale, "Value features", "Queries", "query", "feature", 48, show_values_},
-        half);
-    ImGui::SameLine();
-    draw_heatmap(
-        {"compare/dot_output", "dot-product output " + describe(dot_out_), dot_out_, Tensor(),
-         output_scale, "Value features", "Queries", "query", "feature", 48, show_values_},
-        half);
+    for (size_t m = 0; m < 2; ++m) {
+      if (m > 0) ImGui::SameLine();
+      draw_heatmap(
+          {"compare/" + pair_[m] + "_output", pair_[m] + " output " + describe(outputs_[m]),
+           outputs_[m], Tensor(), output_scale, "Value features", "Queries", "query", "feature", 48,
+           show_values_},
+          half);
+    }
     colorbar_beside_last_map("output bar", output_scale);
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -284,8 +346,9 @@ class CompareScene : public Scene {
         "- Lower valid_len: the hatched keys get exactly 0 weight, and the rest share 1.\n"
         "- Raise size d: dot-product scores grow like sqrt(d) before scaling; the Scaling "
         "tab shows why 1/sqrt(d) is there.\n"
-        "- Change the seed: additive's random W_q, W_k, w_v decide what it prefers; dot "
-        "product has no parameters to change.");
+        "- Change the seed: it redraws the queries, the keys and every random parameter; a "
+        "function without parameters (dot) changes only because its inputs did.\n"
+        "- Choose another pair above: any two of the table's functions.");
     ImGui::EndGroup();
   }
 };

@@ -179,8 +179,8 @@ class MasksScene : public Scene {
             break;
           }
           // Both policies on the same keep mask, and what they pool.
-          weights_ = masked_softmax(scores_, keep_, MaskedRows::Uniform);
-          zero_weights_ = masked_softmax(scores_, keep_, MaskedRows::Zero);
+          weights_ = masked_softmax_keep(scores_, keep_, MaskedRows::Uniform);
+          zero_weights_ = masked_softmax_keep(scores_, keep_, MaskedRows::Zero);
           values_ = reshape(arange(kBatch * 4 * kValueSize), {kBatch, 4, kValueSize});
           output_ = bmm(weights_, values_);
           zero_output_ = bmm(zero_weights_, values_);
@@ -189,7 +189,7 @@ class MasksScene : public Scene {
         case Mode::Causal:
           scores_ = rand({1, causal_queries_, causal_keys_});
           keep_ = broadcast_to(causal_mask(causal_queries_, causal_keys_), scores_.shape());
-          weights_ = masked_softmax(scores_, keep_, MaskedRows::Uniform);
+          weights_ = masked_softmax_keep(scores_, keep_, MaskedRows::Uniform);
           break;
         case Mode::Padding: {
           scores_ = rand({kBatch, 3, 5});

@@ -137,7 +137,7 @@ class MultiHeadScene : public Scene {
         std::to_string(heads) + " heads of " + std::to_string(dh) +
         ": reshape to [B, Tq, heads, h/heads], permute to [B, heads, Tq, h/heads], reshape to " +
         describe(split_queries_) +
-        ". The heads are now batch items of one DotProductAttention, so head i only sees "
+        ". The heads are now batch items of one scaled dot product, so head i only sees "
         "features i*" +
         std::to_string(dh) + " to (i+1)*" + std::to_string(dh) +
         "-1 of the projections and scores the keys in its own way (scaled by 1/sqrt(" +

@@ -381,7 +381,7 @@ void PronounceScene::draw_controls() {
     ImGui::TextUnformatted("The models");
     for (size_t i = 0; i < models_.size(); ++i) {
       const AskedModel& m = models_[i];
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[i % 4]), "%s",
                          m.name.c_str());
       ImGui::SameLine();
       ImGui::PushTextWrapPos(0.0f);  // an ensemble's names may take lines
@@ -428,7 +428,7 @@ void PronounceScene::draw_gallery() {
   ImGui::EndDisabled();
   if (random_asked_ == 0) return;
   for (size_t i = 0; i < models_.size(); ++i) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[i % 4]), "%s",
                        models_[i].name.c_str());
     ImGui::SameLine();
     ImGui::TextColored(last_random_right_[i] ? kRight : kWrong, "%s",
@@ -512,7 +512,7 @@ void PronounceScene::draw_dictionary() {
       const std::vector<std::string> phonemes = without_eos(m.answer.output_tokens);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[i % 4]), "%s",
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[i % 4]), "%s",
                          m.name.c_str());
       ImGui::TableNextColumn();
       std::vector<bool> marked(phonemes.size(), false);
@@ -561,7 +561,7 @@ void PronounceScene::draw_model(AskedModel& m, size_t index, ImVec2 size) {
   // The shown candidate's alignment (the greedy answer's until one is
   // clicked) above, the beam's candidates below.
   ImGui::BeginChild(("pronounce/" + m.name).c_str(), size);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[index % 4]), "%s",
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[index % 4]), "%s",
                      m.name.c_str());
   if (!m.load_error.empty()) {
     show_error(m.load_error);

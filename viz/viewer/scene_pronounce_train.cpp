@@ -123,7 +123,7 @@ void PronounceScene::draw_train_model(size_t model, const std::map<std::string, 
   }
   const int64_t rows = static_cast<int64_t>(record.at(name + ".typed.rows").item());
   ImGui::BeginChild(("pronounce/" + name).c_str(), size);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[model]), "%s attention",
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[model]), "%s attention",
                      name.c_str());
   ImGui::SameLine();
   ImGui::Text("  dev WER %.1f%%", 100.0 * record.at(name + ".wer").item());

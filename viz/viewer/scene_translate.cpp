@@ -257,7 +257,7 @@ void TranslateScene::draw_model(size_t model, const std::map<std::string, Tensor
 
   // 2. The text lines.
   ImGui::BeginChild(("translate/" + name).c_str(), size);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kTranslateModelColors[model]), "%s attention",
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[model]), "%s attention",
                      name.c_str());
   ImGui::SameLine();
   ImGui::Text("  held-out exact match %.1f%%", 100.0 * record.at(name + ".accuracy").item());

@@ -20,24 +20,11 @@
 
 #include "attograd/translate/train.h"
 #include "scene.h"
+#include "scoring_choice.h"
 #include "task_choice.h"
 #include "training_session.h"
 
 namespace ag::viewer {
-
-// The two scoring functions a training scene compares, by their names in
-// nn's table (nn/scoring.h). The translate and pronounce scenes' controls
-// choose them; a record's fields are named after them.
-using ScoringPair = std::array<std::string, 2>;
-inline const ScoringPair kDefaultScoringPair = {"additive", "dot"};
-// ag::Error naming `who` when a name is not in the table or both are one.
-void check_scoring_pair(const ScoringPair& pair, const std::string& who);
-// Two combos of the table's names, each with its one-line summary as a
-// tooltip; true when the learner chose another pair (a valid one: the other
-// model's name is not offered).
-bool draw_scoring_pair_choice(ScoringPair& pair);
-// The knob "scoring" (--set SCENE.scoring=general,multihead).
-Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set);
 
 // The two models and their training, as a Trainer of the session. Each
 // record holds, per model (by its scoring function's name, e.g. "additive",
@@ -52,16 +39,6 @@ Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set);
 // Once for both: the typed text itself (typed.source [src_steps], source
 // indices with <eos> and <pad>; typed.length [1], its characters and <eos>,
 // 0 for none), so that every record says which text it translated.
-// The models' colours, in the plot and the maps' titles (tab10's first four:
-// the first model, additive by default, blue; the second orange; ...).
-inline const ImU32 kTranslateModelColors[4] = {
-    IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255),
-    IM_COL32(214, 39, 40, 255)};
-// Their held-out lines in the plot: the same hues, lighter (tab20's pairs), so
-// a model's two lines read as one model's and are not taken for each other.
-inline const ImU32 kTranslateHeldOutColors[4] = {
-    IM_COL32(174, 199, 232, 255), IM_COL32(255, 187, 120, 255), IM_COL32(152, 223, 138, 255),
-    IM_COL32(255, 152, 150, 255)};
 
 // A model's greedy answer to one typed text as a record holds it
 // (translate_trainer.cpp): output [tgt] target indices (-1 past the end),

@@ -1,5 +1,5 @@
 // Exercise 7's solution: d2l's DotProductAttention as the library computes
-// it (nn/src/attention.cpp), its masks by the library's attention_softmax
+// it (nn/src/scoring_dot.cpp, nn/src/pooling.cpp), its masks by the library's attention_softmax
 // (nn/src/masks.cpp), which combines d2l's lengths and the causal mask.
 #include <attograd/nn/masks.h>
 

@@ -80,8 +80,7 @@ Tensor causal_mask(int64_t num_queries, int64_t num_keys);
 //   masked_softmax(X, valid_lens)                 d2l's lengths (int64)
 //   masked_softmax_keep(scores, keep, rows)       a bool keep mask
 // A bool mask passed as valid_lens throws an ag::Error that names
-// masked_softmax_keep. The keep form's older spelling, masked_softmax(scores,
-// keep, rows), still compiles (the MaskedRows argument tells it apart).
+// masked_softmax_keep.
 //
 // d2l's masked_softmax: softmax over the last axis of X (rank >= 2 when
 // valid_lens is given); valid_lens is undefined (plain softmax), int64 1-D of
@@ -102,12 +101,6 @@ Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens = Tensor(),
 // An undefined keep keeps everything (a plain softmax).
 Tensor masked_softmax_keep(const Tensor& scores, const Tensor& keep, MaskedRows fully_masked_rows,
                            double mask_value = kMaskedScore);
-// masked_softmax_keep under its older spelling.
-inline Tensor masked_softmax(const Tensor& scores, const Tensor& keep_mask,
-                             MaskedRows fully_masked_rows, double mask_value = kMaskedScore) {
-  return masked_softmax_keep(scores, keep_mask, fully_masked_rows, mask_value);
-}
-
 // Attention weights from raw scores [..., Tq, Tk] under every mask attograd
 // knows, all optional and combined (a key is attended only if all allow it).
 // Named, so a call says what each argument is:
@@ -131,14 +124,6 @@ struct AttentionSoftmaxOptions {
 };
 // Masked scores are replaced by mask_value; then the softmax over the last axis.
 Tensor attention_softmax(const Tensor& scores, const AttentionSoftmaxOptions& options = {});
-// The same with every field positional, in the struct's order (older spelling).
-inline Tensor attention_softmax(const Tensor& scores, const Tensor& valid_lens,
-                                const Tensor& attn_mask, bool is_causal,
-                                MaskedRows fully_masked_rows, double mask_value,
-                                const std::string& op) {
-  return attention_softmax(scores,
-                           {valid_lens, attn_mask, is_causal, fully_masked_rows, mask_value, op});
-}
 
 // ---- conversions: the one place -----------------------------------------------------
 // Every function that turns one convention into another lives here; the

@@ -96,6 +96,9 @@ class Module {
   Module& eval() { return train(false); }
   bool is_training() const { return training_; }
 
+  // The direct sub-modules, in registration order, as torch's named_children().
+  const std::vector<std::pair<std::string, Module*>>& named_children() const { return children_; }
+
   void zero_grad();
   // Calls fn on every sub-module, depth first in registration order, then on
   // this module, as torch's Module.apply (d2l: net.apply(init_seq2seq)).
@@ -107,6 +110,10 @@ class Module {
  protected:
   void register_parameter(std::string name, Tensor* parameter);
   void register_module(std::string name, Module* child);
+  // Registers every sub-module of `other` as this module's own, under the
+  // same names: a face (attention.h) owns the parts of the scoring function
+  // it wraps, so its state dict reads as that function's.
+  void adopt_children(const Module& other);
 
  private:
   void collect(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out) const;
