@@ -8,6 +8,9 @@
 #pragma once
 
 #include <attograd/core.h>
+#include <attograd/nn/scoring.h>
+
+#include <memory>
 
 #include <vector>
 
@@ -67,5 +70,9 @@ struct BeamChoice {
 };
 std::vector<BeamChoice> beam_step(const Tensor& beam_log_probs, const Tensor& next_log_probs,
                                   int64_t beam_size);
+
+// 11. your own scoring function: Luong's general score q^T W_a k as a class
+// of nn's table (nn::ScoringFunction); the factory the table calls.
+std::unique_ptr<ag::nn::ScoringFunction> make_my_scoring(const ag::nn::ScoringSizes& sizes);
 
 }  // namespace ex
