@@ -116,6 +116,61 @@ TEST(CompareScreen, AnUnknownScoringFunctionIsRefusedWithTheTable) {
   EXPECT_NE(run.output.find("general_scaled"), std::string::npos) << run.output;
 }
 
+// The "Try this" notes, each performed through the knobs, and what each says
+// happens checked on the maps.
+TEST(CompareScreen, EveryTryThisNoteIsTrue) {
+  // "Preset 'd2l: all-ones keys': both weight maps go flat": 1/8 in every
+  // cell of both, and a zero difference.
+  {
+    SceneRun run = run_scene("compare", 4, {"--set", "compare.preset=all-ones"});
+    ASSERT_EQ(run.exit_code, 0);
+    const Tensor flat = full({4, 8}, 1.0 / 8);
+    EXPECT_TRUE(cells_match(run, "compare/additive", flat));
+    EXPECT_TRUE(cells_match(run, "compare/dot", flat));
+    EXPECT_TRUE(cells_match(run, "compare/difference", zeros({4, 8})));
+  }
+  // "Lower valid_len: the hatched keys get exactly 0 weight, and the rest
+  // share 1": keys 3..7 hatched in both maps, every row's weights sum to 1.
+  {
+    SceneRun run = run_scene("compare", 4, {"--set", "compare.valid_len=3"});
+    ASSERT_EQ(run.exit_code, 0);
+    const auto [queries, keys, values, valid_lens, keep, d] = inputs_of(run);
+    EXPECT_EQ(valid_lens.item(), 3.0);
+    nn::DotProductAttention dot;
+    dot(queries, keys, values, valid_lens);
+    const Tensor weights = squeeze(dot.attention_weights(), 0);
+    EXPECT_TRUE(cells_match(run, "compare/dot", weights, keep));
+    EXPECT_LT(max(abs(sum(narrow(weights, 1, 0, 3), {1}) - 1.0)).item(), 1e-6);
+    EXPECT_EQ(max(abs(narrow(weights, 1, 3, 5))).item(), 0.0);
+  }
+  // "Raise size d: q . k grows like sqrt(d)": the unscaled products' spread
+  // at d = 16 is over twice that at d = 2, while dot's scores keep theirs.
+  {
+    const auto spread = [](const SceneRun& run) {
+      const auto [queries, keys, values, valid_lens, keep, d] = inputs_of(run);
+      const Tensor products = bmm(queries, transpose(keys, 1, 2));
+      return std::sqrt(mean(products * products).item());
+    };
+    const SceneRun small = run_scene("compare", 4, {"--set", "compare.size=2"});
+    const SceneRun large = run_scene("compare", 4, {"--set", "compare.size=16"});
+    ASSERT_EQ(small.exit_code + large.exit_code, 0);
+    EXPECT_GT(spread(large), 2 * spread(small));
+    EXPECT_LT(spread(large) / std::sqrt(16.0), 2 * spread(small) / std::sqrt(2.0));
+  }
+  // "Change the seed: it redraws the queries, the keys and every random
+  // parameter; dot has none".
+  {
+    const SceneRun seven = run_scene("compare", 4, {"--set", "compare.seed=7"});
+    const SceneRun eight = run_scene("compare", 4, {"--set", "compare.seed=8"});
+    ASSERT_EQ(seven.exit_code + eight.exit_code, 0);
+    for (const char* name :
+         {"queries", "keys", "additive.W_q.weight", "additive.W_k.weight", "additive.w_v.weight"}) {
+      EXPECT_GT(max(abs(seven.inputs.at(name) - eight.inputs.at(name))).item(), 0.0) << name;
+    }
+    for (const auto& [name, tensor] : seven.inputs) EXPECT_NE(name.rfind("dot.", 0), 0u) << name;
+  }
+}
+
 TEST(CompareScreen, ListScenesNamesTheDefaultFirst) {
   const std::string list = viewer_path() + " --list-scenes";
   FILE* pipe = popen(list.c_str(), "r");

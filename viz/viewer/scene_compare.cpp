@@ -88,6 +88,16 @@ class CompareScene : public Scene {
                           seed_ = static_cast<int>(seed);
                           rebuild();
                         }),
+            number_knob("valid_len", "keys each query may see (d2l's valid_lens)", 0, 12, true,
+                        [this](double length) {
+                          valid_len_ = static_cast<int>(length);
+                          rebuild();
+                        }),
+            number_knob("size", "size d of the queries and keys", 1, 16, true,
+                        [this](double size) {
+                          dim_ = static_cast<int>(size);
+                          rebuild();
+                        }),
             scoring_pair_knob([this](const ScoringPair& pair) {
               pair_ = pair;
               rebuild();
@@ -342,10 +352,10 @@ class CompareScene : public Scene {
     ImGui::TextUnformatted("Try this");
     show_note(
         "- Hover a cell for its exact value.\n"
-        "- Preset 'd2l: all-ones keys': both rows go flat. Why?\n"
+        "- Preset 'd2l: all-ones keys': both weight maps go flat. Why?\n"
         "- Lower valid_len: the hatched keys get exactly 0 weight, and the rest share 1.\n"
-        "- Raise size d: dot-product scores grow like sqrt(d) before scaling; the Scaling "
-        "tab shows why 1/sqrt(d) is there.\n"
+        "- Raise size d: q . k grows like sqrt(d) before dot's 1/sqrt(d); the Scaling tab "
+        "shows what that would do to the softmax.\n"
         "- Change the seed: it redraws the queries, the keys and every random parameter; a "
         "function without parameters (dot) changes only because its inputs did.\n"
         "- Choose another pair above: any two of the table's functions.");
