@@ -23,7 +23,7 @@ viewer="$build/viz/viewer/attograd-viewer"
 
 # name: the viewer's arguments (the scene, then its knobs)
 declare -A shots=(
-  [viewer-compare]="--scene compare --set compare.scoring=additive,general"
+  [viewer-compare]="--scene compare --set compare.scoring=additive,general --set compare.cell=0,1"
   [viewer-playground]="--scene playground"
   [viewer-scaling]="--scene scaling"
   [viewer-masks]="--scene masks"

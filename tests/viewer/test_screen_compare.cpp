@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "screen_check.h"
@@ -106,6 +107,35 @@ TEST(CompareScreen, AnyPairOfTheTablesFunctions) {
             find_map(run, "compare/general_scores").scale.hi);
   // A pair must show the learner a difference.
   EXPECT_GT(max(abs(weights[0] - weights[1])).item(), 0.05);
+}
+
+// The arithmetic panel works out the selected cell's score for each function
+// of a pair with that function's parameters: its result (--stats) is the
+// library's score, for every function of the table.
+TEST(CompareScreen, TheArithmeticPanelGivesTheLibrarysScore) {
+  for (const std::array<std::string, 2>& pair : {std::array<std::string, 2>{"additive", "general"},
+                                                 {"dot", "multihead"},
+                                                 {"general_scaled", "additive"}}) {
+    SCOPED_TRACE(pair[0] + "," + pair[1]);
+    SceneRun run = run_scene("compare", 4,
+                             {"--stats", "--set", "compare.scoring=" + pair[0] + "," + pair[1],
+                              "--set", "compare.cell=2,1"});
+    ASSERT_EQ(run.exit_code, 0);
+    const auto [queries, keys, values, valid_lens, keep, d] = inputs_of(run);
+    const std::map<std::string, double> stats = read_stats(run.output);
+    for (const std::string& name : pair) {
+      auto function = nn::make_scoring_function(name, {.query_size = d,
+                                                       .key_size = d,
+                                                       .num_hiddens = 8,
+                                                       .num_heads = 2,
+                                                       .value_size = values.size(2)});
+      function->load_state_dict(with_prefix(run.inputs, name + "."));
+      const Tensor scores = squeeze(function->scores(queries, function->remember(keys, values)), 0);
+      const double expected = narrow(narrow(scores, 0, 2, 1), 1, 1, 1).item();
+      ASSERT_EQ(stats.count("compare_cell_score_" + name), 1u) << run.output;
+      EXPECT_NEAR(stats.at("compare_cell_score_" + name), expected, 1e-5) << name;
+    }
+  }
 }
 
 // An unknown name is an error that lists the table, before any frame.

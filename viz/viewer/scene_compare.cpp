@@ -15,8 +15,11 @@
 #include <cmath>
 #include <initializer_list>
 #include <memory>
+#include <optional>
+#include <ostream>
 
 #include "attograd/nn/scoring.h"
+#include "compare_arithmetic.h"
 #include "heatmap_widget.h"
 #include "scene.h"
 #include "scoring_choice.h"
@@ -107,8 +110,26 @@ class CompareScene : public Scene {
                           heads_ = static_cast<int>(heads);
                           rebuild();
                         }),
+            Knob{"cell", "the (query, key) cell whose scores the panel works out",
+                 "two whole numbers i,j (default 0,0)",
+                 [this](const std::string& value) {
+                   const std::vector<std::string> parts = split_list(value);
+                   AG_CHECK(parts.size() == 2, "attograd-viewer",
+                            "compare.cell takes i,j, e.g. 1,3; got '" + value + "'");
+                   cell_ = {std::stoi(parts[0]), std::stoi(parts[1])};
+                 }},
             choice_knob("scores_scale", "the two score maps' colour scales", {"shared", "each"},
                         [this](int each) { shared_score_scale_ = each == 0; })};
+  }
+
+  // The panel's score of its cell for each function ("compare_cell_score_additive
+  // 0.0123"), and the library's, so that tests hold one to the other.
+  void print_stats(std::ostream& out) const override {
+    const std::array<int, 2> cell = clamped_cell();
+    for (size_t m = 0; m < 2 && functions_[m]; ++m) {
+      const ScoreArithmetic worked = arithmetic(m, cell);
+      if (worked.worked) out << "compare_cell_score_" << pair_[m] << " " << worked.score << "\n";
+    }
   }
 
   void draw() override {
@@ -129,6 +150,10 @@ class CompareScene : public Scene {
   std::array<Tensor, 2> scores_, weights_, outputs_;
   std::string error_;
   std::string exported_;  // what the export button last wrote
+  // The cell (query i, key j) the arithmetic panel works out and every map
+  // outlines: the one clicked last (or set by the knob), the hovered one
+  // while the mouse is over a map.
+  std::array<int, 2> cell_ = {0, 0};
 
   // New inputs and parameters from the knobs (seeded: the same knobs give
   // the same numbers), then a forward of both functions.
@@ -261,6 +286,53 @@ class CompareScene : public Scene {
     return row_ticks + ImGui::CalcTextSize(title.c_str()).x + 8.0f <= width;
   }
 
+  // The selected cell, inside the maps (the knobs may have shrunk them).
+  std::array<int, 2> clamped_cell() const {
+    return {std::clamp(cell_[0], 0, num_queries_ - 1), std::clamp(cell_[1], 0, num_keys_ - 1)};
+  }
+
+  ScoreArithmetic arithmetic(size_t m, const std::array<int, 2>& cell) const {
+    // [1, T, d] -> row i, [d]
+    const auto row = [](const Tensor& x, int i) {
+      return reshape(narrow(x, 1, i, 1), {x.size(2)});
+    };
+    const Tensor query = row(queries_, cell[0]), key = row(keys_, cell[1]);
+    return score_arithmetic(pair_[m], *functions_[m], query, key);
+  }
+
+  // A white frame around `cell` on every [Tq, Tk] map of this frame, so the
+  // same (i, j) can be followed from the scores to the weights.
+  void outline_cell(const std::array<int, 2>& cell) const {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    for (const DrawnHeatmap& map : drawn_heatmaps()) {
+      if (map.id.rfind("compare/", 0) != 0 || map.rows != num_queries_ || map.cols != num_keys_)
+        continue;
+      const ImVec2 corner(map.x + map.cell * static_cast<float>(cell[1]),
+                          map.y + map.cell * static_cast<float>(cell[0]));
+      // black, then white inside it: seen on pale cells and dark ones
+      const ImVec2 far(corner.x + map.cell, corner.y + map.cell);
+      draw->AddRect(corner, far, IM_COL32(0, 0, 0, 255), 0.0f, 0, 3.0f);
+      draw->AddRect(ImVec2(corner.x + 2, corner.y + 2), ImVec2(far.x - 2, far.y - 2),
+                    IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+    }
+  }
+
+  // ---- panel: one cell's scores, worked out -------------------------------------
+  void draw_arithmetic(const std::array<int, 2>& cell) const {
+    ImGui::Text("4. Cell (query %d, key %d), worked out", cell[0], cell[1]);
+    for (size_t m = 0; m < 2; ++m) {
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[m]), "%s", pair_[m].c_str());
+      const ScoreArithmetic worked = arithmetic(m, cell);
+      for (const std::string& line : worked.lines) ImGui::Text("  %s", line.c_str());
+      const auto at = [&](const Tensor& map) {
+        return narrow(narrow(map, 0, cell[0], 1), 1, cell[1], 1).item();
+      };
+      const double mapped = at(scores_[m]), weight = at(weights_[m]);
+      ImGui::Text("  the map's score %.4f, weight %.4f%s", mapped, weight,
+                  worked.worked ? "" : " (no steps known for this function)");
+    }
+  }
+
   // ---- panel: the maps, in the order attention computes them -------------------
   // scores [Tq, Tk] -> masked softmax -> weights [Tq, Tk] -> weights @ values [Tq, v']
   // Each colour bar sits beside the map it belongs to, level with its cells;
@@ -270,6 +342,13 @@ class CompareScene : public Scene {
     const float row_height = std::floor((ImGui::GetContentRegionAvail().y - 30) / 3);
     const float width = ImGui::GetContentRegionAvail().x;
     const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    // The cell under the mouse on any [Tq, Tk] map; a click selects it.
+    std::optional<std::array<int, 2>> hovered;
+    const auto track = [&](const HeatmapHover& hover) {
+      if (!hover.active) return;
+      hovered = std::array<int, 2>{static_cast<int>(hover.row), static_cast<int>(hover.col)};
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) cell_ = *hovered;
+    };
     // The width of each of `maps` maps on a row that also holds these bars.
     auto map_size = [&](int maps, std::initializer_list<float> bars) {
       float free = width - spacing * static_cast<float>(maps - 1);
@@ -297,9 +376,9 @@ class CompareScene : public Scene {
             : map_size(2, {colorbar_width(score_scales[0]), colorbar_width(score_scales[1])});
     for (size_t m = 0; m < 2; ++m) {
       if (m > 0) ImGui::SameLine();
-      draw_heatmap({"compare/" + pair_[m] + "_scores", pair_[m] + " scores", scores_[m], keep,
-                    score_scales[m], "Keys", "Queries", "query", "key", 48, show_values_},
-                   scores_size);
+      track(draw_heatmap({"compare/" + pair_[m] + "_scores", pair_[m] + " scores", scores_[m], keep,
+                          score_scales[m], "Keys", "Queries", "query", "key", 48, show_values_},
+                         scores_size));
       if (!shared_score_scale_ || m == 1)
         colorbar_beside_last_map((pair_[m] + " scores bar").c_str(), score_scales[m]);
     }
@@ -319,16 +398,18 @@ class CompareScene : public Scene {
                                                                    : shape_str(weights_[0].shape());
     for (size_t m = 0; m < 2; ++m) {
       if (m > 0) ImGui::SameLine();
-      draw_heatmap({"compare/" + pair_[m], pair_[m] + " " + shape, weights_[m], keep, weight_scale,
-                    "Keys", "Queries", "query", "key", 48, show_values_},
-                   weights_size);
+      track(draw_heatmap({"compare/" + pair_[m], pair_[m] + " " + shape, weights_[m], keep,
+                          weight_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+                         weights_size));
     }
     colorbar_beside_last_map("weights bar", weight_scale);
     ImGui::SameLine();
-    draw_heatmap({"compare/difference", pair_[0] + " - " + pair_[1], difference, keep,
-                  difference_scale, "Keys", "Queries", "query", "key", 48, show_values_},
-                 weights_size);
+    track(draw_heatmap({"compare/difference", pair_[0] + " - " + pair_[1], difference, keep,
+                        difference_scale, "Keys", "Queries", "query", "key", 48, show_values_},
+                       weights_size));
     colorbar_beside_last_map("difference bar", difference_scale);
+    const std::array<int, 2> cell = hovered ? *hovered : clamped_cell();
+    outline_cell(cell);
 
     // Row 3: the outputs, one scale for both.
     ImGui::TextUnformatted(
@@ -349,9 +430,11 @@ class CompareScene : public Scene {
     colorbar_beside_last_map("output bar", output_scale);
     ImGui::SameLine();
     ImGui::BeginGroup();
+    draw_arithmetic(cell);
+    ImGui::Spacing();
     ImGui::TextUnformatted("Try this");
     show_note(
-        "- Hover a cell for its exact value.\n"
+        "- Hover a cell for its exact value; click one to keep its arithmetic.\n"
         "- Preset 'd2l: all-ones keys': both weight maps go flat. Why?\n"
         "- Lower valid_len: the hatched keys get exactly 0 weight, and the rest share 1.\n"
         "- Raise size d: q . k grows like sqrt(d) before dot's 1/sqrt(d); the Scaling tab "
