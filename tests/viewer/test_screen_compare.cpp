@@ -61,6 +61,10 @@ TEST(CompareScreen, EveryCellHasTheColourOfTheLibrarysNumbers) {
   EXPECT_TRUE(cells_match(run, "compare/difference", additive_weights - dot_weights, keep));
   EXPECT_TRUE(cells_match(run, "compare/additive_output", additive_out));
   EXPECT_TRUE(cells_match(run, "compare/dot_output", dot_out));
+  // q, k and v themselves, beside the scores.
+  EXPECT_TRUE(cells_match(run, "compare/queries", squeeze(queries, 0)));
+  EXPECT_TRUE(cells_match(run, "compare/keys", squeeze(keys, 0)));
+  EXPECT_TRUE(cells_match(run, "compare/values", squeeze(values, 0)));
 
   // Both weight maps share one scale, 0 to the largest weight of the two,
   // so equal colours mean equal weights; the difference is centred on 0.

@@ -317,6 +317,44 @@ class CompareScene : public Scene {
     }
   }
 
+  // ---- panel: q, k and v themselves -------------------------------------------
+  // The three inputs as small maps on the scores' row, right of their bar,
+  // one diverging scale for q and k and one for v; left out when the row
+  // has no room for them (a small window).
+  void draw_inputs(float row_height) {
+    ImGui::SameLine();
+    const float free = ImGui::GetContentRegionAvail().x;
+    const float cell = std::min(24.0f, (row_height - 40) / static_cast<float>(num_keys_));
+    const float needed = cell * static_cast<float>(2 * dim_ + kValueSize) + 160;
+    if (cell < 8 || free < needed) {
+      ImGui::NewLine();
+      return;
+    }
+    std::vector<double> both = queries_.to_vector();
+    const std::vector<double> key_values = keys_.to_vector();
+    both.insert(both.end(), key_values.begin(), key_values.end());
+    const viz::ColorScale qk_scale = viz::fit_scale(both, viz::Colormap::Diverging);
+    const viz::ColorScale v_scale = viz::fit_scale(values_.to_vector(), viz::Colormap::Magma);
+    const struct {
+      const char* id;
+      const char* title;
+      Tensor matrix;
+      const viz::ColorScale& scale;
+      const char* rows;
+      const char* row_axis;
+    } inputs[] = {{"compare/queries", "q", squeeze(queries_, 0), qk_scale, "query", "Tq"},
+                  {"compare/keys", "k", squeeze(keys_, 0), qk_scale, "key", "Tk"},
+                  {"compare/values", "v", squeeze(values_, 0), v_scale, "key", "Tk"}};
+    for (size_t i = 0; i < 3; ++i) {
+      if (i > 0) ImGui::SameLine();
+      const ImVec2 size(cell * static_cast<float>(inputs[i].matrix.size(1)) + 30, row_height);
+      draw_heatmap({inputs[i].id, inputs[i].title, inputs[i].matrix, Tensor(), inputs[i].scale,
+                    i < 2 ? "d" : "v", inputs[i].row_axis, inputs[i].rows, "feature", cell, false,
+                    /*fit_axis_label=*/true},
+                   size);
+    }
+  }
+
   // ---- panel: one cell's scores, worked out -------------------------------------
   void draw_arithmetic(const std::array<int, 2>& cell) const {
     ImGui::Text("4. Cell (query %d, key %d), worked out", cell[0], cell[1]);
@@ -382,6 +420,7 @@ class CompareScene : public Scene {
       if (!shared_score_scale_ || m == 1)
         colorbar_beside_last_map((pair_[m] + " scores bar").c_str(), score_scales[m]);
     }
+    draw_inputs(row_height);
 
     // Row 2: the weights. One scale for both, from 0 to the largest weight
     // of the two, so that equal colours mean equal weights across them.
