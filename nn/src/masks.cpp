@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "masks_checked.h"
+#include "shape_text.h"
 
 namespace ag {
 
@@ -114,8 +115,7 @@ Tensor masked_softmax_keep(const Tensor& scores, const Tensor& keep_mask,
 
 Tensor attention_softmax(const Tensor& scores, const AttentionSoftmaxOptions& options) {
   AG_CHECK(scores.defined() && scores.dim() >= 2, options.op,
-           "scores must have rank >= 2 ([..., Tq, Tk]), got " +
-               (scores.defined() ? shape_str(scores.shape()) : std::string("none")));
+           "scores must have rank >= 2 ([..., Tq, Tk]), got " + nn::shape_or_none(scores));
   check_valid_lens(options.valid_lens, scores.shape(), options.op);
   check_mask(options.attn_mask, scores.shape(), scores.dtype(), options.op);
   return detail::attention_softmax_checked(scores, options);

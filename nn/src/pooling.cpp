@@ -19,6 +19,13 @@ bool can_stream(const PoolingOptions& o) {
   return !dropping && !mask_grad;
 }
 
+// attn_mask with heads as [B|1, n|1, Tq, Tk]: a 3-D mask is [B, Tq, Tk], the
+// same for every head, so [B, 1, Tq, Tk]. Without heads, as it is.
+Tensor mask_per_head(const PoolingOptions& o) {
+  const bool shared = o.heads > 0 && o.attn_mask.defined() && o.attn_mask.dim() == 3;
+  return shared ? unsqueeze(o.attn_mask, 1) : o.attn_mask;
+}
+
 // softmax(scale q k^T + masks) v, streamed: no [..., Tq, Tk] tensor is made.
 // With heads, q [B * n, Tq, d] is viewed as [B, n, Tq, d] (k and v alike),
 // so that the lengths [B|1, 1, Tq|1] and a mask [B|1, n|1, Tq, Tk] broadcast
@@ -37,10 +44,7 @@ Tensor streamed(const Scores& scores, const Tensor& values, const PoolingOptions
     if (o.valid_lens.dim() == 2) rows.back() = o.valid_lens.size(1);
     masks.lengths = reshape(o.valid_lens, rows);
   }
-  // A 3-D mask with heads is [B, Tq, Tk]: [B, 1, Tq, Tk], shared by the heads.
-  const Tensor mask = n > 0 && o.attn_mask.defined() && o.attn_mask.dim() == 3
-                          ? unsqueeze(o.attn_mask, 1)
-                          : o.attn_mask;
+  const Tensor mask = mask_per_head(o);
   (mask.defined() && mask.dtype() == kBool ? masks.keep : masks.additive) = mask;
   masks.causal = o.is_causal;
   masks.masked_rows_uniform = o.fully_masked_rows == MaskedRows::Uniform;
@@ -81,11 +85,10 @@ Pooled attention_pool(const Scores& scores, const Tensor& values, const PoolingO
     // mask [B|1, n|1, Tq, Tk] (a 3-D one [B, 1, Tq, Tk]) -> expand ->
     // [B, n, Tq, Tk] -> [B * n, Tq, Tk]: row b * n + i is head i of item b,
     // as transpose_qkv orders them.
-    Tensor lens = o.valid_lens, mask = o.attn_mask;
+    Tensor lens = o.valid_lens, mask = mask_per_head(o);
     if (n > 0 && lens.defined()) lens = repeat_interleave(lens, n, 0);
     if (n > 0 && mask.defined()) {
-      const Tensor mask4 = mask.dim() == 3 ? unsqueeze(mask, 1) : mask;
-      mask = reshape(expand(mask4, {shape[0], n, shape[1], shape[2]}),
+      mask = reshape(expand(mask, {shape[0], n, shape[1], shape[2]}),
                      {shape[0] * n, shape[1], shape[2]});
     }
     weights = detail::attention_softmax_checked(s, {.valid_lens = lens,

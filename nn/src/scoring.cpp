@@ -9,6 +9,16 @@
 
 namespace ag::nn {
 
+namespace {
+
+// [B * n, Tq, Tk] per head -> [B, n, Tq, Tk] -> the heads' mean [B, Tq, Tk]:
+// one map to draw.
+Tensor heads_mean(const Tensor& per_head, int64_t batch, int64_t n) {
+  return mean(reshape(per_head, {batch, n, per_head.size(1), per_head.size(2)}), 1);
+}
+
+}  // namespace
+
 ScoringFunction::ScoringFunction(std::string type_name, const ScoringSizes& sizes, bool any_width)
     : Module(std::move(type_name)), sizes(sizes), dropout(sizes.dropout) {
   const int64_t least_width = any_width ? 0 : 1;
@@ -62,9 +72,7 @@ Tensor ScoringFunction::scores(const Tensor& queries, const AttentionMemory& mem
   check_queries(queries, memory, type_name());
   const Tensor per_head = score(queries, memory.keys);
   const int64_t n = heads();
-  if (n == 0) return per_head;
-  // [B * n, Tq, Tk] -> [B, n, Tq, Tk] -> the heads' mean [B, Tq, Tk]
-  return mean(reshape(per_head, {queries.size(0), n, per_head.size(1), per_head.size(2)}), 1);
+  return n == 0 ? per_head : heads_mean(per_head, queries.size(0), n);
 }
 
 Attended ScoringFunction::attend_with_weights(const Tensor& queries, const AttentionMemory& memory,
@@ -92,12 +100,9 @@ Attended ScoringFunction::attend_with_weights(const Tensor& queries, const Atten
                                         .training = dropout.is_training(),
                                         .need_weights = options.need_weights,
                                         .op = op});
-  // One alignment to draw: the heads' mean,
-  // [B * n, Tq, Tk] -> [B, n, Tq, Tk] -> [B, Tq, Tk]
+  // One alignment to draw: the heads' mean.
   const Tensor& w = pooled.weights;
-  attention_weights_ = !w.defined() ? Tensor()
-                       : n == 0     ? w.detach()
-                                    : mean(reshape(w.detach(), {B, n, Tq, Tk}), 1);
+  attention_weights_ = !w.defined() ? Tensor() : n == 0 ? w.detach() : heads_mean(w.detach(), B, n);
   Tensor context = merge_heads(pooled.output);
   context.set_name("context");
   return {context, pooled.weights};
