@@ -315,13 +315,17 @@ void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale, floa
   ImGui::EndGroup();
 }
 
-viz::ColorScale gradient_scale(const std::vector<Tensor>& maps) {
+viz::ColorScale fit_scale_over(const std::vector<Tensor>& maps, viz::Colormap map) {
   std::vector<double> all;
   for (const Tensor& m : maps) {
     const std::vector<double> values = m.to_vector();
     all.insert(all.end(), values.begin(), values.end());
   }
-  return viz::fit_scale(all, viz::Colormap::Diverging);
+  return viz::fit_scale(all, map);
+}
+
+viz::ColorScale gradient_scale(const std::vector<Tensor>& maps) {
+  return fit_scale_over(maps, viz::Colormap::Diverging);
 }
 
 }  // namespace ag::viewer

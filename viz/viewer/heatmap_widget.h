@@ -62,9 +62,12 @@ float colorbar_width(const viz::ColorScale& scale);
 // cells and as tall as they are; no further left than `min_x` (a cursor
 // position in the window, as ImGui::SetCursorPosX takes).
 void colorbar_beside_last_map(const char* id, const viz::ColorScale& scale, float min_x = 0.0f);
-// One diverging scale for gradient maps, symmetric around 0 (blue negative,
-// white zero, red positive) and wide enough for every value of `maps`, so
-// that maps drawn with it can be compared cell by cell.
+// One scale of colour map `map` that fits every value of `maps`
+// (viz::fit_scale over all of them), so that maps drawn with it can be
+// compared cell by cell.
+viz::ColorScale fit_scale_over(const std::vector<Tensor>& maps, viz::Colormap map);
+// The one for gradient maps: diverging, symmetric around 0 (blue negative,
+// white zero, red positive).
 viz::ColorScale gradient_scale(const std::vector<Tensor>& maps);
 
 // Where a heatmap's cells landed in this frame, in ImGui coordinates (times

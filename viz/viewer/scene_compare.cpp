@@ -330,10 +330,7 @@ class CompareScene : public Scene {
       ImGui::NewLine();
       return;
     }
-    std::vector<double> both = queries_.to_vector();
-    const std::vector<double> key_values = keys_.to_vector();
-    both.insert(both.end(), key_values.begin(), key_values.end());
-    const viz::ColorScale qk_scale = viz::fit_scale(both, viz::Colormap::Diverging);
+    const viz::ColorScale qk_scale = fit_scale_over({queries_, keys_}, viz::Colormap::Diverging);
     const viz::ColorScale v_scale = viz::fit_scale(values_.to_vector(), viz::Colormap::Magma);
     const struct {
       const char* id;
@@ -400,10 +397,7 @@ class CompareScene : public Scene {
     ImGui::TextUnformatted("1. Scores: how well each query matches each key (before the mask)");
     std::array<viz::ColorScale, 2> score_scales;
     if (shared_score_scale_) {
-      std::vector<double> both = scores_[0].to_vector();
-      const std::vector<double> second = scores_[1].to_vector();
-      both.insert(both.end(), second.begin(), second.end());
-      score_scales.fill(viz::fit_scale(both, viz::Colormap::Diverging));
+      score_scales.fill(fit_scale_over({scores_[0], scores_[1]}, viz::Colormap::Diverging));
     } else {
       for (size_t m = 0; m < 2; ++m)
         score_scales[m] = viz::fit_scale(scores_[m].to_vector(), viz::Colormap::Diverging);
@@ -453,10 +447,8 @@ class CompareScene : public Scene {
     // Row 3: the outputs, one scale for both.
     ImGui::TextUnformatted(
         "3. Outputs = weights @ values: each row a weighted average of value rows");
-    std::vector<double> both = outputs_[0].to_vector();
-    const std::vector<double> second = outputs_[1].to_vector();
-    both.insert(both.end(), second.begin(), second.end());
-    const viz::ColorScale output_scale = viz::fit_scale(both, viz::Colormap::Magma);
+    const viz::ColorScale output_scale =
+        fit_scale_over({outputs_[0], outputs_[1]}, viz::Colormap::Magma);
     const ImVec2 half(std::floor((width - 160) / 2), row_height);
     for (size_t m = 0; m < 2; ++m) {
       if (m > 0) ImGui::SameLine();

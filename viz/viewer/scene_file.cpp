@@ -422,12 +422,9 @@ void FileScene::draw_state_dict() {
     }
     ImGui::EndTable();
   }
-  std::vector<double> all;
-  for (const auto& [name, t] : state_) {
-    const std::vector<double> v = t.to_vector();
-    all.insert(all.end(), v.begin(), v.end());
-  }
-  const viz::ColorScale parameter_scale = viz::fit_scale(all, viz::Colormap::Diverging);
+  std::vector<Tensor> parameters;
+  for (const auto& [name, t] : state_) parameters.push_back(t);
+  const viz::ColorScale parameter_scale = fit_scale_over(parameters, viz::Colormap::Diverging);
   const float parameter_width =
       std::floor((ImGui::GetContentRegionAvail().x - 90) / static_cast<float>(state_.size()));
   for (const auto& [name, t] : state_) {

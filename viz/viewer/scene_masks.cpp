@@ -325,12 +325,9 @@ class MasksScene : public Scene {
               map_width, map_height);
     }
     if (output_.defined()) {
-      std::vector<double> all = output_.to_vector();
-      if (two_policies) {
-        const std::vector<double> zero = zero_output_.to_vector();
-        all.insert(all.end(), zero.begin(), zero.end());
-      }
-      const viz::ColorScale output_scale = viz::fit_scale(all, viz::Colormap::Magma);
+      const viz::ColorScale output_scale =
+          two_policies ? fit_scale_over({output_, zero_output_}, viz::Colormap::Magma)
+                       : fit_scale_over({output_}, viz::Colormap::Magma);
       ImGui::TextUnformatted(two_policies ? "Output = weights @ values, Uniform"
                                           : "Output (rows of masked queries are 0)");
       section("masks/output", "output", output_, Tensor(), output_scale, map_width, map_height,
