@@ -205,6 +205,17 @@ TEST(CompareScreen, EveryTryThisNoteIsTrue) {
   }
 }
 
+// A cell that is not two whole numbers inside the maps is refused before any
+// frame, naming the knob and what it was given.
+TEST(CompareScreen, ABadCellIsRefused) {
+  for (const std::string cell : {"a,1", "1", "0,12"}) {
+    const SceneRun run = run_viewer("compare", 2, {"--set", "compare.cell=" + cell});
+    EXPECT_NE(run.exit_code, 0) << cell;
+    EXPECT_NE(run.output.find("compare.cell"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("got '"), std::string::npos) << run.output;
+  }
+}
+
 TEST(CompareScreen, ListScenesNamesTheDefaultFirst) {
   const std::string list = viewer_path() + " --list-scenes";
   FILE* pipe = popen(list.c_str(), "r");

@@ -34,6 +34,9 @@ Knob choice_knob(std::string name, std::string help, std::vector<std::string> ch
 // A list knob's value, "a,b" -> {"a", "b"} (empty parts dropped); another
 // separator splits a part further ("a+b" -> {"a", "b"}).
 std::vector<std::string> split_list(const std::string& text, char separator = ',');
+// `value` read as a number in [low, high] (a whole number when `whole`);
+// anything else is an ag::Error saying what is taken and what was given.
+double knob_number(const std::string& value, double low, double high, bool whole);
 // A knob whose value is a number in [low, high] (a whole number when `whole`).
 Knob number_knob(std::string name, std::string help, double low, double high, bool whole,
                  std::function<void(double)> set);

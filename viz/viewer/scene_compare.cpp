@@ -111,12 +111,13 @@ class CompareScene : public Scene {
                           rebuild();
                         }),
             Knob{"cell", "the (query, key) cell whose scores the panel works out",
-                 "two whole numbers i,j (default 0,0)",
+                 "two whole numbers i,j from 0 to 11 (default 0,0)",
                  [this](const std::string& value) {
                    const std::vector<std::string> parts = split_list(value);
                    AG_CHECK(parts.size() == 2, "attograd-viewer",
-                            "compare.cell takes i,j, e.g. 1,3; got '" + value + "'");
-                   cell_ = {std::stoi(parts[0]), std::stoi(parts[1])};
+                            "takes i,j, e.g. 1,3; got '" + value + "'");
+                   cell_ = {static_cast<int>(knob_number(parts[0], 0, 11, true)),
+                            static_cast<int>(knob_number(parts[1], 0, 11, true))};
                  }},
             choice_knob("scores_scale", "the two score maps' colour scales", {"shared", "each"},
                         [this](int each) { shared_score_scale_ = each == 0; })};

@@ -124,27 +124,40 @@ std::vector<std::string> split_list(const std::string& text, char separator) {
   return parts;
 }
 
-Knob number_knob(std::string name, std::string help, double low, double high, bool whole,
-                 std::function<void(double)> set) {
+namespace {
+
+// "a whole number from 0 to 99": what a number knob takes, for --list-knobs
+// and its errors.
+std::string number_accepted(double low, double high, bool whole) {
   char accepts[96];
   std::snprintf(accepts, sizeof accepts, "a %s from %g to %g", whole ? "whole number" : "number",
                 low, high);
-  Knob knob{std::move(name), std::move(help), accepts, nullptr};
-  knob.set = [low, high, whole, accepts = std::string(accepts),
-              set = std::move(set)](const std::string& value) {
-    size_t used = 0;
-    double number = NAN;
-    try {
-      number = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    AG_CHECK(used == value.size() && number >= low && number <= high &&
-                 (!whole || number == std::floor(number)),
-             "attograd-viewer", "takes " + accepts + ", got '" + value + "'");
-    set(number);
-  };
-  return knob;
+  return accepts;
+}
+
+}  // namespace
+
+double knob_number(const std::string& value, double low, double high, bool whole) {
+  size_t used = 0;
+  double number = NAN;
+  try {
+    number = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  AG_CHECK(used == value.size() && number >= low && number <= high &&
+               (!whole || number == std::floor(number)),
+           "attograd-viewer",
+           "takes " + number_accepted(low, high, whole) + ", got '" + value + "'");
+  return number;
+}
+
+Knob number_knob(std::string name, std::string help, double low, double high, bool whole,
+                 std::function<void(double)> set) {
+  return Knob{std::move(name), std::move(help), number_accepted(low, high, whole),
+              [low, high, whole, set = std::move(set)](const std::string& value) {
+                set(knob_number(value, low, high, whole));
+              }};
 }
 
 size_t apply_setting(const std::vector<std::unique_ptr<Scene>>& scenes,
