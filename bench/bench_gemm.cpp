@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "attograd/kernels/gemm.h"
+#include "attograd/kernels/instruction_set.h"
 #include "attograd/tensor.h"
 #include "training_steps.h"
 
@@ -137,11 +138,13 @@ __attribute__((target("avx2,fma"))) float fma_peak_avx2(int64_t rounds) {
   return sum;
 }
 
-// peak/fma_avx512 (or peak/fma_avx2): GFLOPS of the loop above, one thread.
+// peak/fma_avx512 (or peak/fma_avx2): GFLOPS of the loop above, one thread,
+// in the instruction set the kernels run (ATTOGRAD_ISA=avx2 on an AVX-512
+// machine: the AVX2 peak, the one its kernels can reach).
 void register_fma_peak() {
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return;
+  const ag::kernels::InstructionSet set = ag::kernels::instruction_set();
+  const bool avx512 = set == ag::kernels::InstructionSet::Avx512;
+  if (!avx512 && set != ag::kernels::InstructionSet::Avx2) return;
   benchmark::RegisterBenchmark(
       avx512 ? "peak/fma_avx512" : "peak/fma_avx2",
       [avx512](benchmark::State& state) {
@@ -296,17 +299,18 @@ void openblas_gemm(Operands<double>& op) {
 
 // ---- what runs ---------------------------------------------------------------------------------
 
-// The OpenBLAS core that serves this CPU best, or nullptr to leave OpenBLAS
-// to its own detection.
+// The OpenBLAS core of the instruction set attograd's kernels run (the best
+// this CPU has, or ATTOGRAD_ISA's: then both sides run the same set), or
+// nullptr to leave OpenBLAS to its own detection.
 const char* best_openblas_core() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
-#endif
-  return nullptr;
+  switch (ag::kernels::instruction_set()) {
+    case ag::kernels::InstructionSet::Avx512:
+      return "SkylakeX";
+    case ag::kernels::InstructionSet::Avx2:
+      return "Haswell";
+    default:
+      return nullptr;
+  }
 }
 
 // Set in the environment of the re-executed program: it must not re-execute again.
@@ -363,8 +367,15 @@ void print_configuration() {
     if (present) std::printf(" %s", name);
   }
 #endif
-  std::printf("\nattograd: gemm kernel %s; default threads %d (each benchmark sets 1 or 2)\n",
-              ag::kernels::gemm_path_name(), ag::get_num_threads());
+  const char* asked = std::getenv("ATTOGRAD_ISA");
+  std::printf(
+      "\nattograd: instruction set %s (ATTOGRAD_ISA=%s), gemm kernel %s; default threads %d "
+      "(each benchmark sets 1 or 2)\n",
+      ag::kernels::instruction_set_name(ag::kernels::instruction_set()),
+      asked != nullptr ? asked : "(unset: the best)", ag::kernels::gemm_path_name(),
+      ag::get_num_threads());
+  benchmark::AddCustomContext("attograd_instruction_set",
+                              ag::kernels::instruction_set_name(ag::kernels::instruction_set()));
 #if defined(ATTOGRAD_HAVE_OPENBLAS)
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   const char* was = std::getenv(kReexecMark);
@@ -375,7 +386,7 @@ void print_configuration() {
               openblas_get_num_threads());
   const char* best = best_openblas_core();
   if (best != nullptr && std::strcmp(openblas_get_corename(), best) != 0) {
-    std::printf("WARNING: OpenBLAS runs core %s, not %s, the best for this CPU\n",
+    std::printf("WARNING: OpenBLAS runs core %s, not %s, that of attograd's instruction set\n",
                 openblas_get_corename(), best);
   }
 #else

@@ -24,8 +24,11 @@
 #include <sys/resource.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
+#include "attograd/kernels/gemm.h"
+#include "attograd/kernels/instruction_set.h"
 #include "training_steps.h"
 
 namespace {
@@ -65,6 +68,11 @@ void transformer_step(benchmark::State& state) {
 
 int main(int argc, char** argv) {
   ag::set_num_threads(1);
+  // Which kernels ran: the best this CPU has, or ATTOGRAD_ISA's
+  // (attograd/kernels/instruction_set.h).
+  const char* set = ag::kernels::instruction_set_name(ag::kernels::instruction_set());
+  std::printf("attograd: instruction set %s, gemm kernel %s\n", set, ag::kernels::gemm_path_name());
+  benchmark::AddCustomContext("attograd_instruction_set", set);
   benchmark::RegisterBenchmark("seq2seq/train_step/additive", train_step, ag::bench::kDates,
                                std::string("additive"))
       ->Unit(benchmark::kMillisecond);

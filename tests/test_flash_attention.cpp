@@ -27,8 +27,8 @@ struct PathResult {
 };
 
 // The output and the gradients of sum(out * weights): streamed or materialised.
-PathResult run(bool streamed, const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& mask,
-           bool causal, std::optional<double> scale = std::nullopt) {
+PathResult run(bool streamed, const Tensor& q0, const Tensor& k0, const Tensor& v0,
+               const Tensor& mask, bool causal, std::optional<double> scale = std::nullopt) {
   Tensor q = q0.detach().clone().requires_grad_();
   Tensor k = k0.detach().clone().requires_grad_();
   Tensor v = v0.detach().clone().requires_grad_();
@@ -58,7 +58,7 @@ void expect_streamed_matches_reference(const Case& c, DType dtype) {
                v = uniform(c.v, -1, 1, dtype);
   const Tensor mask = c.mask.defined() && c.mask.dtype() != kBool ? c.mask.to(dtype) : c.mask;
   const PathResult s = run(true, q, k, v, mask, c.causal, c.scale),
-               r = run(false, q, k, v, mask, c.causal, c.scale);
+                   r = run(false, q, k, v, mask, c.causal, c.scale);
   const double tol = dtype == kFloat64 ? 1e-12 : 2e-5;
   const double keys = static_cast<double>(c.k[c.k.size() - 2]);
   EXPECT_TRUE(all_close(s.out, r.out, tol, tol));

@@ -19,13 +19,8 @@ using testing::all_close;
 using testing::fixture;
 using testing::fixture_tensor;
 
-struct Tolerance {
-  DType dtype;
-  double atol, rtol;
-};
-// float32 rounds every step at ~6e-8 relative; a few dozen steps and the
-// cancellation in softmax's backward leave ~1e-6, well inside 1e-5.
-const Tolerance kTolerances[] = {{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}};
+using testing::kTolerances;
+using testing::Tolerance;
 
 bool has(const std::string& file, const std::string& name) {
   return fixture(file).count(name) > 0;

@@ -24,11 +24,6 @@ using translate::PronunciationSource;
 using translate::PronunciationVariant;
 
 // In a folder of this process's own (ctest runs each TEST as its own process).
-std::string temp_file(const std::string& name) {
-  static const testing::ScratchDir dir("pronouncer");
-  return dir / name;
-}
-
 Pronouncer& shipped() {
   static Pronouncer pronouncer(testing::source_path(translate::kShippedG2pModels[0]));
   return pronouncer;
@@ -159,7 +154,8 @@ TEST(Pronouncer, PmassKeepsTheFewestVariantsThatReachIt) {
 
 TEST(Pronouncer, TheLexiconAnswersFirstAndLaterFilesOverride) {
   Pronouncer p(testing::source_path(translate::kShippedG2pModels[0]));
-  const std::string first = temp_file("first.dict"), second = temp_file("second.dict");
+  const std::string first = testing::scratch_file("pronouncer", "first.dict"),
+                    second = testing::scratch_file("pronouncer", "second.dict");
   std::ofstream(first)
       << "knife N AY F IH\nread R IY D\nread(2) R EH D\nattograd AE T AH G R AE D\n";
   std::ofstream(second) << "knife K N AY F\n";

@@ -313,7 +313,8 @@ TEST(ReduceErrorTest, MeanOverSeveralDims) {
   const Tensor x = scrambled();
   EXPECT_TRUE(throws_error([&] { mean(x, {0, 3}); }, {"mean", "dim 3", "[2, 3, 4]"}));
   EXPECT_TRUE(throws_error([&] { mean(x, {1, -2}); }, {"mean", "repeats"}));
-  EXPECT_TRUE(throws_error([] { mean(ones({2}, kInt64), std::vector<int64_t>{0}); }, {"mean", "int64", "[2]"}));
+  EXPECT_TRUE(throws_error([] { mean(ones({2}, kInt64), std::vector<int64_t>{0}); },
+                           {"mean", "int64", "[2]"}));
   EXPECT_TRUE(throws_error([] { mean(zeros({2, 0}), {0, 1}); }, {"mean", "[2, 0]", "no elements"}));
 }
 

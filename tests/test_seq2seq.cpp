@@ -51,13 +51,8 @@ std::unique_ptr<nn::EncoderDecoder> make_kind(const Kind& kind, double dropout =
                                    kind.encoder_hiddens);
 }
 
-struct Tolerance {
-  DType dtype;
-  double atol, rtol;
-};
-// float32 rounds ~6e-8 per op: through the 2-layer GRUs, 5 decoder steps
-// and the loss the worst difference is ~4e-7 (the summed loss), far inside 1e-5.
-const Tolerance kTolerances[] = {{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}};
+using testing::kTolerances;
+using testing::Tolerance;
 
 // The fixture's state dict, in state_dict() order: entries "param.NN.<name>".
 std::vector<std::pair<std::string, Tensor>> fixture_state(const std::string& file) {

@@ -23,11 +23,8 @@ using testing::grad_ok;
 using testing::leaf64;
 using testing::throws_error;
 
-struct Tolerance {
-  DType dtype;
-  double atol, rtol;
-};
-const Tolerance kTolerances[] = {{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}};
+using testing::kTolerances;
+using testing::Tolerance;
 
 // ---- the Transformer ---------------------------------------------------------------------
 

@@ -46,8 +46,8 @@ NormResult run_norm(bool fused, const Tensor& x0, const Shape& normalized, const
   Tensor x = x0.detach().clone().requires_grad_();
   Tensor w = w0.defined() ? w0.detach().clone().requires_grad_() : Tensor();
   Tensor b = b0.defined() ? b0.detach().clone().requires_grad_() : Tensor();
-  const Tensor y =
-      fused ? layer_norm(x, normalized, w, b, eps) : reference::layer_norm(x, normalized, w, b, eps);
+  const Tensor y = fused ? layer_norm(x, normalized, w, b, eps)
+                         : reference::layer_norm(x, normalized, w, b, eps);
   sum(y * g).backward();
   return {y.detach(), x.grad(), w.defined() ? w.grad() : Tensor(),
           b.defined() ? b.grad() : Tensor()};

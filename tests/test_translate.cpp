@@ -21,11 +21,6 @@ using ag::testing::throws_error;
 
 // In a folder of this process's own (ScratchDir names it with the pid):
 // ctest runs each TEST as its own process, two at a time.
-std::string temp_file(const std::string& name) {
-  static const ag::testing::ScratchDir dir("translate");
-  return dir / name;
-}
-
 TEST(TranslateTasks, EveryTaskIsOneValueOfTheTable) {
   // Each entry: a unique name, found by find_task; its summary starts with
   // it; every model has defaults; every part the program loops over is set.
@@ -143,7 +138,7 @@ TEST(TranslateReport, JsonLineAndTable) {
             "          a     \"     b <eos>\n"
             "    x  0.50  0.25  0.25  0.00\n"
             "<eos>  0.00  0.00  0.12  0.88\n");
-  const std::string png = temp_file("table.png");
+  const std::string png = ag::testing::scratch_file("translate", "table.png");
   alignment_heatmap(t, png);
   EXPECT_TRUE(std::filesystem::exists(png));
   std::filesystem::remove(png);
@@ -262,7 +257,7 @@ TEST(TranslateModel, SaveLoadGivesIdenticalPredictions) {
   const Dataset data = make_dataset({"reverse", 2000, 50, 3});
   Translator translator = trained_reverse(data, 20, 16);
   translator.config.attention = "additive";
-  const std::string path = temp_file("roundtrip.npz");
+  const std::string path = ag::testing::scratch_file("translate", "roundtrip.npz");
   save_translator(path, translator);
   Translator loaded = load_translator(path);
   EXPECT_EQ(loaded.task.name, "reverse");
@@ -291,7 +286,7 @@ TEST(TranslateModel, SaveLoadGivesIdenticalPredictions) {
 }
 
 TEST(TranslateModel, OtherFilesAreClearErrors) {
-  const std::string plain = temp_file("plain.npz");
+  const std::string plain = ag::testing::scratch_file("translate", "plain.npz");
   save_npz(plain, {{"weight", ag::ones({2, 2})}});
   EXPECT_TRUE(throws_error([&] { load_translator(plain); },
                            {"load_translator", plain, "meta.format", "not a model saved"}));
@@ -300,7 +295,7 @@ TEST(TranslateModel, OtherFilesAreClearErrors) {
   const Dataset data = make_dataset({"sort", 500, 10, 1});
   ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
-  const std::string path = temp_file("mismatch.npz");
+  const std::string path = ag::testing::scratch_file("translate", "mismatch.npz");
   save_translator(path, translator);
   auto file = load_npz(path);
   std::string dot = "dot";
@@ -339,7 +334,7 @@ TEST(TranslateModel, NonFiniteParametersAreRefusedAtLoadAndInPrediction) {
         << "beam " << beam;
   }
   // Saved, the file is refused at load, naming the parameter.
-  const std::string path = temp_file("nan.npz");
+  const std::string path = ag::testing::scratch_file("translate", "nan.npz");
   save_translator(path, translator);
   EXPECT_TRUE(throws_error([&] { load_translator(path); },
                            {"load_translator", path, "'decoder.dense.bias'", "NaN or infinity"}));

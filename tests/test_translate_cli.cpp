@@ -20,14 +20,10 @@ struct ProgramRun {
 
 // In a folder of this process's own (ScratchDir names it with the pid):
 // ctest runs each TEST as its own process, two at a time.
-std::string temp_file(const std::string& name) {
-  static const ag::testing::ScratchDir dir("translate_cli");
-  return dir / name;
-}
-
 // Runs the program with `args` (already shell-quoted where needed).
 ProgramRun run(const std::string& args) {
-  const std::string out = temp_file("stdout"), err = temp_file("stderr");
+  const std::string out = ag::testing::scratch_file("translate_cli", "stdout"),
+                    err = ag::testing::scratch_file("translate_cli", "stderr");
   const std::string command =
       std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " " + args + " >" + out + " 2>" + err;
   const int status = std::system(command.c_str());
@@ -101,10 +97,10 @@ TEST(TranslateCli, BadFlags) {
 
 TEST(TranslateCli, BadFiles) {
   EXPECT_TRUE(fails_with("--load /nonexistent/model.npz", "/nonexistent/model.npz"));
-  const std::string text_file = temp_file("not_npz.npz");
+  const std::string text_file = ag::testing::scratch_file("translate_cli", "not_npz.npz");
   std::ofstream(text_file) << "hello";
   EXPECT_TRUE(fails_with("--load " + text_file, "not_npz.npz"));
-  const std::string plain = temp_file("plain.npz");
+  const std::string plain = ag::testing::scratch_file("translate_cli", "plain.npz");
   ag::save_npz(plain, {{"weight", ag::ones({2})}});
   EXPECT_TRUE(fails_with("--load " + plain, "not a model saved by attograd-translate"));
   std::filesystem::remove(text_file);
@@ -131,7 +127,7 @@ TEST(TranslateCli, TransformerFlags) {
 // A saved Transformer predicts; --json adds the maps [blocks][heads][Tq][Tk]
 // and --heatmap draws them beside the alignment.
 TEST(TranslateCli, TransformerSavesAndShowsItsMaps) {
-  const std::string model = temp_file("transformer.npz");
+  const std::string model = ag::testing::scratch_file("translate_cli", "transformer.npz");
   const ProgramRun saved =
       run("--model transformer --task reverse --steps 3 --hidden 8 --heads 2 --ffn 8 --blocks 1 "
           "--no-causal-mask --train-size 300 --heldout 10 --eval-every 0 --stats --save " +
@@ -140,7 +136,7 @@ TEST(TranslateCli, TransformerSavesAndShowsItsMaps) {
   EXPECT_NE(saved.err.find("NO look-ahead mask"), std::string::npos) << saved.err;
   EXPECT_NE(saved.out.find("\nloss_tail "), std::string::npos) << saved.out;
 
-  const std::string heatmap = temp_file("maps.png");
+  const std::string heatmap = ag::testing::scratch_file("translate_cli", "maps.png");
   const ProgramRun json = run("--load " + model + " --predict 123 --json --heatmap " + heatmap);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   for (const char* key :
@@ -156,14 +152,15 @@ TEST(TranslateCli, TransformerSavesAndShowsItsMaps) {
   EXPECT_EQ(std::count(block.begin(), block.end(), '['), 1 + 1 + 2 + 2 * 4) << block;
   for (const char* suffix :
        {"maps.png", "maps-encoder.png", "maps-decoder.png", "maps-cross.png"}) {
-    EXPECT_TRUE(std::filesystem::exists(temp_file(suffix))) << suffix;
-    std::filesystem::remove(temp_file(suffix));
+    EXPECT_TRUE(std::filesystem::exists(ag::testing::scratch_file("translate_cli", suffix)))
+        << suffix;
+    std::filesystem::remove(ag::testing::scratch_file("translate_cli", suffix));
   }
   std::filesystem::remove(model);
 }
 
 TEST(TranslateCli, SavedModelPredictsAndRejectsBadText) {
-  const std::string model = temp_file("model.npz");
+  const std::string model = ag::testing::scratch_file("translate_cli", "model.npz");
   const ProgramRun saved =
       run("--task reverse --steps 5 --embed 8 --hidden 8 --layers 1 --train-size "
           "500 --heldout 20 --eval-every 0 --save " +
@@ -177,7 +174,7 @@ TEST(TranslateCli, SavedModelPredictsAndRejectsBadText) {
   EXPECT_NE(table.out.find("\n45  ->  "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("<eos>"), std::string::npos) << table.out;
 
-  const std::string heatmap = temp_file("align.svg");
+  const std::string heatmap = ag::testing::scratch_file("translate_cli", "align.svg");
   const ProgramRun json = run("--load " + model + " --predict 123 45 --json --heatmap " + heatmap);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   std::istringstream lines(json.out);
@@ -191,14 +188,16 @@ TEST(TranslateCli, SavedModelPredictsAndRejectsBadText) {
       EXPECT_NE(line.find(key), std::string::npos) << line;
   }
   EXPECT_EQ(count, 2);
-  const std::string first = temp_file("align-1.svg"), second = temp_file("align-2.svg");
+  const std::string first = ag::testing::scratch_file("translate_cli", "align-1.svg"),
+                    second = ag::testing::scratch_file("translate_cli", "align-2.svg");
   EXPECT_TRUE(std::filesystem::exists(first));
   EXPECT_TRUE(std::filesystem::exists(second));
 
   EXPECT_TRUE(fails_with("--load " + model + " --predict 12a", "unknown character 'a' in \"12a\""));
   EXPECT_TRUE(fails_with("--load " + model + " --predict ''", "empty text"));
   EXPECT_TRUE(fails_with("--load " + model + " --predict 123456789012", "at most 10"));
-  EXPECT_TRUE(fails_with("--load " + model + " --predict 12 --heatmap " + temp_file("x.jpg"),
+  EXPECT_TRUE(fails_with("--load " + model + " --predict 12 --heatmap " +
+                             ag::testing::scratch_file("translate_cli", "x.jpg"),
                          ".png or .svg"));
   for (const auto& path : {model, first, second}) std::filesystem::remove(path);
 }
@@ -244,12 +243,14 @@ TEST(TranslateCli, AKilledRunResumesToTheSameBits) {
       "--layers 1 --dropout 0.1 --batch 16 --steps 3000 --eval-every 500 --lr 0.01 "
       "--label-smoothing 0.1 --seed 1 --threads 2 --skip-test --stats";
   const ProgramRun whole =
-      run(flags + " --save " + temp_file("whole.npz") + " --curve " + temp_file("whole.csv"));
+      run(flags + " --save " + ag::testing::scratch_file("translate_cli", "whole.npz") +
+          " --curve " + ag::testing::scratch_file("translate_cli", "whole.csv"));
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  const std::string checkpoint = temp_file("run.ckpt.npz");
-  const std::string resumable = flags + " --checkpoint " + checkpoint +
-                                " --checkpoint-every 100 --save " + temp_file("resumed.npz") +
-                                " --curve " + temp_file("resumed.csv");
+  const std::string checkpoint = ag::testing::scratch_file("translate_cli", "run.ckpt.npz");
+  const std::string resumable =
+      flags + " --checkpoint " + checkpoint + " --checkpoint-every 100 --save " +
+      ag::testing::scratch_file("translate_cli", "resumed.npz") + " --curve " +
+      ag::testing::scratch_file("translate_cli", "resumed.csv");
   const std::string killed = std::string(ATTOGRAD_TRANSLATE_PROGRAM) + " " + resumable +
                              " >/dev/null 2>&1 & pid=$!; while [ ! -e " + checkpoint +
                              " ]; do sleep 0.01; done; kill -9 $pid; wait $pid";
@@ -260,8 +261,10 @@ TEST(TranslateCli, AKilledRunResumesToTheSameBits) {
   const size_t at = resumed.err.find("resumed from " + checkpoint + " after step ");
   ASSERT_NE(at, std::string::npos) << resumed.err;
   EXPECT_LT(std::stoll(resumed.err.substr(resumed.err.find("after step ", at) + 11)), 3000);
-  EXPECT_EQ(read_file(temp_file("whole.npz")), read_file(temp_file("resumed.npz")));
-  EXPECT_EQ(read_file(temp_file("whole.csv")), read_file(temp_file("resumed.csv")));
+  EXPECT_EQ(read_file(ag::testing::scratch_file("translate_cli", "whole.npz")),
+            read_file(ag::testing::scratch_file("translate_cli", "resumed.npz")));
+  EXPECT_EQ(read_file(ag::testing::scratch_file("translate_cli", "whole.csv")),
+            read_file(ag::testing::scratch_file("translate_cli", "resumed.csv")));
   const auto figures = [](const std::string& out) {
     std::string kept;
     std::istringstream lines(out);
@@ -277,7 +280,8 @@ TEST(TranslateCli, AKilledRunResumesToTheSameBits) {
 // Another system's answers scored by the same code as a model's: a tiny
 // dictionary, one word right, one wrong by one phoneme, one missing.
 TEST(TranslateCli, ScoreOutputsScoresAnotherSystemsAnswers) {
-  const std::string dict = temp_file("three.dict"), answers = temp_file("answers.tsv");
+  const std::string dict = ag::testing::scratch_file("translate_cli", "three.dict"),
+                    answers = ag::testing::scratch_file("translate_cli", "answers.tsv");
   std::ofstream(dict) << "knife N AY F\nread R IY D\nread(2) R EH D\nbox B AA K S\n";
   std::ofstream(answers) << "knife\tN AY F\nread\tR EH T\r\n";
   const ProgramRun scored = run("--score-outputs " + answers + " --evaluate " + dict + " --stats");
@@ -298,7 +302,7 @@ TEST(TranslateCli, ScoreOutputsScoresAnotherSystemsAnswers) {
 // figures, a word list in and out, another dictionary scored.
 TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   const std::string sample = ag::testing::source_path("tests/data/cmudict-sample.dict");
-  const std::string model = temp_file("g2p.npz");
+  const std::string model = ag::testing::scratch_file("translate_cli", "g2p.npz");
   const ProgramRun saved = run("--task g2p --dict " + sample +
                                " --steps 20 --embed 8 --hidden 16 --batch 16 --eval-every 10 "
                                "--stats --save " +
@@ -323,7 +327,7 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
     EXPECT_NE(averaged.err.find(line), std::string::npos) << line << " in " << averaged.err;
   EXPECT_NE(averaged.out.find("\naveraged_checkpoints "), std::string::npos) << averaged.out;
 
-  const std::string words = temp_file("words.txt");
+  const std::string words = ag::testing::scratch_file("translate_cli", "words.txt");
   std::ofstream(words) << "knife\n\n  Box \r\nqueue\n";
   const ProgramRun listed = run("--load " + model + " --predict-file " + words);
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
@@ -339,7 +343,7 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
 
   // As users type lists: a word the model cannot read is named with its line
   // and skipped, the rest answered, exit code 1.
-  const std::string mixed = temp_file("mixed.txt");
+  const std::string mixed = ag::testing::scratch_file("translate_cli", "mixed.txt");
   std::ofstream(mixed) << "knife\n\nx-ray\nQUEUE\r\n" << std::string(40, 'a') << "\n";
   const ProgramRun skipping = run("--load " + model + " --predict-file " + mixed);
   EXPECT_EQ(skipping.exit_code, 1) << skipping.err;
@@ -357,7 +361,7 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   // --nbest: Sequitur's four columns, word, rank, posterior, phonemes (a
   // fifth, lexicon or model, with --show-source); the posteriors of a word
   // sum to 1. --lexicon answers its words first.
-  const std::string lexicon = temp_file("mine.dict");
+  const std::string lexicon = ag::testing::scratch_file("translate_cli", "mine.dict");
   std::ofstream(lexicon) << "knife N AY F\n";
   for (const bool with_source : {false, true}) {
     const ProgramRun nbest =
@@ -409,15 +413,18 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
   EXPECT_TRUE(fails_with("--load " + model + " --predict knife x-ray --nbest 2",
                          "unknown character '-' in \"x-ray\""));
   // --heatmap draws a list's answers too, one picture a word.
-  const std::string pictures = temp_file("words.svg");
+  const std::string pictures = ag::testing::scratch_file("translate_cli", "words.svg");
   const ProgramRun drawn = run("--load " + model + " --predict-file " + words + " --heatmap " +
                                pictures + " --lexicon " + lexicon);
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
   EXPECT_NE(drawn.err.find("knife is the lexicon's: no alignment to draw"), std::string::npos)
       << drawn.err;
-  EXPECT_FALSE(std::filesystem::exists(temp_file("words-1.svg")));  // knife: the lexicon's
-  EXPECT_TRUE(std::filesystem::exists(temp_file("words-2.svg")));   // Box
-  EXPECT_TRUE(std::filesystem::exists(temp_file("words-3.svg")));   // queue
+  EXPECT_FALSE(std::filesystem::exists(
+      ag::testing::scratch_file("translate_cli", "words-1.svg")));  // knife: the lexicon's
+  EXPECT_TRUE(
+      std::filesystem::exists(ag::testing::scratch_file("translate_cli", "words-2.svg")));  // Box
+  EXPECT_TRUE(
+      std::filesystem::exists(ag::testing::scratch_file("translate_cli", "words-3.svg")));  // queue
 
   const ProgramRun scored = run("--load " + model + " --evaluate " + sample + " --stats");
   ASSERT_EQ(scored.exit_code, 0) << scored.err;
@@ -429,7 +436,7 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
 
   EXPECT_TRUE(fails_with("--load " + model + " --predict caf\xc3\xa9",
                          "unknown character '\xc3\xa9' in \"caf\xc3\xa9\""));
-  const std::string dates = temp_file("dates.npz");
+  const std::string dates = ag::testing::scratch_file("translate_cli", "dates.npz");
   ASSERT_EQ(run("--task dates --steps 1 --embed 4 --hidden 4 --layers 1 --train-size 100 "
                 "--heldout 5 --eval-every 0 --save " +
                 dates)
@@ -453,7 +460,7 @@ TEST(TranslateCli, G2pTrainsPredictsAndEvaluates) {
 // backwards and scores a dictionary.
 TEST(TranslateCli, P2gTrainsSpellsAndEvaluates) {
   const std::string sample = ag::testing::source_path("tests/data/cmudict-sample.dict");
-  const std::string model = temp_file("p2g.npz");
+  const std::string model = ag::testing::scratch_file("translate_cli", "p2g.npz");
   const ProgramRun saved = run("--task p2g --dict " + sample +
                                " --steps 20 --embed 8 --hidden 16 --batch 16 --eval-every 10 "
                                "--stats --save " +
@@ -467,7 +474,7 @@ TEST(TranslateCli, P2gTrainsSpellsAndEvaluates) {
                           "\ndev_word_accuracy ", "\nbest_step "})
     EXPECT_NE(saved.out.find(key), std::string::npos) << key << " in " << saved.out;
 
-  const std::string picture = temp_file("knife.svg");
+  const std::string picture = ag::testing::scratch_file("translate_cli", "knife.svg");
   const ProgramRun spelled = run("--load " + model + " --predict 'n ay1 f' --heatmap " + picture);
   ASSERT_EQ(spelled.exit_code, 0) << spelled.err;
   EXPECT_EQ(spelled.out.rfind("N AY F  ->  ", 0), 0u) << spelled.out;
@@ -476,7 +483,7 @@ TEST(TranslateCli, P2gTrainsSpellsAndEvaluates) {
     EXPECT_NE(svg.find(tick), std::string::npos) << tick;
   EXPECT_TRUE(fails_with("--load " + model + " --predict 'N AY Q'", "unknown phoneme 'Q'"));
 
-  const std::string lexicon = temp_file("backwards.dict");
+  const std::string lexicon = ag::testing::scratch_file("translate_cli", "backwards.dict");
   std::ofstream(lexicon) << "knight N AY T\nnight N AY T\n";
   const ProgramRun lines = run("--load " + model + " --predict 'N AY T' 'K Y UW' --nbest 2 " +
                                "--lexicon " + lexicon + " --show-source");
@@ -507,7 +514,7 @@ TEST(TranslateCli, AnEnsembleOfShippedModels) {
   const ProgramRun evaluated = run(both + " --evaluate " + sample);
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.err;
   EXPECT_NE(evaluated.err.find("278 words, WER"), std::string::npos) << evaluated.err;
-  const std::string words = temp_file("ensemble.words");
+  const std::string words = ag::testing::scratch_file("translate_cli", "ensemble.words");
   std::ofstream(words) << "knife\nqueue\n";
   const ProgramRun nbest = run(both + " --predict-file " + words + " --nbest 3");
   ASSERT_EQ(nbest.exit_code, 0) << nbest.err;

@@ -19,11 +19,6 @@ namespace {
 
 using ag::testing::throws_error;
 
-std::string temp_file(const std::string& name) {
-  static const ag::testing::ScratchDir dir("translate_transformer");
-  return dir / name;
-}
-
 ModelConfig small_transformer() {
   ModelConfig config;
   config.model = "transformer";
@@ -88,7 +83,7 @@ TEST(TranslateTransformer, SaveLoadKeepsSizesMaskAndPredictions) {
   ModelConfig config = small_transformer();
   config.causal = false;
   Translator translator = trained_briefly(config, data);
-  const std::string path = temp_file("transformer.npz");
+  const std::string path = ag::testing::scratch_file("translate_transformer", "transformer.npz");
   save_translator(path, translator);
   Translator loaded = load_translator(path);
   EXPECT_EQ(loaded.config.model, "transformer");
@@ -130,7 +125,7 @@ TEST(TranslateTransformer, VersionOneFilesStillLoad) {
   const Dataset data = make_dataset({"sort", 300, 10, 1});
   ModelConfig config = one_layer_config(8);
   Translator translator = make_translator(config, data);
-  const std::string path = temp_file("version1.npz");
+  const std::string path = ag::testing::scratch_file("translate_transformer", "version1.npz");
   save_translator(path, translator);
   auto file = load_npz(path);
   EXPECT_EQ(file.count("meta.transformer"), 0u);
@@ -154,7 +149,7 @@ TEST(TranslateTransformer, PreLnSavesAndLoads) {
   ModelConfig config = small_transformer();
   config.norm_first = true;
   Translator translator = trained_briefly(config, data);
-  const std::string path = temp_file("pre_ln.npz");
+  const std::string path = ag::testing::scratch_file("translate_transformer", "pre_ln.npz");
   save_translator(path, translator);
   auto file = load_npz(path);
   EXPECT_EQ(file.at("meta.format").to_vector(), (std::vector<double>{5}));
@@ -266,12 +261,12 @@ TEST(TranslateTransformer, MapsJsonAndHeatmaps) {
             std::string::npos)
       << json;
 
-  const std::string png = temp_file("maps.png");
+  const std::string png = ag::testing::scratch_file("translate_transformer", "maps.png");
   const std::vector<std::string> written = transformer_heatmaps(t, maps, png);
   ASSERT_EQ(written.size(), 3u);
-  EXPECT_EQ(written[0], temp_file("maps-encoder.png"));
-  EXPECT_EQ(written[1], temp_file("maps-decoder.png"));
-  EXPECT_EQ(written[2], temp_file("maps-cross.png"));
+  EXPECT_EQ(written[0], ag::testing::scratch_file("translate_transformer", "maps-encoder.png"));
+  EXPECT_EQ(written[1], ag::testing::scratch_file("translate_transformer", "maps-decoder.png"));
+  EXPECT_EQ(written[2], ag::testing::scratch_file("translate_transformer", "maps-cross.png"));
   for (const auto& path : written) {
     EXPECT_TRUE(std::filesystem::exists(path)) << path;
     std::filesystem::remove(path);

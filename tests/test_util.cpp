@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <unistd.h>
@@ -45,6 +46,13 @@ ScratchDir::ScratchDir(const std::string& name)
 ScratchDir::~ScratchDir() {
   std::error_code ignored;  // a destructor must not throw
   std::filesystem::remove_all(path_, ignored);
+}
+
+std::string scratch_file(const std::string& folder, const std::string& file) {
+  static std::map<std::string, std::unique_ptr<ScratchDir>> folders;  // removed at exit
+  std::unique_ptr<ScratchDir>& dir = folders[folder];
+  if (!dir) dir = std::make_unique<ScratchDir>(folder);
+  return *dir / file;
 }
 
 const std::map<std::string, Tensor>& fixture(const std::string& file) {

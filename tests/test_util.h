@@ -30,6 +30,19 @@ class ScratchDir {
   std::string path_;
 };
 
+// The path of `file` in the scratch folder `folder` (a ScratchDir made at
+// the first call for that folder, removed when the program exits).
+std::string scratch_file(const std::string& folder, const std::string& file);
+
+// What a model's numbers meet against PyTorch's, per dtype: float32 rounds
+// ~6e-8 per op, and through a model's few dozen ops and the cancellation in
+// softmax's backward that leaves ~1e-6, well inside 1e-5.
+struct Tolerance {
+  DType dtype;
+  double atol, rtol;
+};
+inline constexpr Tolerance kTolerances[] = {{kFloat64, 1e-10, 1e-10}, {kFloat32, 1e-5, 1e-5}};
+
 // The whole file at `path` as bytes ("" when it cannot be read).
 std::string read_file(const std::string& path);
 

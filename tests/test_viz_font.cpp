@@ -17,11 +17,6 @@ using viz::Rgb;
 const std::string kDejaVu = viz::HeatmapOptions().font;
 constexpr int kTickLength = 4;  // heatmap_internal.h: tick marks stick out this far
 
-std::string temp_file(const std::string& name) {
-  static const ag::testing::ScratchDir dir("viz_font");
-  return dir / name;
-}
-
 // The g2p picture: letters across, phonemes down, labels on every axis.
 viz::HeatmapOptions phoneme_options() {
   viz::HeatmapOptions options;
@@ -40,7 +35,7 @@ Tensor weights() {
 }
 
 viz::Image draw(const Tensor& maps, const viz::HeatmapOptions& options, const std::string& name) {
-  const std::string path = temp_file(name);
+  const std::string path = testing::scratch_file("viz_font", name);
   viz::show_heatmaps(maps, path, options);
   viz::Image image = viz::read_png(path);
   std::filesystem::remove(path);
@@ -81,7 +76,7 @@ TEST(HeatmapFont, LabelsAreAntiAliased) {
 
 TEST(HeatmapFont, MissingFontFallsBackToTheBitmapFont) {
   viz::HeatmapOptions options = phoneme_options();
-  options.font = temp_file("no-such-font.ttf");
+  options.font = testing::scratch_file("viz_font", "no-such-font.ttf");
   const viz::Image image = draw(weights(), options, "fallback.png");
   const viz::HeatmapLayout layout = viz::heatmap_layout(weights().shape(), options);
   EXPECT_EQ(image.width, layout.width);

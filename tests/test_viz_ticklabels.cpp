@@ -39,7 +39,8 @@ TEST(HeatmapTickLabels, LabelsReplaceIndices) {
   viz::HeatmapOptions options;
   options.xticklabels = {"a", "b", "<eos>"};
   options.yticklabels = {"1", "<eos>"};
-  const std::string svg_path = ticklabels_file("labels.svg"), png_path = ticklabels_file("labels.png");
+  const std::string svg_path = ticklabels_file("labels.svg"),
+                    png_path = ticklabels_file("labels.png");
   viz::show_heatmaps(weights, svg_path, options);
   viz::show_heatmaps(weights, png_path, options);
   const std::vector<std::string> texts = svg_texts(read_file(svg_path));
@@ -78,8 +79,9 @@ TEST(HeatmapTickLabels, CountMustMatch) {
                            {"heatmap_layout", "2 x tick labels for 3 keys", "[2, 3]"}));
   options.xticklabels.clear();
   options.yticklabels = {"a", "b", "c"};
-  EXPECT_TRUE(throws_error([&] { viz::show_heatmaps(weights, ticklabels_file("bad.png"), options); },
-                           {"show_heatmaps", "3 y tick labels for 2 queries"}));
+  EXPECT_TRUE(
+      throws_error([&] { viz::show_heatmaps(weights, ticklabels_file("bad.png"), options); },
+                   {"show_heatmaps", "3 y tick labels for 2 queries"}));
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ void cell_forward(const T* gi, const T* gh, const T* h, T* h_next, T* gates, int
 
 // The backward of one step over all B rows, on the threads: the rows loop
 // with its math is detail::gru_cell_backward_loop (vector_math.h); float32
-// runs it in its SIMD clones (gru_cell_backward_rows_f32).
+// runs it in gru_cell_backward_rows_f32, built per instruction set.
 // gh_n: row b's gh_n at gh_n + b * ld_n (gru_cell passes gh + 2H with ld_n = 3H,
 // gru_layer its own [B, H] copy with ld_n = H).
 template <typename T>

@@ -1,7 +1,7 @@
 // vector_lanes.h: what the fast path's float32 row kernels share (vector_math.cpp,
 // vector_math_layers.cpp): the branch-free exp and tanh polynomials, the lane
-// reductions, and AG_SIMD_CLONES, which builds a function for AVX-512, AVX2 and
-// the default CPU and picks one at load time. Internal to core/src/fast.
+// reductions. Internal to core/src/fast; compiled into each instruction set's
+// build of the row kernels (row_kernels.h).
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,20 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#endif
+
+// From here on, what this file and the file including it define is compiled
+// for the instruction set of this build (AG_ROW_SET_AVX2 or _AVX512, from
+// CMakeLists.txt). Not what the standard headers above define: their inline
+// functions (std::min, a std::vector member) are emitted in every file that
+// uses them, and the linker keeps one copy for the whole program; compiled
+// for AVX-512, that copy could crash an AVX2 CPU. So the set is switched on
+// here, after them, rather than for the whole file with -mavx512f. (Every
+// header included after this line must be one already included above.)
+#if defined(AG_ROW_SET_AVX512)
+#pragma GCC target("avx512f")
+#elif defined(AG_ROW_SET_AVX2)
+#pragma GCC target("avx2")
 #endif
 
 namespace ag::detail {
@@ -151,7 +165,7 @@ inline float add_lanes(const Lanes& v) {
 }
 
 // v = x[0..15] (unaligned; by reference: a 64-byte vector returned by value
-// changes the ABI between the clones)
+// changes the ABI between the instruction sets)
 inline void load_lanes(Lanes& v, const float* x) {
   std::memcpy(&v, x, sizeof v);
 }
@@ -167,18 +181,13 @@ inline float sum_lanes(const float* lane) {
 
 }  // namespace
 
-// Not under ThreadSanitizer: GCC instruments the ifunc resolvers target_clones
-// makes, and the dynamic loader runs them before TSan's runtime is up (a
-// segfault at load); a TSan build, which checks threading, not speed, takes
-// the default loops.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define AG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-// For 64-bit integer multiplies (dropout's hash): AVX-512DQ has them as one
-// instruction per vector, and x86-64-v4 includes it (avx512f alone emulates them).
-#define AG_SIMD_CLONES_INT64 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+// Dropout's hash multiplies 64-bit integers: AVX-512DQ has them as one
+// instruction per vector, and x86-64-v4 (the avx512 set) includes it;
+// -mavx512f alone would emulate them.
+#if defined(AG_ROW_SET_AVX512)
+#define AG_DROPOUT_TARGET [[gnu::target("arch=x86-64-v4")]]
 #else
-#define AG_SIMD_CLONES
-#define AG_SIMD_CLONES_INT64
+#define AG_DROPOUT_TARGET
 #endif
 
 }  // namespace ag::detail

@@ -6,20 +6,20 @@
 // reference, which reference mode (attograd/reference.h) and float64 run.
 #include "vector_math.h"
 
-#include "kernels/cpu_features.h"
 #include "vector_lanes.h"
 
-namespace ag::detail {
+// Compiled once per instruction set (row_kernels.h), in its namespace.
+namespace ag::detail::AG_ROW_SET {
 
-AG_SIMD_CLONES void exp_f32(const float* x, float* y, int64_t n) {
+void exp_f32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = exp_one(x[i]);
 }
 
-AG_SIMD_CLONES void tanh_f32(const float* x, float* y, int64_t n) {
+void tanh_f32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = tanh_one(x[i]);
 }
 
-AG_SIMD_CLONES void softmax_row_f32(const float* x, float* y, int64_t n) {
+void softmax_row_f32(const float* x, float* y, int64_t n) {
   const float max = max_of(x, n);
   for (int64_t k = 0; k < n; ++k) y[k] = exp_one(x[k] - max);
   const float scale = static_cast<float>(1.0 / sum_of(y, nullptr, n));
@@ -68,8 +68,6 @@ static_assert(kBlockFloats >= kMaxPaddedRow && kMaxPaddedRow % kLanes == 0);
   }
 }
 
-// (always_inline: a call would run the default clone's code, SSE2, from the
-// AVX-512 and AVX2 clones below)
 template <bool kUnitStride>
 [[gnu::always_inline]] inline void masked_softmax_rows(const float* x, const bool* keep,
                                                        const int64_t* keep_offset,
@@ -169,19 +167,19 @@ template <bool kUnitStride>
 
 }  // namespace
 
-AG_SIMD_CLONES void masked_softmax_rows_portable_f32(const float* x, const bool* keep,
-                                                     const int64_t* keep_offset,
-                                                     int64_t keep_stride, float* y, int64_t rows,
-                                                     int64_t n, float fill, bool zero_masked) {
+void masked_softmax_rows_portable_f32(const float* x, const bool* keep, const int64_t* keep_offset,
+                                      int64_t keep_stride, float* y, int64_t rows, int64_t n,
+                                      float fill, bool zero_masked) {
   if (keep_stride == 1)
     masked_softmax_rows<true>(x, keep, keep_offset, 1, y, rows, n, fill, zero_masked);
   else
     masked_softmax_rows<false>(x, keep, keep_offset, keep_stride, y, rows, n, fill, zero_masked);
 }
 
-AG_SIMD_CLONES void masked_softmax_backward_rows_portable_f32(
-    const float* y, const float* g, const bool* keep, const int64_t* keep_offset,
-    int64_t keep_stride, float* dx, int64_t rows, int64_t n, bool zero_masked) {
+void masked_softmax_backward_rows_portable_f32(const float* y, const float* g, const bool* keep,
+                                               const int64_t* keep_offset, int64_t keep_stride,
+                                               float* dx, int64_t rows, int64_t n,
+                                               bool zero_masked) {
   if (keep_stride == 1)
     masked_softmax_backward_rows<true>(y, g, keep, keep_offset, 1, dx, rows, n, zero_masked);
   else
@@ -189,7 +187,7 @@ AG_SIMD_CLONES void masked_softmax_backward_rows_portable_f32(
                                         zero_masked);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(AG_ROW_SET_AVX512)
 namespace {
 
 // The masked softmax's rows with AVX-512 masked loads and stores. The
@@ -221,10 +219,10 @@ AG_AVX512_ROWS inline __mmask16 kept_lanes(const bool* flags, int64_t stride, in
   return _mm_test_epi8_mask(bytes, bytes);
 }
 
-AG_AVX512_ROWS void masked_softmax_rows_avx512(const float* x, const bool* keep,
-                                               const int64_t* keep_offset, int64_t keep_stride,
-                                               float* y, int64_t rows, int64_t n, float fill,
-                                               bool zero_masked) {
+AG_AVX512_ROWS void masked_softmax_rows_vectors(const float* x, const bool* keep,
+                                                const int64_t* keep_offset, int64_t keep_stride,
+                                                float* y, int64_t rows, int64_t n, float fill,
+                                                bool zero_masked) {
   const int64_t width = padded_width(n);
   const int64_t block_rows = kBlockFloats / width;
   alignas(64) float block[kBlockFloats];
@@ -266,11 +264,9 @@ AG_AVX512_ROWS void masked_softmax_rows_avx512(const float* x, const bool* keep,
   }
 }
 
-AG_AVX512_ROWS void masked_softmax_backward_rows_avx512(const float* y, const float* g,
-                                                        const bool* keep,
-                                                        const int64_t* keep_offset,
-                                                        int64_t keep_stride, float* dx,
-                                                        int64_t rows, int64_t n, bool zero_masked) {
+AG_AVX512_ROWS void masked_softmax_backward_rows_vectors(
+    const float* y, const float* g, const bool* keep, const int64_t* keep_offset,
+    int64_t keep_stride, float* dx, int64_t rows, int64_t n, bool zero_masked) {
   // As the portable kernel: each row's sum first, for a block of rows, then their dx.
   constexpr int64_t kBlockRows = 128;
   float sum[kBlockRows];
@@ -308,35 +304,154 @@ AG_AVX512_ROWS void masked_softmax_backward_rows_avx512(const float* y, const fl
 
 #undef AG_AVX512_ROWS
 }  // namespace
-#endif
-
-bool row_kernel_available(RowKernel kernel) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (kernel == RowKernel::Avx512) return kernels::detail::cpu_features().avx512bw;
-#endif
-  return kernel != RowKernel::Avx512;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
+#elif defined(AG_ROW_SET_AVX2)
 namespace {
 
-// The AVX-512 kernel for flags of stride 0 or 1 (what sequence_mask and
-// one flag per row make), where the CPU has it; the portable loops otherwise.
-bool use_avx512_rows(RowKernel kernel, int64_t keep_stride) {
-  if (kernel == RowKernel::Portable || (keep_stride != 0 && keep_stride != 1)) return false;
-  return row_kernel_available(RowKernel::Avx512);
+// The masked softmax's rows with AVX2 masked loads and stores: the portable
+// loops' arithmetic lane for lane (key 16k + j of a row in lane j of block
+// vector k, here as two halves of 8), so the same numbers, but a row's ends
+// read and written under a mask as whole vectors instead of one entry at a
+// time. AVX2 has no byte masks: a row's keep flags are read 8 bytes at a time
+// (those past the row's end never) and widened to 32-bit lanes (VPMOVZXBD).
+constexpr int64_t kHalf = 8;
+
+// All ones in the lanes of the 8 at key k that hold keys of a row of n.
+inline __m256i lanes_in_row(int64_t n, int64_t k) {
+  const int32_t left = static_cast<int32_t>(std::min<int64_t>(n - k, kHalf));  // <= 0: none
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The kept lanes among `in`: flags k .. k + 7 of a row's n flags (stride 1),
+// or the row's one flag (stride 0).
+inline __m256i kept_lanes(const bool* flags, int64_t stride, int64_t n, int64_t k, __m256i in) {
+  if (stride == 0)
+    return *reinterpret_cast<const unsigned char*>(flags) != 0 ? in : _mm256_setzero_si256();
+  uint64_t bytes = 0;
+  if (n - k >= kHalf)
+    std::memcpy(&bytes, flags + k, kHalf);
+  else if (n - k > 0)
+    std::memcpy(&bytes, flags + k, static_cast<size_t>(n - k));
+  const __m256i wide = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(bytes)));
+  return _mm256_andnot_si256(_mm256_cmpeq_epi32(wide, _mm256_setzero_si256()), in);
+}
+
+// The 16 lanes of two halves (by reference: a 64-byte vector returned by
+// value changes the ABI between the instruction sets).
+inline void join_halves(Lanes& v, __m256 lo, __m256 hi) {
+  v = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+void masked_softmax_rows_vectors(const float* x, const bool* keep, const int64_t* keep_offset,
+                                 int64_t keep_stride, float* y, int64_t rows, int64_t n, float fill,
+                                 bool zero_masked) {
+  const int64_t width = padded_width(n);
+  const int64_t block_rows = kBlockFloats / width;
+  alignas(64) float block[kBlockFloats];
+  float max[kBlockFloats / kLanes], scale[kBlockFloats / kLanes];
+  const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m256 fill_v = _mm256_set1_ps(fill);
+  for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
+    const int64_t count = std::min(block_rows, rows - r0);
+    // block row i = where(keep, x, fill), -inf past the row's end (weight 0)
+    for (int64_t i = 0; i < count; ++i) {
+      const float* xr = x + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* row = block + i * width;
+      __m256 max_half[2] = {minus_inf, minus_inf};
+      for (int64_t k = 0; k < width; k += kLanes) {
+        for (int half = 0; half < 2; ++half) {
+          const int64_t at = k + half * kHalf;
+          const __m256i in = lanes_in_row(n, at);
+          const __m256i kept = kept_lanes(kr, keep_stride, n, at, in);
+          const __m256 kept_or_fill =
+              _mm256_blendv_ps(fill_v, _mm256_maskload_ps(xr + at, in), _mm256_castsi256_ps(kept));
+          const __m256 v = _mm256_blendv_ps(minus_inf, kept_or_fill, _mm256_castsi256_ps(in));
+          _mm256_store_ps(row + at, v);
+          max_half[half] = v > max_half[half] ? v : max_half[half];
+        }
+      }
+      Lanes joined;
+      join_halves(joined, max_half[0], max_half[1]);
+      max[i] = max_lanes(joined);
+    }
+    exp_block_rows(block, count, width, max, scale);
+    // y = row * scale (0 where masked, if zero_masked), the row's lanes only
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = block + i * width;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* yr = y + (r0 + i) * n;
+      const __m256 scale_v = _mm256_set1_ps(scale[i]);
+      for (int64_t k = 0; k < n; k += kHalf) {
+        const __m256i in = lanes_in_row(n, k);
+        const __m256i out = zero_masked ? kept_lanes(kr, keep_stride, n, k, in) : in;
+        const __m256 w = _mm256_mul_ps(_mm256_load_ps(row + k), scale_v);
+        _mm256_maskstore_ps(yr + k, in, _mm256_and_ps(w, _mm256_castsi256_ps(out)));
+      }
+    }
+  }
+}
+
+void masked_softmax_backward_rows_vectors(const float* y, const float* g, const bool* keep,
+                                          const int64_t* keep_offset, int64_t keep_stride,
+                                          float* dx, int64_t rows, int64_t n, bool zero_masked) {
+  // As the portable kernel: each row's sum first, for a block of rows, then their dx.
+  constexpr int64_t kBlockRows = 128;
+  float sum[kBlockRows];
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+    const int64_t count = std::min(kBlockRows, rows - r0);
+    // sum = sum_j g~_j y_j, g~ = zero_masked ? keep * g : g, in 16 lanes
+    for (int64_t i = 0; i < count; ++i) {
+      const float *yr = y + (r0 + i) * n, *gr = g + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      __m256 sum_half[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+      for (int64_t k = 0; k < n; k += kLanes) {
+        for (int half = 0; half < 2; ++half) {
+          const int64_t at = k + half * kHalf;
+          const __m256i in = lanes_in_row(n, at);
+          const __m256i terms = zero_masked ? kept_lanes(kr, keep_stride, n, at, in) : in;
+          const __m256 product =
+              _mm256_mul_ps(_mm256_maskload_ps(gr + at, terms), _mm256_maskload_ps(yr + at, in));
+          sum_half[half] = _mm256_add_ps(sum_half[half], product);
+        }
+      }
+      Lanes joined;
+      join_halves(joined, sum_half[0], sum_half[1]);
+      sum[i] = add_lanes(joined);
+    }
+    // dx = keep * y * (g - sum)
+    for (int64_t i = 0; i < count; ++i) {
+      const float *yr = y + (r0 + i) * n, *gr = g + (r0 + i) * n;
+      const bool* kr = keep + keep_offset[r0 + i];
+      float* dxr = dx + (r0 + i) * n;
+      const __m256 sum_v = _mm256_set1_ps(sum[i]);
+      for (int64_t k = 0; k < n; k += kHalf) {
+        const __m256i in = lanes_in_row(n, k);
+        const __m256i kept = kept_lanes(kr, keep_stride, n, k, in);
+        const __m256 d = _mm256_mul_ps(_mm256_maskload_ps(yr + k, in),
+                                       _mm256_sub_ps(_mm256_maskload_ps(gr + k, in), sum_v));
+        _mm256_maskstore_ps(dxr + k, in, _mm256_and_ps(d, _mm256_castsi256_ps(kept)));
+      }
+    }
+  }
 }
 
 }  // namespace
 #endif
 
+// The whole-vector kernels above, where this set has them, for flags of
+// stride 0 or 1 (what sequence_mask and one flag per row make); the portable
+// loops otherwise.
+[[maybe_unused]] inline bool use_vector_rows(RowKernel kernel, int64_t keep_stride) {
+  return kernel == RowKernel::Best && (keep_stride == 0 || keep_stride == 1);
+}
+
 void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* keep_offset,
                              int64_t keep_stride, float* y, int64_t rows, int64_t n, float fill,
                              bool zero_masked, [[maybe_unused]] RowKernel kernel) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (use_avx512_rows(kernel, keep_stride))
-    return masked_softmax_rows_avx512(x, keep, keep_offset, keep_stride, y, rows, n, fill,
-                                      zero_masked);
+#if defined(AG_ROW_SET_AVX2) || defined(AG_ROW_SET_AVX512)
+  if (use_vector_rows(kernel, keep_stride))
+    return masked_softmax_rows_vectors(x, keep, keep_offset, keep_stride, y, rows, n, fill,
+                                       zero_masked);
 #endif
   masked_softmax_rows_portable_f32(x, keep, keep_offset, keep_stride, y, rows, n, fill,
                                    zero_masked);
@@ -346,42 +461,41 @@ void masked_softmax_backward_rows_f32(const float* y, const float* g, const bool
                                       const int64_t* keep_offset, int64_t keep_stride, float* dx,
                                       int64_t rows, int64_t n, bool zero_masked,
                                       [[maybe_unused]] RowKernel kernel) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (use_avx512_rows(kernel, keep_stride))
-    return masked_softmax_backward_rows_avx512(y, g, keep, keep_offset, keep_stride, dx, rows, n,
-                                               zero_masked);
+#if defined(AG_ROW_SET_AVX2) || defined(AG_ROW_SET_AVX512)
+  if (use_vector_rows(kernel, keep_stride))
+    return masked_softmax_backward_rows_vectors(y, g, keep, keep_offset, keep_stride, dx, rows, n,
+                                                zero_masked);
 #endif
   masked_softmax_backward_rows_portable_f32(y, g, keep, keep_offset, keep_stride, dx, rows, n,
                                             zero_masked);
 }
 
-AG_SIMD_CLONES void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz,
-                                               int64_t n) {
+void softmax_backward_given_f32(const float* p, const float* dp, float d, float* dz, int64_t n) {
   for (int64_t k = 0; k < n; ++k) dz[k] = p[k] * (dp[k] - d);
 }
 
-AG_SIMD_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n) {
+void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t n) {
   softmax_backward_given_f32(y, g, static_cast<float>(sum_of(g, y, n)), dx, n);
 }
 
-AG_SIMD_CLONES double sum_f32(const float* x, int64_t n) {
+double sum_f32(const float* x, int64_t n) {
   return double_lane_sum(x, n, [](float v) { return static_cast<double>(v); });
 }
 
-AG_SIMD_CLONES void column_sums_f32(const float* x, int64_t rows, int64_t cols, double* acc) {
+void column_sums_f32(const float* x, int64_t rows, int64_t cols, double* acc) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < cols; ++j) acc[j] += static_cast<double>(x[r * cols + j]);
 }
 
-AG_SIMD_CLONES double dot_f32(const float* a, const float* b, int64_t n) {
+double dot_f32(const float* a, const float* b, int64_t n) {
   return sum_of(a, b, n);
 }
 
-AG_SIMD_CLONES float max_f32(const float* x, int64_t n) {
+float max_f32(const float* x, int64_t n) {
   return max_of(x, n);
 }
 
-AG_SIMD_CLONES double exp_affine_sum_f32(float* x, int64_t n, float scale, float shift) {
+double exp_affine_sum_f32(float* x, int64_t n, float scale, float shift) {
   float lane[kLanes] = {};
   int64_t k = 0;
   for (; k + kLanes <= n; k += kLanes)
@@ -393,10 +507,10 @@ AG_SIMD_CLONES double exp_affine_sum_f32(float* x, int64_t n, float scale, float
   return total;
 }
 
-AG_SIMD_CLONES_INT64 void dropout_f32(const float* __restrict x, float* __restrict y,
-                                      float* __restrict m, int64_t n, uint64_t seed,
-                                      uint64_t drop_below, float scale) {
+AG_DROPOUT_TARGET void dropout_f32(const float* __restrict x, float* __restrict y,
+                                   float* __restrict m, int64_t n, uint64_t seed,
+                                   uint64_t drop_below, float scale) {
   dropout_loop(x, y, m, n, seed, drop_below, scale);
 }
 
-}  // namespace ag::detail
+}  // namespace ag::detail::AG_ROW_SET

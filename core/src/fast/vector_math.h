@@ -1,7 +1,8 @@
-// Vectorisable float32 exp and tanh for the hot elementwise loops (softmax,
-// tanh, additive attention scores). libm's expf/tanhf are scalar calls; these are
-// branch-free polynomials that the compiler turns into SIMD code, built for
-// AVX-512, AVX2 and baseline x86-64 and picked at load time (target_clones).
+// The fast path's float32 row kernels: exp and tanh for the hot elementwise
+// loops (libm's expf/tanhf are scalar calls; these are branch-free
+// polynomials the compiler turns into SIMD code), softmax rows, sums, and the
+// layers' rows. Each is built once per instruction set and called in the set
+// the kernels run (row_kernels.h; ATTOGRAD_ISA chooses one).
 // float64 keeps std::exp/std::tanh: it is the precision path for gradcheck.
 #pragma once
 
@@ -21,7 +22,7 @@ inline uint64_t dropout_bits(uint64_t seed, uint64_t i) {
 
 // Inverted dropout of n elements in one pass: m[i] = 0 when
 // dropout_bits(seed, i) < drop_below, else scale; y[i] = x[i] * m[i]. The
-// float32 kernel of ag::dropout; float64 runs this loop without SIMD clones.
+// float32 kernel of ag::dropout; float64 runs this loop as it is.
 template <typename T>
 inline void dropout_loop(const T* x, T* y, T* m, int64_t n, uint64_t seed, uint64_t drop_below,
                          T scale) {
@@ -51,14 +52,13 @@ void softmax_backward_row_f32(const float* y, const float* g, float* dx, int64_t
 // (softmax_row_f32's numbers within 1e-6 relative; the sum is in float lanes).
 // y must not overlap x.
 //
-// Two kernels run these rows: the portable loops (built for AVX-512, AVX2
-// and baseline x86-64 as the others here), and AVX-512 with masked loads and
-// stores, which reads and writes a row as whole vectors (no scalar ends:
-// d2l's rows of 11 and 30 keys are mostly ends). Best takes the AVX-512 one
-// where the CPU has AVX-512BW and the flags are one per key or one per row;
-// tests name each kernel and compare both with a double reference.
-enum class RowKernel { Best, Portable, Avx512 };
-bool row_kernel_available(RowKernel kernel);
+// Two kernels run these rows: the portable loops, and, in the avx2 and
+// avx512 sets, whole vectors with masked loads and stores, which read and
+// write a row without scalar ends (d2l's rows of 11 and 30 keys are mostly
+// ends). Best takes the whole vectors where the set has them and the flags
+// are one per key or one per row; tests run both in every set and compare
+// them with a double reference.
+enum class RowKernel { Best, Portable };
 constexpr int64_t kMaxPaddedRow = 1024;  // 4 KiB of stack a row
 void masked_softmax_rows_f32(const float* x, const bool* keep, const int64_t* keep_offset,
                              int64_t keep_stride, float* y, int64_t rows, int64_t n, float fill,
@@ -157,7 +157,7 @@ void gru_cell_rows_f32(const float* gi, const float* gh, const float* h, float* 
 //   dgi_z = dgh_z = da_z.
 // The buffers never overlap; saying so (__restrict) lets the compiler run the
 // j loop on vectors, every element computed as written. float64 runs this
-// loop as it is; float32 in gru_cell_backward_rows_f32's SIMD clones.
+// loop as it is; float32 in gru_cell_backward_rows_f32, built per instruction set.
 template <typename T>
 inline void gru_cell_backward_loop(const T* __restrict g, const T* __restrict gh_n, int64_t ld_n,
                                    const T* __restrict h, const T* __restrict gates,
@@ -191,7 +191,7 @@ void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n,
 // where step_size = lr / (1 - beta1^t). The coefficients come in the
 // parameter's dtype, rounded from double as torch rounds its Python floats.
 // Every element is computed as written, with no fused multiply-add: the
-// float32 SIMD clones give the same bits as the plain scalar loop (SIMD
+// float32 SIMD builds give the same bits as the plain scalar loop (SIMD
 // square root and division are correctly rounded too), so an update does not
 // depend on the machine's instruction set.
 template <typename T>
@@ -221,7 +221,7 @@ inline double double_lane_sum(const T* x, int64_t n, Term term) {
 
 // sum_k x[k]^2, each square in double (exact for float32), the sum in
 // double_lane_sum's lanes (clip_grad_norm_'s total norm). float64 runs this
-// loop as it is; float32 in sum_squares_f32's SIMD clones.
+// loop as it is; float32 in sum_squares_f32, built per instruction set.
 template <typename T>
 inline double sum_squares_loop(const T* x, int64_t n) {
   return double_lane_sum(x, n, [](T v) { return static_cast<double>(v) * v; });

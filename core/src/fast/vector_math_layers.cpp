@@ -1,16 +1,18 @@
 // The fast path's float32 row kernels of the layers (vector_math.h): additive
-// attention's score rows, LayerNorm's, the GRU cell's, Adam's and the gradient
-// norm's, in SIMD clones. Each is the twin of a plain loop, its reference, in
-// its op's own file (ops_attention.cpp, ops_norm.cpp, ops_rnn.cpp) or in
-// vector_math.h (Adam, the squares), which reference mode and float64 run.
+// attention's score rows, LayerNorm's, the GRU cell's, Adam's and the
+// gradient norm's, built once per instruction set (row_kernels.h). Each is
+// the twin of a plain loop, its reference, in its op's own file
+// (ops_attention.cpp, ops_norm.cpp, ops_rnn.cpp) or in vector_math.h (Adam,
+// the squares), which reference mode and float64 run.
 #include "vector_math.h"
 
 #include "vector_lanes.h"
 
-namespace ag::detail {
+// Compiled once per instruction set (row_kernels.h), in its namespace.
+namespace ag::detail::AG_ROW_SET {
 
-AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, const float* w,
-                                            float* s, float* __restrict t, int64_t tk, int64_t h) {
+void additive_scores_row_f32(const float* q, const float* k, const float* w, float* s,
+                             float* __restrict t, int64_t tk, int64_t h) {
   for (int64_t j = 0; j < tk; ++j) {
     const float* kj = k + j * h;
     float lane[kLanes] = {};
@@ -33,10 +35,10 @@ AG_SIMD_CLONES void additive_scores_row_f32(const float* q, const float* k, cons
   }
 }
 
-AG_SIMD_CLONES void additive_scores_backward_row_f32(const float* q, const float* k, const float* w,
-                                                     const float* t_kept, const float* g,
-                                                     float* __restrict dq, float* __restrict dk,
-                                                     float* __restrict dw, int64_t tk, int64_t h) {
+void additive_scores_backward_row_f32(const float* q, const float* k, const float* w,
+                                      const float* t_kept, const float* g, float* __restrict dq,
+                                      float* __restrict dk, float* __restrict dw, int64_t tk,
+                                      int64_t h) {
   for (int64_t x = 0; x < h; ++x) dq[x] = 0;
   for (int64_t j = 0; j < tk; ++j) {
     const float* kj = k + j * h;
@@ -64,9 +66,8 @@ AG_SIMD_CLONES void additive_scores_backward_row_f32(const float* q, const float
   for (int64_t x = 0; x < h; ++x) dq[x] *= w[x];
 }
 
-AG_SIMD_CLONES void layer_norm_rows_f32(const float* x, const float* w, const float* b, float* y,
-                                        int64_t rows, int64_t n, double eps, double* mean,
-                                        double* rstd) {
+void layer_norm_rows_f32(const float* x, const float* w, const float* b, float* y, int64_t rows,
+                         int64_t n, double eps, double* mean, double* rstd) {
   // A block of rows at a time, one pass per step, as the masked softmax: a
   // row's steps wait on each other (its mean, then its variance, then a
   // square root and a division, tens of cycles), the block's rows do not.
@@ -106,9 +107,8 @@ AG_SIMD_CLONES void layer_norm_rows_f32(const float* x, const float* w, const fl
   }
 }
 
-AG_SIMD_CLONES void layer_norm_backward_rows_f32(const float* x, const float* w, const float* g,
-                                                 float* dx, int64_t rows, int64_t n,
-                                                 const double* mean, const double* rstd) {
+void layer_norm_backward_rows_f32(const float* x, const float* w, const float* g, float* dx,
+                                  int64_t rows, int64_t n, const double* mean, const double* rstd) {
   const float N = static_cast<float>(n);
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * n, *gr = g + r * n;
@@ -138,15 +138,14 @@ AG_SIMD_CLONES void layer_norm_backward_rows_f32(const float* x, const float* w,
   }
 }
 
-AG_SIMD_CLONES void layer_norm_affine_grads_f32(const float* x, const float* g, int64_t rows,
-                                                int64_t n, const double* mean, const double* rstd,
-                                                double* __restrict sw, double* __restrict sb) {
+void layer_norm_affine_grads_f32(const float* x, const float* g, int64_t rows, int64_t n,
+                                 const double* mean, const double* rstd, double* __restrict sw,
+                                 double* __restrict sb) {
   layer_norm_affine_grads(x, g, rows, n, mean, rstd, sw, sb);
 }
 
-AG_SIMD_CLONES void gru_cell_rows_f32(const float* gi, const float* gh, const float* h,
-                                      float* __restrict h_next, float* __restrict gates,
-                                      int64_t rows, int64_t H) {
+void gru_cell_rows_f32(const float* gi, const float* gh, const float* h, float* __restrict h_next,
+                       float* __restrict gates, int64_t rows, int64_t H) {
   for (int64_t b = 0; b < rows; ++b) {
     const float *gib = gi + b * 3 * H, *ghb = gh + b * 3 * H, *hb = h + b * H;
     float *out = h_next + b * H, *gate = gates + b * 3 * H;
@@ -163,14 +162,13 @@ AG_SIMD_CLONES void gru_cell_rows_f32(const float* gi, const float* gh, const fl
   }
 }
 
-AG_SIMD_CLONES void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n,
-                                               const float* h, const float* gates,
-                                               float* __restrict dgi, float* __restrict dgh,
-                                               float* __restrict dh, int64_t rows, int64_t H) {
+void gru_cell_backward_rows_f32(const float* g, const float* gh_n, int64_t ld_n, const float* h,
+                                const float* gates, float* __restrict dgi, float* __restrict dgh,
+                                float* __restrict dh, int64_t rows, int64_t H) {
   gru_cell_backward_loop(g, gh_n, ld_n, h, gates, dgi, dgh, dh, rows, H);
 }
 
-// Adam's loop with contraction off: in the AVX2 and AVX-512 clones GCC would
+// Adam's loop with contraction off: in the AVX2 and AVX-512 builds GCC would
 // otherwise fuse m * beta1 + (1 - beta1) * g into one rounding, and a step's
 // result would depend on the CPU (docs/performance.md, "Adam without
 // contraction", has what that did to a model).
@@ -192,8 +190,8 @@ void adam_loop(T* __restrict w, const T* __restrict g, T* __restrict m, T* __res
   }
 }
 
-AG_SIMD_CLONES void adam_f32(float* w, const float* g, float* m, float* v, int64_t n,
-                             const AdamCoefficients<float>& c) {
+void adam_f32(float* w, const float* g, float* m, float* v, int64_t n,
+              const AdamCoefficients<float>& c) {
   adam_loop(w, g, m, v, n, c);
 }
 
@@ -205,8 +203,8 @@ void adam_f64(double* w, const double* g, double* m, double* v, int64_t n,
 #pragma GCC pop_options
 #endif
 
-AG_SIMD_CLONES double sum_squares_f32(const float* x, int64_t n) {
+double sum_squares_f32(const float* x, int64_t n) {
   return sum_squares_loop(x, n);
 }
 
-}  // namespace ag::detail
+}  // namespace ag::detail::AG_ROW_SET

@@ -36,8 +36,10 @@ enum class GemmPath {
   Avx512,  // x86-64 AVX-512F micro-kernel
   Neon,    // AArch64 Advanced SIMD micro-kernel
 };
-// The paths this build can run on this CPU, slowest first; gemm() runs the last.
+// The paths this build can run on this CPU, slowest first.
 std::vector<GemmPath> available_gemm_paths();
+// The path gemm() runs: the instruction set's (attograd/kernels/instruction_set.h;
+// ATTOGRAD_ISA=avx2 on an AVX-512 machine runs the AVX2 micro-kernel).
 GemmPath default_gemm_path();
 
 // ---- a B packed once, for many products with it ----

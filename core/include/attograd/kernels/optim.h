@@ -4,10 +4,11 @@
 // per parameter tensor, and the tensor-op version of the same math cost more
 // in allocation and dispatch than in arithmetic at d2l's sizes.
 //
-// float32 runs SIMD clones (AVX-512, AVX2, baseline x86-64) picked at load
-// time; float64 the same source loops without clones (core/src/fast/vector_math).
-// Adam computes each element as written, with no fused multiply-add, so its
-// clones give the bits of a plain scalar loop on every CPU (the tests check
+// float32 runs the loops built for the kernels' instruction set (AVX-512,
+// AVX2 or baseline: attograd/kernels/instruction_set.h); float64 the same
+// source loops as they are (core/src/fast/vector_math.h). Adam computes each
+// element as written, with no fused multiply-add, so every set's build gives
+// the bits of a plain scalar loop on every CPU (the tests check
 // bit for bit). The squared norm adds in 16 lanes: another order than one
 // running sum, within 1e-12 relative (each square is exact in double).
 #pragma once

@@ -1,5 +1,6 @@
-// GEMM dispatch: picks the fastest micro-kernel this CPU can run, once, at the
-// first call, and holds the pieces of the driver (gemm_driver.h) that need
+// GEMM dispatch: picks the micro-kernel of the instruction set the kernels
+// run (attograd/kernels/instruction_set.h: the best this CPU has, or
+// ATTOGRAD_ISA's), once, at the first call, and holds the pieces of the driver (gemm_driver.h) that need
 // no template: the per-thread packing buffers and the thread split.
 //
 // The kernel versions, each a step of docs/matmul.md (which gives their
@@ -110,20 +111,19 @@ constexpr GemmPath kAllPaths[] = {GemmPath::Naive, GemmPath::Scalar, GemmPath::A
                                   GemmPath::Avx512, GemmPath::Neon};
 
 bool path_available(GemmPath path) {
-  [[maybe_unused]] const detail::CpuFeatures& cpu = detail::cpu_features();
   switch (path) {
     case GemmPath::Naive:
     case GemmPath::Scalar:
       return true;
 #if defined(__x86_64__)
     case GemmPath::Avx2:
-      return cpu.avx2_fma;
+      return detail::instruction_set_available(InstructionSet::Avx2);
     case GemmPath::Avx512:
-      return cpu.avx512f && cpu.avx2_fma;
+      return detail::instruction_set_available(InstructionSet::Avx512);
 #endif
 #if defined(__aarch64__)
     case GemmPath::Neon:
-      return cpu.neon;
+      return detail::instruction_set_available(InstructionSet::Neon);
 #endif
     default:
       return false;
@@ -209,9 +209,19 @@ std::vector<GemmPath> available_gemm_paths() {
   return paths;
 }
 
+// The micro-kernel of the instruction set the kernels run (ATTOGRAD_ISA's).
 GemmPath default_gemm_path() {
-  static const GemmPath path = available_gemm_paths().back();
-  return path;
+  switch (instruction_set()) {
+    case InstructionSet::Avx2:
+      return GemmPath::Avx2;
+    case InstructionSet::Avx512:
+      return GemmPath::Avx512;
+    case InstructionSet::Neon:
+      return GemmPath::Neon;
+    case InstructionSet::Scalar:
+      break;
+  }
+  return GemmPath::Scalar;
 }
 
 const char* gemm_path_name(GemmPath path) {

@@ -1,7 +1,7 @@
 // The optimizers' loops (see attograd/kernels/optim.h): float32 goes to the
-// SIMD clones in vector_math.cpp, float64 to the same loops without clones;
-// a clone computes what its loop does, bit for bit, so the loop (in
-// vector_math.h) is the reference.
+// row kernels of the instruction set (vector_math_layers.cpp, built per set),
+// float64 to the same loops as they are; each set's build computes what its
+// loop does, bit for bit, so the loop (in vector_math.h) is the reference.
 //
 // Both run on the kernel threads (ag::detail::parallel_for) in blocks of
 // kBlock elements: one of the letters-to-sounds model's weights is millions
