@@ -1,7 +1,8 @@
 // GEMM dispatch: picks the micro-kernel of the instruction set the kernels
 // run (attograd/kernels/instruction_set.h: the best this CPU has, or
-// ATTOGRAD_ISA's), once, at the first call, and holds the pieces of the driver (gemm_driver.h) that need
-// no template: the per-thread packing buffers and the thread split.
+// ATTOGRAD_ISA's), once, at the first call, and holds the pieces of the
+// driver (gemm_driver.h) that need no template: the per-thread packing
+// buffers and the thread split.
 //
 // The kernel versions, each a step of docs/matmul.md (which gives their
 // speeds against OpenBLAS and the bench_gemm command that measures them):
