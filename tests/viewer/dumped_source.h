@@ -44,8 +44,8 @@ inline std::string program_json(const std::string& model, const std::string& tex
     loads += " --load '" + model.substr(begin, plus - begin) + "'";
     begin = plus + 1;
   }
-  const std::string command = translate_program() + loads + " --predict '" +
-                              text + "' --json >'" + path + "' 2>&1";
+  const std::string command =
+      translate_program() + loads + " --predict '" + text + "' --json >'" + path + "' 2>&1";
   const int status = std::system(command.c_str());
   const std::string json = ag::testing::read_file(path);
   AG_CHECK(status == 0, "program_json", command + " failed: " + json);
