@@ -19,12 +19,9 @@
 #   - C++ files see web_compat.h first: the C++20 library pieces Debian's
 #     older Emscripten lacks.
 set(IMGUI_SOURCE_DIR "" CACHE PATH "Dear ImGui's sources (apt-get source imgui)")
-set(ZLIB_SOURCE_DIR "" CACHE PATH "zlib's sources (apt-get source zlib)")
-foreach(dir IMGUI_SOURCE_DIR ZLIB_SOURCE_DIR)
-  if(NOT EXISTS "${${dir}}")
-    message(FATAL_ERROR "The web build needs ${dir}: run scripts/web.sh, which fetches it")
-  endif()
-endforeach()
+if(NOT EXISTS "${IMGUI_SOURCE_DIR}")
+  message(FATAL_ERROR "The web build needs IMGUI_SOURCE_DIR: run scripts/web.sh, which fetches it")
+endif()
 
 add_compile_options(-fwasm-exceptions -msimd128
                     "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${CMAKE_CURRENT_LIST_DIR}/web_compat.h>")
@@ -32,17 +29,7 @@ add_link_options(-fwasm-exceptions)
 
 add_library(Threads::Threads INTERFACE IMPORTED)
 
-enable_language(C)
-add_library(zlib_web STATIC
-  ${ZLIB_SOURCE_DIR}/adler32.c ${ZLIB_SOURCE_DIR}/crc32.c ${ZLIB_SOURCE_DIR}/inffast.c
-  ${ZLIB_SOURCE_DIR}/inflate.c ${ZLIB_SOURCE_DIR}/inftrees.c ${ZLIB_SOURCE_DIR}/zutil.c
-  ${ZLIB_SOURCE_DIR}/deflate.c ${ZLIB_SOURCE_DIR}/trees.c)
-target_include_directories(zlib_web SYSTEM PUBLIC $<BUILD_INTERFACE:${ZLIB_SOURCE_DIR}>)
-target_compile_options(zlib_web PRIVATE -O2 -DHAVE_UNISTD_H -DHAVE_STDARG_H)
-add_library(ZLIB::ZLIB ALIAS zlib_web)
-# attograd_core links it privately; a static library's private links are part
-# of the exported package.
-install(TARGETS zlib_web EXPORT attogradTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+include(${CMAKE_CURRENT_LIST_DIR}/zlib_source.cmake)
 
 # stb's headers: only the folder that holds them, never the host's /usr/include.
 find_path(STB_INCLUDE_DIR stb_image_write.h PATHS /usr/include/stb NO_CMAKE_FIND_ROOT_PATH REQUIRED)

@@ -16,7 +16,8 @@ after "# ..." configuration lines. Run with /usr/bin/python3 (it has torch).
 
 The baseline runs at its best for this CPU whatever the environment says:
 on a CPU with avx512f, ATEN_CPU_CAPABILITY=avx512 and OPENBLAS_CORETYPE=SkylakeX
-are forced (not merely defaulted: a shell that exports OPENBLAS_CORETYPE=Haswell
+are forced (with ATTOGRAD_ISA=avx2, which holds attograd to its AVX2 kernels:
+avx2 and Haswell, the best an AVX2 machine has) (not merely defaulted: a shell that exports OPENBLAS_CORETYPE=Haswell
 would otherwise slow PyTorch down), because Debian's torch does its matrix
 products through the system BLAS (OpenBLAS 0.3.21), which misdetects AVX-512
 CPUs and would otherwise run its generic kernel. ATTOGRAD_TORCH_KEEP_ENV=1
@@ -52,10 +53,23 @@ def has_avx512f():
         return False
 
 
+def torch_kernels():
+    """(ATEN_CPU_CAPABILITY, OPENBLAS_CORETYPE) for the instruction set attograd
+    runs: the best of this CPU, or ATTOGRAD_ISA's (attograd/kernels/instruction_set.h).
+    With ATTOGRAD_ISA=avx2 on an AVX-512 machine torch runs ATen's AVX2 kernels
+    and OpenBLAS's Haswell ones: both sides as they would run on an AVX2
+    machine. (None, None): torch's own choice."""
+    asked = os.environ.get("ATTOGRAD_ISA", "")
+    if asked == "avx2":
+        return "avx2", "Haswell"
+    if asked in ("", "avx512") and has_avx512f():
+        return "avx512", "SkylakeX"
+    return None, None
+
+
 # Both must be set before torch (and its BLAS) load.
-if has_avx512f() and os.environ.get("ATTOGRAD_TORCH_KEEP_ENV") != "1":
-    os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
-    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+if torch_kernels()[0] and os.environ.get("ATTOGRAD_TORCH_KEEP_ENV") != "1":
+    os.environ["ATEN_CPU_CAPABILITY"], os.environ["OPENBLAS_CORETYPE"] = torch_kernels()
 
 import torch  # noqa: E402
 

@@ -19,8 +19,9 @@ forcing, d2l's MaskedSoftmaxCELoss summed and rescaled to tgt_steps as the
 program's loss, backward, grad_clipping(1), Adam, training mode (dropout on).
 One thread for torch and OpenBLAS (bench_attention_torch.set_threads).
 torch at its best: it runs once per OpenBLAS kernel set in --coretypes, each
-in a process of its own with ATen at AVX-512 where the CPU has it, and the
-fastest counts (on this project's AMD EPYC, Zen 5, neither set was faster in
+in a process of its own with ATen at AVX-512 where the CPU has it (at AVX2
+with Haswell's kernels under ATTOGRAD_ISA=avx2, which attograd-translate
+inherits), and the fastest counts (on this project's AMD EPYC, Zen 5, neither set was faster in
 every sitting: torch ran 0.8 to 1.1 steps/s with either).
 attograd-translate runs --steps N --eval-every 0 --threads 1, then
 --threads 2. Best of --repeats.
@@ -135,8 +136,9 @@ def torch_child(args, shapes, batch, lr, coretype, parts):
     and the batch in `parts`: in a process of its own, since OpenBLAS picks
     its kernels when it loads."""
     env = dict(os.environ, ATTOGRAD_TORCH_KEEP_ENV="1", OPENBLAS_CORETYPE=coretype)
-    if bench_attention_torch.has_avx512f():
-        env["ATEN_CPU_CAPABILITY"] = "avx512"
+    capability = bench_attention_torch.torch_kernels()[0]
+    if capability:
+        env["ATEN_CPU_CAPABILITY"] = capability
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-only", shapes,
                           "--steps", str(args.steps), "--dict", args.dict, "--batch", str(batch),
                           "--lr", str(lr), "--parts", str(parts)], env=env, check=True,
@@ -152,9 +154,10 @@ def main():
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dict", default="/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict")
-    parser.add_argument("--coretypes", default="SkylakeX,Haswell",
+    parser.add_argument("--coretypes",
                         help="OpenBLAS kernels torch is timed with (each in its own process, "
-                             "ATen at AVX-512 where the CPU has it); the best counts")
+                             "ATen at AVX-512 where the CPU has it); the best counts (default "
+                             "SkylakeX,Haswell; Haswell alone with ATTOGRAD_ISA=avx2)")
     parser.add_argument("--parts", default="1,2",
                         help="torch steps with the batch whole (1) and cut by length into 2 "
                              "parts, as attograd-translate's one thread trains it; the best counts")
@@ -162,6 +165,9 @@ def main():
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--lr", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.coretypes is None:
+        avx2 = bench_attention_torch.torch_kernels()[1] == "Haswell"
+        args.coretypes = "Haswell" if avx2 else "SkylakeX,Haswell"
     bench_attention_torch.set_threads(1, 1)
     if args.torch_only:
         wall, cpu = torch_steps_per_sec(dict(np.load(args.torch_only)), training_pairs(args.dict),

@@ -20,10 +20,11 @@ bench_attention_torch.py does (importing it also sets the CPU capability
 environment before torch loads). attograd-translate runs with --threads 1
 --eval-every 0 and reports steps/s without evaluation. Best of --repeats.
 Prints "torch_steps_per_sec", "attograd_steps_per_sec" and "ratio" (wall
-clock), and the same per CPU second ("..._per_cpu_sec", "ratio_cpu": process
+clock, the bests), each repeat's pair's ratio and their median, and the same per CPU second ("..._per_cpu_sec", "ratio_cpu": process
 CPU time, fair when other work shares the cores).
 """
 import argparse
+import statistics
 import os
 import subprocess
 import sys
@@ -142,6 +143,7 @@ def main():
           f"(OpenBLAS {'held to 1' if bench_attention_torch.OPENBLAS else 'not found'})")
     print(f"# {bench_attention_torch.what_ran()}")
     torch_wall, torch_cpu, ours_wall, ours_cpu = 0.0, 0.0, 0.0, 0.0
+    pair_ratios = []  # each repeat is a pair: torch, then attograd
     for _ in range(args.repeats):
         wall, cpu = torch_steps_per_sec(args.model, sizes, args.attention, transformer_sizes,
                                         args.steps, args.batch)
@@ -149,7 +151,10 @@ def main():
         stat = attograd_stats(program, [*common, "--steps", str(args.steps), "--eval-every", "0"])
         ours_wall = max(ours_wall, float(stat["steps_per_sec"]))
         ours_cpu = max(ours_cpu, float(stat["steps_per_cpu_sec"]))
+        pair_ratios.append(float(stat["steps_per_sec"]) / wall)
     print_ratios(torch_wall, torch_cpu, ours_wall, ours_cpu)
+    print(f"pair_ratios {' '.join(f'{r:.2f}' for r in pair_ratios)}")
+    print(f"ratio_median_of_pairs {statistics.median(pair_ratios):.2f}")
 
 
 if __name__ == "__main__":

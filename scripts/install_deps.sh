@@ -9,6 +9,8 @@
 #   scripts/install_deps.sh viewer   the above plus Dear ImGui, GLFW, OpenGL, Xvfb
 #   scripts/install_deps.sh web      the first plus Emscripten, Node.js, Chromium (the browser
 #                                    viewer, scripts/web.sh, and its headless test)
+#   scripts/install_deps.sh neon     the first plus the AArch64 cross compiler, qemu-user and
+#                                    GoogleTest's sources (scripts/test_neon.sh)
 # Several groups may be named at once: scripts/install_deps.sh viewer web.
 # Runs apt-get directly as root, through sudo otherwise.
 set -euo pipefail
@@ -21,7 +23,9 @@ for group in "${@:-tests}"; do
     viewer) packages+=(libimgui-dev libglfw3-dev libgl-dev xvfb xauth) ;;
     # dpkg-dev unpacks the imgui and zlib source packages web.sh fetches.
     web) packages+=(emscripten nodejs chromium dpkg-dev) ;;
-    *) echo "install_deps.sh: unknown group '$group' (tests, viewer, web)" >&2; exit 2 ;;
+    # dpkg-dev unpacks the zlib source package test_neon.sh fetches.
+    neon) packages+=(g++-aarch64-linux-gnu qemu-user googletest dpkg-dev) ;;
+    *) echo "install_deps.sh: unknown group '$group' (tests, viewer, web, neon)" >&2; exit 2 ;;
   esac
 done
 

@@ -11,6 +11,8 @@
 #   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/
 #   scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/: only the
 #                                test programs that start threads (label `threads`)
+#   scripts/test.sh --neon       the AArch64 build in build-neon/, its kernel and op tests
+#                                under qemu-user (scripts/test_neon.sh)
 #   ... --build-only             installs, configures and builds; runs no test
 #                                (.ci/run builds the next pass while this one's tests run)
 # Installs missing Debian packages first; compiles through ccache when it is
@@ -65,7 +67,8 @@ case "$mode" in
     targets=(--target threads_tests)
     ctest_args=(-L threads)
     ;;
-  *) echo "usage: scripts/test.sh [--sanitize | --tsan] [--build-only]" >&2; exit 2 ;;
+  --neon) pass=neon ;;
+  *) echo "usage: scripts/test.sh [--sanitize | --tsan | --neon] [--build-only]" >&2; exit 2 ;;
 esac
 
 # Phase timings: the wall seconds, and the CPU seconds (user + sys) of the
@@ -103,6 +106,15 @@ report_phases() {
   return 0
 }
 trap report_phases EXIT
+
+if [[ $pass == neon ]]; then  # its own script, phases and all
+  if ((build_only)); then
+    phase build scripts/test_neon.sh --build-only
+  else
+    phase tests scripts/test_neon.sh
+  fi
+  exit
+fi
 
 install_deps() {
   scripts/install_deps.sh viewer || return

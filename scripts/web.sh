@@ -29,25 +29,7 @@ export NODE_PATH=/usr/share/nodejs
 
 # ---- sources of Dear ImGui and zlib (Debian ships them compiled for the host only)
 deps="$build/deps"
-mkdir -p "$deps"
-sudo=""
-[[ $(id -u) -ne 0 ]] && sudo="sudo"
-if ! ls "$deps"/imgui-*/imgui.cpp "$deps"/zlib-*/inflate.c >/dev/null 2>&1; then
-  if ! apt-cache showsrc imgui 2>/dev/null | grep -q '^Package: imgui'; then
-    # shellcheck source=/dev/null
-    . /etc/os-release
-    case "$ID" in
-      debian) uri=http://deb.debian.org/debian; components=main ;;
-      ubuntu) uri=http://archive.ubuntu.com/ubuntu; components="main universe" ;;
-      *) echo "web.sh: add a deb-src line for $ID to apt's sources (for apt-get source imgui)" >&2; exit 1 ;;
-    esac
-    echo "attograd: adding deb-src $uri $VERSION_CODENAME $components (for apt-get source)"
-    printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: %s\nSigned-By: /usr/share/keyrings/%s-archive-keyring.gpg\n' \
-      "$uri" "$VERSION_CODENAME" "$components" "$ID" | $sudo tee /etc/apt/sources.list.d/attograd-deb-src.sources >/dev/null
-    $sudo apt-get update -qq
-  fi
-  (cd "$deps" && apt-get source -qq imgui zlib 2>&1 | grep -v "unsandboxed as root" || true)
-fi
+scripts/fetch_sources.sh "$deps" imgui zlib
 deps=$(cd "$deps" && pwd)
 imgui_dir=$(ls -d "$deps"/imgui-*/ | head -1)
 zlib_dir=$(ls -d "$deps"/zlib-*/ | head -1)
