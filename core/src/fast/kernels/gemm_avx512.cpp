@@ -20,12 +20,13 @@
 // loads and stores for the last, partial vector of a row: an edge tile costs
 // what its size says and is written straight into C.
 //
-// Why gemm_avx2.cpp and gemm_neon.cpp do not share this body: AVX2 has no
-// mask registers and NEON no masked stores, so they keep one full-size tile
-// and store edge tiles through a buffer. What the three have in common is
-// the k loop, and sharing it safely under per-target attributes would mean a
-// header template instantiated in each file's anonymous namespace under a
-// different attribute macro: more machinery than the twenty lines it saves.
+// Why gemm_avx2.cpp (the same structure, with AVX2's masked loads and
+// stores, which take the mask in a vector register) and gemm_neon.cpp (no
+// masked stores: one full-size tile, edge tiles stored through a buffer) do
+// not share this body: sharing the k loop safely under per-target attributes
+// would mean a header template instantiated in each file's anonymous
+// namespace under a different attribute macro: more machinery than the
+// lines it saves.
 //
 // Only these functions are compiled for AVX-512 (a target attribute, not a
 // per-file flag): the driver and any inline library code it pulls in stay
