@@ -10,7 +10,8 @@
 #   1 kernels   core/include/attograd/kernels, core/src/fast/kernels and
 #               core/src/gemm_naive.cpp: raw pointers; and core/src/fast's
 #               vector_math.h/.cpp, the row kernels (SIMD exp, softmax, LayerNorm,
-#               GRU rows), which pick their code by kernels' cpu_features
+#               GRU rows), built once per instruction set, and row_kernels.h/.cpp,
+#               which pick a set's by kernels' cpu_features
 #   2 tensor    tensor.h, dtype.h; core/src tensor.cpp (with dtype.cpp,
 #               shape.cpp, random.cpp, print.cpp) and the unrecorded
 #               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h,
@@ -64,6 +65,7 @@ layer_of() {
     core/include/attograd/reference_mode.h | core/src/reference_mode.cpp) REPLY=0 ;;
     core/src/fast/vector_math.h | core/src/fast/vector_math.cpp) REPLY=1 ;;
     core/src/fast/vector_math_layers.cpp | core/src/fast/vector_lanes.h) REPLY=1 ;;
+    core/src/fast/row_kernels.h | core/src/fast/row_kernels*.cpp) REPLY=1 ;;
     core/src/zip.h | core/src/zip.cpp) REPLY=0 ;;
     core/include/attograd/kernels/* | core/src/fast/kernels/* | core/src/gemm_naive.cpp) REPLY=1 ;;
     core/include/attograd/tensor.h | core/include/attograd/dtype.h) REPLY=2 ;;
