@@ -214,46 +214,18 @@ struct Avx2Kernel {
     }
   }
 
-  // Tiny products without the driver, as gemm_avx512.cpp's gemm_small (which
-  // says why): nothing packed, the tiles read A and B in place, all of k at
-  // once. Its limits are AVX-512's, with half its vector width.
+  // Tiny products without the driver (gemm_driver.h's gemm_small), with
+  // half AVX-512's limit: half its vector width.
   static constexpr int64_t kSmallMacs = 16 * 1024;  // M N K of one batch item
-  static constexpr int64_t kSmallK = 64;
 
-  static bool is_small(const GemmShape& s) {
-    return !s.trans_b && s.M > 0 && s.N > 0 && s.K > 0 && s.K <= kSmallK &&
-           s.M * s.N * s.K <= kSmallMacs;
-  }
-
-  static void gemm_small(const GemmShape& s, const T* A, const T* B, T* C) {
-    MicroTile<T> t;
-    t.kc = s.K;
-    t.a_rs = s.trans_a ? 1 : s.lda;
-    t.a_cs = s.trans_a ? s.lda : 1;
-    t.b_ks = s.ldb;
-    t.ldc = s.ldc;
-    t.accumulate = s.beta != 0;
-    for (int64_t item = 0; item < s.batch; ++item) {
-      const T* a = A + item * s.stride_a;
-      const T* b = B + item * s.stride_b;
-      T* c = C + item * s.stride_c;
-      for (int64_t i = 0; i < s.M; i += kMR) {
-        t.m = static_cast<int>(std::min<int64_t>(kMR, s.M - i));
-        t.a = a + i * t.a_rs;
-        for (int64_t j = 0; j < s.N; j += kNR) {
-          t.n = static_cast<int>(std::min<int64_t>(kNR, s.N - j));
-          t.b = b + j;
-          t.c = c + i * s.ldc + j;
-          const int vectors = (t.n + kLanes - 1) / kLanes;
-          (t.n % kLanes == 0 ? kTiles : kMaskedTiles)[t.m - 1][vectors - 1](t);
-        }
-      }
-    }
+  static void small_tile(const MicroTile<T>& t, int m, int n) {
+    const int vectors = (n + kLanes - 1) / kLanes;
+    (n % kLanes == 0 ? kTiles : kMaskedTiles)[m - 1][vectors - 1](t);
   }
 
   static void gemm(const GemmShape& s, const T* A, const T* B, T* C) {
-    if (is_small(s)) {
-      gemm_small(s, A, B, C);
+    if (is_small_product<Avx2Kernel>(s)) {
+      gemm_small<Avx2Kernel>(s, A, B, C);
     } else {
       gemm_blocked<Avx2Kernel>(s, A, B, C);
     }

@@ -299,61 +299,25 @@ struct Avx512Kernel {
     }
   }
 
-  // ---- tiny products, without the driver ----
+  // ---- tiny products, without the driver (gemm_driver.h's gemm_small) ----
   //
-  // For d2l's [20x8] @ [8x64] (10K multiply-adds, a fifth of a microsecond)
-  // the blocked driver's set-up (the thread plan, the scratch buffer, the
-  // panel loops: a third of the time) costs as much as OpenBLAS's whole
-  // unpacked small-matrix path. Products this small fit in L1 whatever their
-  // layout, so nothing is packed: the tiles read A and B in place and write C,
-  // all of k at once. The last vector of B's columns, when N is not a
-  // multiple of the vector width, is read with a mask (kMaskedTiles), because
-  // past the last column there may be no memory. (It was copied, zero-padded,
-  // into a buffer on the stack: for a head's 8 columns, as the Transformer's
-  // P V has, the copy cost more than the product.) The masked vector is the
-  // last of a tile as wide as the columns, so 30 columns take one pass over k
-  // with two vectors of B per broadcast of A, where a pass of one whole
-  // vector and a second pass for the rest broadcast A twice. A transposed B
-  // (each column a row apart) goes through the driver, which transposes it
-  // while packing.
+  // The last vector of B's columns, when N is not a multiple of the vector
+  // width, is read with a mask (kMaskedTiles), because past the last column
+  // there may be no memory. (It was copied, zero-padded, into a buffer on the
+  // stack: for a head's 8 columns, as the Transformer's P V has, the copy
+  // cost more than the product.) The masked vector is the last of a tile as
+  // wide as the columns, so 30 columns take one pass over k with two vectors
+  // of B per broadcast of A, where a pass of one whole vector and a second
+  // pass for the rest broadcast A twice.
   static constexpr int64_t kSmallMacs = 32 * 1024;  // M N K of one batch item
-  static constexpr int64_t kSmallK = 64;            // the depths this path was measured at
 
-  static bool is_small(const GemmShape& s) {
-    return !s.trans_b && s.M > 0 && s.N > 0 && s.K > 0 && s.K <= kSmallK &&
-           s.M * s.N * s.K <= kSmallMacs;
-  }
-
-  static void gemm_small(const GemmShape& s, const T* A, const T* B, T* C) {
-    MicroTile<T> t;
-    t.kc = s.K;
-    t.a_rs = s.trans_a ? 1 : s.lda;
-    t.a_cs = s.trans_a ? s.lda : 1;
-    t.ldc = s.ldc;
-    t.accumulate = s.beta != 0;
-    for (int64_t item = 0; item < s.batch; ++item) {
-      const T* a = A + item * s.stride_a;
-      const T* b = B + item * s.stride_b;
-      T* c = C + item * s.stride_c;
-      for (int64_t i = 0; i < s.M; i += kMR) {
-        const int m = static_cast<int>(std::min<int64_t>(kMR, s.M - i));
-        t.m = m;
-        t.a = a + i * t.a_rs;
-        t.b_ks = s.ldb;
-        for (int64_t j = 0; j < s.N; j += kNR) {
-          const int n = static_cast<int>(std::min<int64_t>(kNR, s.N - j));
-          t.b = b + j;
-          t.c = c + i * s.ldc + j;
-          t.n = n;
-          if (n % kLanes == 0) {
-            run_tile(t, m, n);
-          } else if (std::is_same_v<T, float> && n == kHalfLanes) {  // a head's 8 columns
-            kHalfTiles[m - 1](t);
-          } else {
-            kMaskedTiles[m - 1][(n + kLanes - 1) / kLanes - 1](t);
-          }
-        }
-      }
+  static void small_tile(const MicroTile<T>& t, int m, int n) {
+    if (n % kLanes == 0) {
+      run_tile(t, m, n);
+    } else if (std::is_same_v<T, float> && n == kHalfLanes) {  // a head's 8 columns
+      kHalfTiles[m - 1](t);
+    } else {
+      kMaskedTiles[m - 1][(n + kLanes - 1) / kLanes - 1](t);
     }
   }
 
@@ -413,8 +377,8 @@ struct Avx512Kernel {
   static void gemm(const GemmShape& s, const T* A, const T* B, T* C) {
     if (is_row_dots(s)) {
       gemm_row_dots(s, A, B, C);
-    } else if (is_small(s)) {
-      gemm_small(s, A, B, C);
+    } else if (is_small_product<Avx512Kernel>(s)) {
+      gemm_small<Avx512Kernel>(s, A, B, C);
     } else {
       gemm_blocked<Avx512Kernel>(s, A, B, C);
     }

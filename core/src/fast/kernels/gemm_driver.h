@@ -120,6 +120,54 @@ void gemm_blocked(const GemmShape& s, const T* A, const T* B, T* C, const T* pre
   }
 }
 
+// ---- tiny products, without the driver ---------------------------------------------------------
+//
+// For d2l's [20x8] @ [8x64] (10K multiply-adds, a fifth of a microsecond) the
+// blocked driver's set-up (the thread plan, the scratch buffer, the panel
+// loops: a third of the time) costs as much as OpenBLAS's whole unpacked
+// small-matrix path. Products this small fit in L1 whatever their layout, so
+// nothing is packed: the kernel's tiles read A and B in place and write C,
+// all of k at once. A transposed B (each column a row apart) goes through the
+// driver, which transposes it while packing. The kernels with tiles for every
+// edge have this path (AVX-512, AVX2): Kernel provides kSmallMacs (the
+// largest M N K of one batch item) and small_tile(t, m, n), the tile for m
+// rows and n columns of an unpacked B (its last vector read under a mask).
+inline constexpr int64_t kSmallK = 64;  // the depths the path was measured at
+
+template <class Kernel>
+bool is_small_product(const GemmShape& s) {
+  return !s.trans_b && s.M > 0 && s.N > 0 && s.K > 0 && s.K <= kSmallK &&
+         s.M * s.N * s.K <= Kernel::kSmallMacs;
+}
+
+template <class Kernel, typename T = typename Kernel::T>
+void gemm_small(const GemmShape& s, const T* A, const T* B, T* C) {
+  MicroTile<T> t;
+  t.kc = s.K;
+  t.a_rs = s.trans_a ? 1 : s.lda;
+  t.a_cs = s.trans_a ? s.lda : 1;
+  t.b_ks = s.ldb;
+  t.ldc = s.ldc;
+  t.accumulate = s.beta != 0;
+  for (int64_t item = 0; item < s.batch; ++item) {
+    const T* a = A + item * s.stride_a;
+    const T* b = B + item * s.stride_b;
+    T* c = C + item * s.stride_c;
+    for (int64_t i = 0; i < s.M; i += kMR) {
+      const int m = static_cast<int>(std::min<int64_t>(kMR, s.M - i));
+      t.m = m;
+      t.a = a + i * t.a_rs;
+      for (int64_t j = 0; j < s.N; j += Kernel::kNR) {
+        const int n = static_cast<int>(std::min<int64_t>(Kernel::kNR, s.N - j));
+        t.b = b + j;
+        t.c = c + i * s.ldc + j;
+        t.n = n;
+        Kernel::small_tile(t, m, n);
+      }
+    }
+  }
+}
+
 // ---- the paths (one translation unit each) -----------------------------------------------------
 
 // What kernels::PackedB needs of a path: its sliver width, how it packs
