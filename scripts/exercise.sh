@@ -3,6 +3,9 @@
 # library, its grader says what is right and what is not.
 #   scripts/exercise.sh N              grade your exercise N (my-exercises/NN_name.cpp)
 #   scripts/exercise.sh N --solution   grade the library's own code instead
+#   scripts/exercise.sh N --viewer     open the viewer's scene with your code beside the
+#                                      library's (exercise 11: your scoring function beside
+#                                      general; the same W_a, so right, the pictures agree)
 #   scripts/exercise.sh --status       grade every exercise of yours, a line each
 # The first run copies every starter into my-exercises/ (git ignores it):
 # edit your copy, never tutorials/exercises/starters/. Builds in build/ (or
@@ -14,13 +17,14 @@ mine=$PWD/my-exercises
 starters=tutorials/exercises/starters
 
 usage() {
-  echo "usage: scripts/exercise.sh N [--solution] | --status" >&2
+  echo "usage: scripts/exercise.sh N [--solution] [--viewer] | --status" >&2
   exit 2
 }
-number="" solution=0 status=0
+number="" solution=0 status=0 viewer=()
 for arg in "$@"; do
   case "$arg" in
     --solution) solution=1 ;;
+    --viewer) viewer=(--viewer) ;;
     --status) status=1 ;;
     [0-9]|[0-9][0-9]) number=$(printf '%02d' "$((10#$arg))") ;;
     *) usage ;;
@@ -58,7 +62,7 @@ grade() {  # grade STEM TARGET: builds TARGET, runs it; the grader's exit status
     echo "scripts/exercise.sh: $1 does not compile (the compiler's messages above)"
     return 1
   fi
-  "$build/$2"
+  "$build/$2" "${viewer[@]}"
 }
 
 if ((status == 1)); then

@@ -26,6 +26,11 @@ const std::string& tutorial_18_program() {
   return path;
 }
 
+std::string exercise_11_program(const std::string& variant) {
+  const std::string stem = ATTOGRAD_EXERCISE_11_PROGRAM;
+  return stem.empty() ? stem : stem + variant;
+}
+
 namespace {
 
 // The text in single quotes for /bin/sh (a quote inside becomes '\'').

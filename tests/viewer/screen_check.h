@@ -31,6 +31,10 @@ const std::string& translate_program();
 // Tutorial 18's program, whose --viewer opens the viewer with its own scoring
 // function; empty when the tutorials are not built.
 const std::string& tutorial_18_program();
+// Exercise 11's grader built on `variant` ("solution", "wrong"), whose
+// --viewer opens the compare scene with the exercise's class beside general;
+// empty when the tutorials are not built.
+std::string exercise_11_program(const std::string& variant);
 
 // One heatmap of the last frame, in screenshot pixels.
 struct LayoutEntry {

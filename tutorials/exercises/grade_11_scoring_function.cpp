@@ -6,6 +6,13 @@
 #include <attograd/nn/seq2seq.h>
 
 #include <cmath>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#ifdef ATTOGRAD_EXERCISE_VIEWER
+#include <attograd/viewer.h>
+#endif
 
 #include "exercises.h"
 #include "grader.h"
@@ -70,7 +77,32 @@ ag::Tensor attention_by_hand(const ag::Tensor& scores, const ag::Tensor& v,
 
 }  // namespace
 
-int main() {
+// --viewer (anywhere) [viewer options]: your class registered as my_general,
+// then the viewer's compare scene with the library's general beside it (both
+// draw W_a from the same seed: right, the two pictures are the same). Every
+// other argument is the viewer's.
+int open_viewer(int argc, char** argv) {
+#ifdef ATTOGRAD_EXERCISE_VIEWER
+  ag::nn::register_scoring_function({"my_general", "q^T W_a k (exercise 11)", ex::make_my_scoring});
+  std::vector<std::string> args = {argv[0], "--scene", "compare", "--set",
+                                   "compare.scoring=general,my_general"};
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "--viewer") args.emplace_back(argv[i]);
+  }
+  std::vector<char*> viewer_argv;
+  for (std::string& arg : args) viewer_argv.push_back(arg.data());
+  return ag::viewer::run_viewer(static_cast<int>(viewer_argv.size()), viewer_argv.data());
+#else
+  (void)argc;
+  std::cerr << argv[0] << ": built without the viewer (ATTOGRAD_BUILD_VIEWER=OFF)\n";
+  return 2;
+#endif
+}
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--viewer") return open_viewer(argc, argv);
+  }
   ex::Grader g(11, "your own scoring function, a class of nn's table",
                "nn/src/scoring_general.cpp (GeneralScoring)");
   const ag::nn::ScoringSizes sizes{.query_size = Q, .key_size = K};

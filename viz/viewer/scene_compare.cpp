@@ -124,12 +124,16 @@ class CompareScene : public Scene {
   }
 
   // The panel's score of its cell for each function ("compare_cell_score_additive
-  // 0.0123"), and the library's, so that tests hold one to the other.
+  // 0.0123"), and the library's, so that tests hold one to the other; and how
+  // many parameter numbers its line counts ("compare_parameters_general 4").
   void print_stats(std::ostream& out) const override {
     const std::array<int, 2> cell = clamped_cell();
     for (size_t m = 0; m < 2 && functions_[m]; ++m) {
       const ScoreArithmetic worked = arithmetic(m, cell);
       if (worked.worked) out << "compare_cell_score_" << pair_[m] << " " << worked.score << "\n";
+      int64_t numbers = 0;
+      for (const Tensor& p : functions_[m]->parameters()) numbers += p.numel();
+      out << "compare_parameters_" << pair_[m] << " " << numbers << "\n";
     }
   }
 
@@ -143,6 +147,7 @@ class CompareScene : public Scene {
   int preset_ = static_cast<int>(Preset::DistinctKeys);
   int num_queries_ = 4, num_keys_ = 8, dim_ = 2, hiddens_ = 8, heads_ = 2, valid_len_ = 8;
   int seed_ = 7;
+  static constexpr uint64_t kParameterSeed = 1000;  // the parameters' draws, apart from the inputs'
   float dropout_ = 0.0f;
   bool training_ = false, show_values_ = true, shared_score_scale_ = true;
   ScoringPair pair_ = kDefaultScoringPair;
@@ -180,9 +185,12 @@ class CompareScene : public Scene {
       }
       values_ = reshape(arange(num_keys_ * kValueSize), {1, num_keys_, kValueSize});
       valid_lens_ = tensor({static_cast<double>(std::min(valid_len_, num_keys_))}, {1}, kInt64);
-      // The table's classes, the first made first: the seed draws its
-      // parameters, then the second's.
+      // The table's classes, each drawing its parameters from the same
+      // seed: two functions whose parameters have the same shapes (the
+      // library's general and a learner's, scripts/exercise.sh 11 --viewer)
+      // get the same numbers, so where their pictures differ, their code does.
       for (size_t m = 0; m < 2; ++m) {
+        manual_seed(static_cast<uint64_t>(seed_) + kParameterSeed);
         functions_[m] = nn::make_scoring_function(pair_[m], {.query_size = dim_,
                                                              .key_size = dim_,
                                                              .num_hiddens = hiddens_,
