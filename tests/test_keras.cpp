@@ -19,7 +19,7 @@ using testing::throws_error;
 
 constexpr int64_t kDim = 4;  // the fixtures' query/key/value width
 
-Tensor fx(const std::string& name) {
+Tensor keras_fixture(const std::string& name) {
   return testing::fixture_tensor("keras_attention.npz", name);
 }
 
@@ -59,7 +59,7 @@ Layer fixture_layer(const std::string& kind, bool use_scale, DType dtype) {
   layer.module->to(dtype);  // first: load_state_dict converts to the parameters' dtype
   std::map<std::string, Tensor> state;
   for (const auto& [name, p] : layer.module->named_parameters())
-    state[name] = fx(kind + "_" + name);
+    state[name] = keras_fixture(kind + "_" + name);
   layer.module->load_state_dict(state);
   return layer;
 }
@@ -86,28 +86,30 @@ const char* const kKinds[] = {"additive", "dot", "concat"};
 // Runs every case for every layer in `dtype`; `atol` for values, `grad_atol`
 // for gradients (both also relative).
 void check_parity(DType dtype, double atol, double grad_atol) {
-  const Tensor g = fx("g").to(dtype);  // L = sum(output * g)
+  const Tensor g = keras_fixture("g").to(dtype);  // L = sum(output * g)
   for (const char* kind : kKinds) {
     for (const Case& c : kCases) {
       const std::string prefix = std::string(kind) + "_" + c.name + "_";
       SCOPED_TRACE(prefix + dtype_name(dtype));
       Layer layer = fixture_layer(kind, c.use_scale, dtype);
-      Tensor q = fx("q").to(dtype).clone().requires_grad_();
-      Tensor k = fx("k").to(dtype).clone().requires_grad_();
-      Tensor v = fx("v").to(dtype).clone().requires_grad_();
-      Tensor out =
-          (*layer.module)(q, v, c.key ? k : Tensor(), c.query_mask ? fx("query_mask") : Tensor(),
-                          c.value_mask ? fx("value_mask") : Tensor(), c.causal);
+      Tensor q = keras_fixture("q").to(dtype).clone().requires_grad_();
+      Tensor k = keras_fixture("k").to(dtype).clone().requires_grad_();
+      Tensor v = keras_fixture("v").to(dtype).clone().requires_grad_();
+      Tensor out = (*layer.module)(q, v, c.key ? k : Tensor(),
+                                   c.query_mask ? keras_fixture("query_mask") : Tensor(),
+                                   c.value_mask ? keras_fixture("value_mask") : Tensor(), c.causal);
       sum(out * g).backward();
-      EXPECT_TRUE(all_close(out, fx(prefix + "out"), atol, atol));
-      EXPECT_TRUE(all_close(layer.module->attention_weights(), fx(prefix + "weights"), atol, atol));
-      EXPECT_TRUE(all_close(q.grad(), fx(prefix + "dq"), grad_atol, grad_atol));
-      EXPECT_TRUE(all_close(v.grad(), fx(prefix + "dv"), grad_atol, grad_atol));
+      EXPECT_TRUE(all_close(out, keras_fixture(prefix + "out"), atol, atol));
+      EXPECT_TRUE(all_close(layer.module->attention_weights(), keras_fixture(prefix + "weights"),
+                            atol, atol));
+      EXPECT_TRUE(all_close(q.grad(), keras_fixture(prefix + "dq"), grad_atol, grad_atol));
+      EXPECT_TRUE(all_close(v.grad(), keras_fixture(prefix + "dv"), grad_atol, grad_atol));
       if (c.key) {
-        EXPECT_TRUE(all_close(k.grad(), fx(prefix + "dk"), grad_atol, grad_atol));
+        EXPECT_TRUE(all_close(k.grad(), keras_fixture(prefix + "dk"), grad_atol, grad_atol));
       }
       for (const auto& [name, p] : layer.module->named_parameters())
-        EXPECT_TRUE(all_close(p.grad(), fx(prefix + "d" + name), grad_atol, grad_atol)) << name;
+        EXPECT_TRUE(all_close(p.grad(), keras_fixture(prefix + "d" + name), grad_atol, grad_atol))
+            << name;
     }
   }
 }
@@ -122,13 +124,15 @@ TEST(KerasParityTest, MatchesTheKerasMathInFloat32) {
 
 TEST(KerasParityTest, OutputIsZeroWhereTheQueryIsMaskedAndWeightsIgnoreTheQueryMask) {
   Layer layer = fixture_layer("additive", true, kFloat64);
-  Tensor out = (*layer.module)(fx("q"), fx("v"), fx("k"), fx("query_mask"));
+  Tensor out = (*layer.module)(keras_fixture("q"), keras_fixture("v"), keras_fixture("k"),
+                               keras_fixture("query_mask"));
   const std::vector<double> o = out.to_vector();
   for (int j = 0; j < kDim; ++j) {
     EXPECT_EQ(o[1 * kDim + j], 0.0);        // batch 0, query 1
     EXPECT_EQ(o[(3 + 2) * kDim + j], 0.0);  // batch 1, query 2
   }
-  EXPECT_TRUE(all_close(layer.module->attention_weights(), fx("additive_plain_weights"), 1e-12));
+  EXPECT_TRUE(
+      all_close(layer.module->attention_weights(), keras_fixture("additive_plain_weights"), 1e-12));
 }
 
 // ---- gradcheck with every mask kind -----------------------------------------------------
@@ -189,9 +193,10 @@ TEST(KerasFullyMaskedRowTest, Float32GivesUniformWeightsAndTheMeanValue) {
   for (const char* kind : kKinds) {
     SCOPED_TRACE(kind);
     Layer layer = fixture_layer(kind, true, kFloat32);
-    const Tensor v = fx("v").to(kFloat32);
-    Tensor out = (*layer.module)(fx("q").to(kFloat32), v, fx("k").to(kFloat32), Tensor(),
-                                 all_false_for_batch_1());
+    const Tensor v = keras_fixture("v").to(kFloat32);
+    Tensor out =
+        (*layer.module)(keras_fixture("q").to(kFloat32), v, keras_fixture("k").to(kFloat32),
+                        Tensor(), all_false_for_batch_1());
     const Tensor w1 = narrow(layer.module->attention_weights(), 0, 1, 1);
     EXPECT_TRUE(all_close(w1, std::vector<double>(12, 0.25), 1e-7, 0));
     // Each output row of batch 1 is the mean of its values: [1, 1, dim] broadcast over Tq.
@@ -208,9 +213,11 @@ TEST(KerasFullyMaskedRowTest, Float64KeepsTheScoreDifferencesAsKerasDoes) {
   for (const char* kind : kKinds) {
     SCOPED_TRACE(kind);
     Layer layer = fixture_layer(kind, true, kFloat64);
-    (*layer.module)(fx("q"), fx("v"), fx("k"), Tensor(), all_false_for_batch_1());
+    (*layer.module)(keras_fixture("q"), keras_fixture("v"), keras_fixture("k"), Tensor(),
+                    all_false_for_batch_1());
     const Tensor masked = narrow(layer.module->attention_weights(), 0, 1, 1);
-    EXPECT_TRUE(all_close(masked, narrow(fx(std::string(kind) + "_plain_weights"), 0, 1, 1), 1e-6));
+    EXPECT_TRUE(all_close(
+        masked, narrow(keras_fixture(std::string(kind) + "_plain_weights"), 0, 1, 1), 1e-6));
     for (double x : masked.to_vector()) EXPECT_TRUE(std::isfinite(x));
   }
 }
@@ -219,8 +226,9 @@ TEST(KerasFullyMaskedRowTest, CausalAndValueMaskTogetherCanEmptyARow) {
   // Query 0 may only see key 0 (causal), which value_mask hides in batch 0.
   const Tensor vm = tensor({0, 1, 1, 1, 1, 1, 1, 1}, {2, 4}).to(kBool);
   Layer layer = fixture_layer("dot", true, kFloat32);
-  Tensor out = (*layer.module)(fx("q").to(kFloat32), fx("v").to(kFloat32), fx("k").to(kFloat32),
-                               Tensor(), vm, /*use_causal_mask=*/true);
+  Tensor out =
+      (*layer.module)(keras_fixture("q").to(kFloat32), keras_fixture("v").to(kFloat32),
+                      keras_fixture("k").to(kFloat32), Tensor(), vm, /*use_causal_mask=*/true);
   const std::vector<double> w = layer.module->attention_weights().to_vector();
   for (int j = 0; j < 4; ++j) EXPECT_NEAR(w[j], 0.25, 1e-7);  // batch 0, query 0: uniform
   EXPECT_NEAR(w[4 + 1] + w[4 + 0], 1.0, 1e-6);                // query 1 sees key 1 only

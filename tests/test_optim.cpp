@@ -15,7 +15,7 @@ namespace {
 using testing::all_close;
 using testing::throws_error;
 
-Tensor fx(const std::string& name) {
+Tensor optim_fixture(const std::string& name) {
   return testing::fixture_tensor("optim_steps.npz", name);
 }
 
@@ -30,11 +30,11 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, std::v
 // Five steps on loss_t = mse(x W^T + b, target) (+ 0.5 sum(c^2) on even t, so
 // that c has no gradient on odd steps), compared after every step.
 void check_against_torch(DType dtype, double atol) {
-  const Tensor x = fx("x").to(dtype), target = fx("target").to(dtype);
+  const Tensor x = optim_fixture("x").to(dtype), target = optim_fixture("target").to(dtype);
   for (const char* name : {"sgd", "sgd_momentum", "adam", "adam_custom"}) {
-    Tensor W = fx("W").to(dtype).clone().requires_grad_();
-    Tensor b = fx("b").to(dtype).clone().requires_grad_();
-    Tensor c = fx("c").to(dtype).clone().requires_grad_();
+    Tensor W = optim_fixture("W").to(dtype).clone().requires_grad_();
+    Tensor b = optim_fixture("b").to(dtype).clone().requires_grad_();
+    Tensor c = optim_fixture("c").to(dtype).clone().requires_grad_();
     auto opt = make_optimizer(name, {W, b, c});
     for (int t = 0; t < 5; ++t) {
       SCOPED_TRACE(std::string(name) + " step " + std::to_string(t) + " " + dtype_name(dtype));
@@ -44,9 +44,9 @@ void check_against_torch(DType dtype, double atol) {
       loss.backward();
       opt->step();
       const std::string prefix = std::string(name) + "_step" + std::to_string(t) + "_";
-      EXPECT_TRUE(all_close(W, fx(prefix + "W"), atol, atol));
-      EXPECT_TRUE(all_close(b, fx(prefix + "b"), atol, atol));
-      EXPECT_TRUE(all_close(c, fx(prefix + "c"), atol, atol));
+      EXPECT_TRUE(all_close(W, optim_fixture(prefix + "W"), atol, atol));
+      EXPECT_TRUE(all_close(b, optim_fixture(prefix + "b"), atol, atol));
+      EXPECT_TRUE(all_close(c, optim_fixture(prefix + "c"), atol, atol));
     }
   }
 }
@@ -243,15 +243,15 @@ TEST(OptimLrTest, CosineAnnealingBadArguments) {
 // check_against_torch's loss on (W, b, c) at step t.
 void fixture_step(optim::Optimizer& opt, const std::vector<Tensor>& p, int t) {
   opt.zero_grad();
-  Tensor loss = mse_loss(linear(fx("x"), p[0], p[1]), fx("target"));
+  Tensor loss = mse_loss(linear(optim_fixture("x"), p[0], p[1]), optim_fixture("target"));
   if (t % 2 == 0) loss = loss + sum(p[2] * p[2]) * 0.5;
   loss.backward();
   opt.step();
 }
 
 std::vector<Tensor> fixture_parameters() {
-  return {fx("W").clone().requires_grad_(), fx("b").clone().requires_grad_(),
-          fx("c").clone().requires_grad_()};
+  return {optim_fixture("W").clone().requires_grad_(), optim_fixture("b").clone().requires_grad_(),
+          optim_fixture("c").clone().requires_grad_()};
 }
 
 // Three steps, the state dict into a new optimizer over copies of the
@@ -275,7 +275,7 @@ TEST(OptimStateDictTest, ANewOptimizerGoesOnToTheSameBits) {
     for (int t = 3; t < 5; ++t) fixture_step(*after, second, t);
     for (size_t i = 0; i < whole.size(); ++i)
       EXPECT_EQ(second[i].to_vector(), whole[i].to_vector()) << "parameter " << i;
-    EXPECT_TRUE(all_close(second[0], fx(std::string(name) + "_step4_W"), 1e-5, 1e-5));
+    EXPECT_TRUE(all_close(second[0], optim_fixture(std::string(name) + "_step4_W"), 1e-5, 1e-5));
     EXPECT_EQ(after->state_dict().size(), uninterrupted->state_dict().size());
     for (const auto& [key, value] : uninterrupted->state_dict())
       EXPECT_EQ(after->state_dict().at(key).to_vector(), value.to_vector()) << key;

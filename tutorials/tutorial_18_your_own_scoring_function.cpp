@@ -214,18 +214,17 @@ int main(int argc, char** argv) {
 
   t.step("Its gradients, checked numerically",
          "gradcheck (tutorial 1) compares autograd's gradient of the context with finite "
-         "differences, in float64, through the queries, the keys, the values, W_q and t.");
+         "differences, in float64, through the queries, the keys, the values, W_q and t. "
+         "gradcheck_in_place perturbs each tensor where it is, so attend() reads the "
+         "module's own W_q and t (gradcheck would give a function copies of them, which "
+         "the module never reads: it says so, rather than passing).");
   {
-    std::vector<ag::Tensor*> slots{&cosine.W_q.weight, &cosine.log_temperature};
-    std::vector<ag::Tensor> inputs{q.detach().requires_grad_(), k.detach().requires_grad_(),
-                                   ag::uniform({2, 5, 4}, -1, 1, ag::kFloat64).requires_grad_()};
-    for (ag::Tensor* slot : slots) inputs.push_back(*slot);
-    const auto fn = [&](const std::vector<ag::Tensor>& in) {
-      *slots[0] = in[3];
-      *slots[1] = in[4];
-      return cosine.attend(in[0], cosine.remember(in[1], in[2]), lens);
-    };
-    const ag::GradcheckResult result = ag::gradcheck(fn, inputs);
+    const ag::Tensor queries = q.detach().requires_grad_(), keys = k.detach().requires_grad_();
+    const ag::Tensor values = ag::uniform({2, 5, 4}, -1, 1, ag::kFloat64).requires_grad_();
+    std::vector<ag::Tensor> checked{queries, keys, values};
+    for (const ag::Tensor& parameter : cosine.parameters()) checked.push_back(parameter);
+    const ag::GradcheckResult result = ag::gradcheck_in_place(
+        [&] { return cosine.attend(queries, cosine.remember(keys, values), lens); }, checked);
     t.check("gradcheck passes for q, k, v, W_q and t", result.ok, result.message);
   }
 

@@ -15,29 +15,37 @@
 
 namespace ag {
 
-GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                          const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined() || !inputs[i].requires_grad()) continue;
-    AG_CHECK(inputs[i].dtype() == kFloat64, "gradcheck",
-             "input " + std::to_string(i) + " of shape " + shape_str(inputs[i].shape()) + " is " +
-                 dtype_name(inputs[i].dtype()) + "; gradcheck needs float64");
-  }
-  // Leaves we own: fresh contiguous copies, so perturbing them cannot touch
-  // the caller's tensors, and their .grad starts empty.
-  std::vector<Tensor> leaves;
-  for (const Tensor& t : inputs) {
-    if (!t.defined()) {
-      leaves.push_back(t);
-      continue;
-    }
-    Tensor leaf = t.detach().clone();
-    if (t.requires_grad()) leaf.requires_grad_();
-    leaves.push_back(leaf);
+namespace {
+
+// The tensors gradcheck perturbs: float64, contiguous (their elements are
+// walked linearly), and each a leaf, whose grad() a backward fills.
+void check_checkable(const char* op, const Tensor& t, size_t i) {
+  const std::string which = "tensor " + std::to_string(i) + " of shape " + shape_str(t.shape());
+  AG_CHECK(t.dtype() == kFloat64, op,
+           which + " is " + dtype_name(t.dtype()) + "; gradcheck needs float64");
+  AG_CHECK(t.is_contiguous(), op, which + " is not contiguous; give its contiguous() leaf");
+  AG_CHECK(t.is_leaf(), op,
+           which + " is the output of " + t.grad_fn_name() +
+               ", which fn recomputes; give the leaves it is computed from");
+}
+
+// The check itself. evaluate() computes the output from `tensors`, read
+// where they are; the ones at `checked` are perturbed one element at a time.
+GradcheckResult compare(const char* op, const std::function<Tensor()>& evaluate,
+                        const std::vector<Tensor>& tensors, const std::vector<size_t>& checked,
+                        double eps, double atol, double rtol) {
+  AG_CHECK(
+      !checked.empty(), op,
+      "nothing to check: none of the " + std::to_string(tensors.size()) + " tensors requires grad");
+  // Their gradients start empty for this backward, and are given back after.
+  std::vector<Tensor> saved_grads;
+  for (size_t i : checked) {
+    saved_grads.push_back(tensors[i].grad());
+    Tensor(tensors[i]).set_grad(Tensor());
   }
 
-  Tensor y0 = fn(leaves);
-  AG_CHECK(y0.defined() && y0.dtype() == kFloat64, "gradcheck", "fn must return a float64 tensor");
+  Tensor y0 = evaluate();
+  AG_CHECK(y0.defined() && y0.dtype() == kFloat64, op, "fn must return a float64 tensor");
   // Fixed weights from a local generator: gradcheck leaves the global seed alone.
   std::vector<double> w(static_cast<size_t>(y0.numel()));
   uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -51,34 +59,36 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   GradcheckResult result;
   if (y0.requires_grad()) loss(y0).backward();
   double worst_score = -1;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    Tensor& leaf = leaves[i];
-    if (!leaf.defined() || !leaf.requires_grad()) continue;
-    const Tensor grad = leaf.grad();
+  bool any_nonzero = false;
+  for (size_t n = 0; n < checked.size(); ++n) {
+    const Tensor& t = tensors[checked[n]];
+    const Tensor grad = t.grad();
     const std::vector<double> analytic =
         grad.defined() ? grad.to_vector()
-                       : std::vector<double>(static_cast<size_t>(leaf.numel()), 0.0);
-    double* x = leaf.data_ptr<double>();
-    for (int64_t k = 0; k < leaf.numel(); ++k) {
+                       : std::vector<double>(static_cast<size_t>(t.numel()), 0.0);
+    Tensor(t).set_grad(saved_grads[n]);
+    double* x = t.data_ptr<double>();
+    for (int64_t k = 0; k < t.numel(); ++k) {
       const double saved = x[k];
       double plus, minus;
       {
         NoGradGuard no_grad;
         x[k] = saved + eps;
-        plus = loss(fn(leaves)).item();
+        plus = loss(evaluate()).item();
         x[k] = saved - eps;
-        minus = loss(fn(leaves)).item();
+        minus = loss(evaluate()).item();
       }
       x[k] = saved;
       const double numeric = (plus - minus) / (2 * eps);
       const double a = analytic[static_cast<size_t>(k)];
+      any_nonzero |= a != 0.0 || numeric != 0.0;
       const double error = std::abs(a - numeric);
       const double allowed = atol + rtol * std::abs(numeric);
       // Rank elements by how far past their tolerance they are (NaN is worst).
       const double score = std::isnan(error) ? INFINITY : error / allowed;
       if (score > worst_score) {
         worst_score = score;
-        result.worst_input = i;
+        result.worst_input = checked[n];
         result.worst_index = k;
         result.analytic = a;
         result.numeric = numeric;
@@ -87,12 +97,60 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
       if (!(error <= allowed)) result.ok = false;
     }
   }
+  // Zero both ways for every element: the output never moved, so nothing
+  // was compared (fn reads other tensors than the ones checked).
+  AG_CHECK(any_nonzero, op,
+           "nothing was checked: every analytic and numeric derivative of the " +
+               std::to_string(checked.size()) +
+               " tensors is 0, so the output does not depend on them; does fn read the "
+               "tensors checked? (gradcheck passes fn copies of its inputs: a module's "
+               "parameters are checked with gradcheck_in_place)");
   std::ostringstream msg;
-  msg << "gradcheck " << (result.ok ? "passed" : "FAILED") << ": worst element is input "
+  msg << op << " " << (result.ok ? "passed" : "FAILED") << ": worst element is input "
       << result.worst_input << " index " << result.worst_index << ": analytic " << result.analytic
       << " vs numeric " << result.numeric << " (abs error " << result.abs_error << ")";
   result.message = msg.str();
   return result;
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                          const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
+  // Leaves we own: fresh contiguous copies, so perturbing them cannot touch
+  // the caller's tensors, and their .grad starts empty.
+  std::vector<Tensor> leaves;
+  std::vector<size_t> checked;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (!t.defined() || !t.requires_grad()) {
+      leaves.push_back(t);
+      continue;
+    }
+    AG_CHECK(t.dtype() == kFloat64, "gradcheck",
+             "input " + std::to_string(i) + " of shape " + shape_str(t.shape()) + " is " +
+                 dtype_name(t.dtype()) + "; gradcheck needs float64");
+    leaves.push_back(t.detach().clone().requires_grad_());
+    checked.push_back(i);
+  }
+  return compare(
+      "gradcheck", [&] { return fn(leaves); }, leaves, checked, eps, atol, rtol);
+}
+
+GradcheckResult gradcheck_in_place(const std::function<Tensor()>& fn,
+                                   const std::vector<Tensor>& tensors, double eps, double atol,
+                                   double rtol) {
+  std::vector<size_t> checked;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    AG_CHECK(tensors[i].defined(), "gradcheck_in_place",
+             "tensor " + std::to_string(i) + " is undefined");
+    AG_CHECK(tensors[i].requires_grad(), "gradcheck_in_place",
+             "tensor " + std::to_string(i) + " of shape " + shape_str(tensors[i].shape()) +
+                 " does not require grad, so it has no gradient to check");
+    check_checkable("gradcheck_in_place", tensors[i], i);
+    checked.push_back(i);
+  }
+  return compare("gradcheck_in_place", fn, tensors, checked, eps, atol, rtol);
 }
 
 }  // namespace ag
