@@ -15,7 +15,8 @@
 #   2 tensor    tensor.h, dtype.h; core/src tensor.cpp (with dtype.cpp,
 #               shape.cpp, random.cpp, print.cpp) and the unrecorded
 #               helpers under the ops (elementwise.h, reduce.h/.cpp, dim_layout.h,
-#               tensor_impl_access.h: the library's write door to a TensorImpl)
+#               tensor_impl_access.h: the library's write door to a TensorImpl),
+#               and fault.h/.cpp (ATTOGRAD_FAULT, a wrong op result for tests)
 #   3 autograd  autograd.h, autograd.cpp: nodes and the backward sweep
 #   4 ops       ops.h, reference.h (the fused ops' composed references), the
 #               ops_*.cpp, core/src/fast/flash_attention.cpp and tensor_methods.cpp;
@@ -72,6 +73,7 @@ layer_of() {
     core/src/tensor.cpp | core/src/elementwise.h | core/src/reduce.h | core/src/reduce.cpp) REPLY=2 ;;
     core/src/dim_layout.h | core/src/tensor_impl_access.h) REPLY=2 ;;
     core/src/dtype.cpp | core/src/shape.cpp) REPLY=2 ;;
+    core/src/fault.h | core/src/fault.cpp) REPLY=2 ;;
     core/src/random.cpp | core/src/print.cpp) REPLY=2 ;;
     core/include/attograd/autograd.h | core/src/autograd.cpp) REPLY=3 ;;
     core/include/attograd/ops.h | core/include/attograd/gradcheck.h) REPLY=4 ;;

@@ -7,7 +7,10 @@ A link [text](path) must name a file or folder that exists. A link to a line,
 [text](path#L120), must name a line the file has; when its text names code
 in backticks ([`row_max`](...#L190)), each name must stand within a few
 lines of that line, so that a link left behind when the code moved is
-caught. Links out of the repository (http:, mailto:) and to headings are
+caught. A link to a whole file followed by names in backticks in
+parentheses ([nn/src/pooling.cpp](nn/src/pooling.cpp) (`attention_pool`), as
+README.md's "Start here" table writes them) must name a file that holds each
+of them. Links out of the repository (http:, mailto:) and to headings are
 not checked.
 """
 import os
@@ -19,6 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)")
 CODE = re.compile(r"`([^`]+)`")
 WINDOW = 8  # how far from the linked line a named piece of code may start
+# A file link's names, right after it: " (`attention_pool`, `DotScoring`)".
+NAMED_AFTER = re.compile(r"\s*\(((?:`[^`]+`(?:,\s*)?)+)\)")
 
 
 def markdown_files():
@@ -58,7 +63,8 @@ def problems(md):
             in_code_block = not in_code_block
         if in_code_block:
             continue
-        for label, target in LINK.findall(line):
+        for match in LINK.finditer(line):
+            label, target = match.group(1), match.group(2)
             if re.match(r"^[a-z]+:", target) or target.startswith("#"):
                 continue
             path, _, anchor = target.partition("#")
@@ -68,6 +74,13 @@ def problems(md):
                 found.append(f"{where}: no such file")
                 continue
             line_anchor = re.fullmatch(r"L([0-9]+)", anchor)
+            after = NAMED_AFTER.match(line, match.end())
+            if not anchor and after and os.path.isfile(full):
+                with open(full, encoding="utf-8") as f:
+                    content = f.read()
+                for name in names_in(after.group(1)):
+                    if not re.search(r"\b" + re.escape(name) + r"\b", content):
+                        found.append(f"{where}: `{name}` is not in the file")
             if not line_anchor:
                 continue
             with open(full, encoding="utf-8") as f:

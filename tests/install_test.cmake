@@ -2,7 +2,8 @@
 # build and run against it with find_package: tests/install_consumer,
 # examples/pronounce (it pronounces two words with the shipped model), and
 # README.md's tour (its ```cpp block in a project made of its ```cmake lines),
-# as a newcomer pastes them.
+# as a newcomer pastes them, and tutorial 18 (a scoring function of its own,
+# trained by name) built with the same lines.
 # Inputs: -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=...
 # -DCXX_COMPILER=... (the build's own: a sanitizer's runtime is the compiler's)
 # -DCXX_FLAGS=...
@@ -76,3 +77,15 @@ execute_process(COMMAND ${WORK_DIR}/readme_tour_build/my_program WORKING_DIRECTO
 if(rc OR NOT EXISTS ${tour}/additive.npz)
   message(FATAL_ERROR "README.md's tour failed (${rc}):\n${out}")
 endif()
+
+# A tutorial-18-style program: the same CMake lines build tutorial 18 itself.
+set(own ${WORK_DIR}/own_scoring_function)
+file(COPY ${SOURCE_DIR}/tutorials/tutorial_18_your_own_scoring_function.cpp
+          ${SOURCE_DIR}/tutorials/tutorial.h DESTINATION ${own})
+file(RENAME ${own}/tutorial_18_your_own_scoring_function.cpp ${own}/main.cpp)
+file(WRITE ${own}/CMakeLists.txt
+     "cmake_minimum_required(VERSION 3.20)\nproject(own_scoring_function LANGUAGES CXX)\n"
+     "set(CMAKE_CXX_STANDARD 20)\nadd_executable(my_program main.cpp)\n${tour_cmake}"
+     # where the tutorial finds the shipped model, as tutorials/CMakeLists.txt says
+     "target_compile_definitions(my_program PRIVATE ATTOGRAD_SOURCE_DIR=\"${SOURCE_DIR}\")\n")
+build_against_package(${own} own_scoring_function_build "tutorial 18 with README.md's CMake lines")

@@ -5,11 +5,8 @@
 # Each name in the comma-separated HEATMAPS must have been written as
 # OUT_DIR/NAME.png and OUT_DIR/NAME.svg (the folder is emptied first, so a
 # file left over from an earlier run does not count).
-foreach(var PROGRAM OUT_DIR EXPECT_FILE)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_tutorial.cmake: ${var} is not set")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/require_variables.cmake)
+require_variables(check_tutorial.cmake PROGRAM OUT_DIR EXPECT_FILE)
 get_filename_component(name ${PROGRAM} NAME)
 
 file(REMOVE_RECURSE ${OUT_DIR})

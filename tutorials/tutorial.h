@@ -24,12 +24,14 @@
 #include <attograd/viz.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace tut {
 
@@ -48,6 +50,46 @@ inline double row_sum_error(const ag::Tensor& weights) {
 // that leaked onto masked keys, exactly 0 when masking works.
 inline double masked_weight(const ag::Tensor& weights, const ag::Tensor& keep) {
   return ag::max(ag::abs(ag::where(ag::logical_not(keep), weights.detach(), 0.0))).item();
+}
+
+// Scaled dot-product attention by loops over the plain numbers, with no ag
+// op: weights[b, i, j] = softmax over j < valid_lens[b] of q_i . k_j * scale
+// (every key when valid_lens is empty; the keys past it get 0), and
+// output = weights @ v. q [B, Tq, d], k [B, Tk, d], v [B, Tk, dv]. A check
+// against it fails when the library's bmm or softmax is wrong, which a check
+// against the library's own ops (wrong the same way) could not.
+struct LoopAttention {
+  ag::Tensor weights, output;  // [B, Tq, Tk], [B, Tq, dv], in q's dtype
+};
+inline LoopAttention attention_by_loops(const ag::Tensor& q, const ag::Tensor& k,
+                                        const ag::Tensor& v, double scale,
+                                        const std::vector<int64_t>& valid_lens = {}) {
+  const int64_t B = q.size(0), Tq = q.size(1), Tk = k.size(1), d = q.size(2), dv = v.size(2);
+  const std::vector<double> qs = q.to_vector(), ks = k.to_vector(), vs = v.to_vector();
+  std::vector<double> weights(static_cast<size_t>(B * Tq * Tk), 0.0);
+  std::vector<double> output(static_cast<size_t>(B * Tq * dv), 0.0);
+  const auto at = [](int64_t i) { return static_cast<size_t>(i); };
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t valid = valid_lens.empty() ? Tk : valid_lens[at(b)];
+    for (int64_t i = 0; i < Tq; ++i) {
+      double* w = weights.data() + at((b * Tq + i) * Tk);
+      double largest = -1e300, total = 0;
+      for (int64_t j = 0; j < valid; ++j) {
+        double dot = 0;
+        for (int64_t x = 0; x < d; ++x)
+          dot += qs[at((b * Tq + i) * d + x)] * ks[at((b * Tk + j) * d + x)];
+        w[j] = dot * scale;
+        largest = std::max(largest, w[j]);
+      }
+      for (int64_t j = 0; j < valid; ++j) total += (w[j] = std::exp(w[j] - largest));
+      for (int64_t j = 0; j < valid; ++j) {
+        w[j] /= total;
+        for (int64_t x = 0; x < dv; ++x)
+          output[at((b * Tq + i) * dv + x)] += w[j] * vs[at((b * Tk + j) * dv + x)];
+      }
+    }
+  }
+  return {ag::tensor(weights, {B, Tq, Tk}, q.dtype()), ag::tensor(output, {B, Tq, dv}, q.dtype())};
 }
 
 // printf-style number formatting, e.g. num(0.5, "%.3f") -> "0.500".

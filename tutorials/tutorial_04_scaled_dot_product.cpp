@@ -141,11 +141,14 @@ int main(int argc, char** argv) {
   const ag::Tensor V = ag::randn({2, 5, 4});       // [B, Tk, v]
   ag::nn::DotProductAttention attention;
   const ag::Tensor out = attention(Q, K, V);  // [2, 3, 4]
-  const ag::Tensor by_hand = ag::softmax(ag::bmm(Q, ag::transpose(K, 1, 2)) / 8.0, -1);
+  // softmax(Q K^T / 8) and its product with V by loops (tutorial.h), without
+  // the library's bmm and softmax: a check they could pass only by being right.
+  const tut::LoopAttention by_hand = tut::attention_by_loops(Q, K, V, 1 / 8.0);
   t.show("attention.attention_weights()", attention.attention_weights());
-  t.check("DotProductAttention's weights are softmax(Q K^T / sqrt(d))",
-          tut::max_abs_diff(attention.attention_weights(), by_hand) < 1e-6);
-  t.check("its output is weights @ V", tut::max_abs_diff(out, ag::bmm(by_hand, V)) < 1e-5);
+  t.check("DotProductAttention's weights are softmax(Q K^T / sqrt(d)), summed by loops",
+          tut::max_abs_diff(attention.attention_weights(), by_hand.weights) < 1e-6);
+  t.check("its output is weights @ V, summed by loops",
+          tut::max_abs_diff(out, by_hand.output) < 1e-5);
 
   t.step("Summary",
          "With unit-variance entries, Var(q . k) = d; dividing by sqrt(d) keeps the scores "

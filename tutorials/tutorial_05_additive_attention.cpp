@@ -124,8 +124,16 @@ int main(int argc, char** argv) {
          "by 1/(1 - p), so the output is random and no longer the mean of the values. The "
          "chapter's numbers hold in eval mode only:");
   attention.train();
-  t.show("output in training mode (random)", attention(queries, keys, values, valid_lens));
+  const ag::Tensor first_try = attention(queries, keys, values, valid_lens);
+  const ag::Tensor second_try = attention(queries, keys, values, valid_lens);
+  t.show("output in training mode (random)", first_try);
   attention.eval();
+  const ag::Tensor in_eval_mode = attention(queries, keys, values, valid_lens);
+  t.check("in training mode two calls differ, and neither is eval mode's output",
+          tut::max_abs_diff(first_try, second_try) > 1e-3 &&
+              tut::max_abs_diff(first_try, in_eval_mode) > 1e-3 &&
+              tut::max_abs_diff(second_try, in_eval_mode) > 1e-3,
+          "max |difference| " + tut::num(tut::max_abs_diff(first_try, second_try)));
 
   t.step("Summary",
          "Additive attention scores a query against a key of another size with a small "

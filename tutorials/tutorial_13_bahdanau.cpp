@@ -257,8 +257,9 @@ int main(int argc, char** argv) {
   }
 
   t.step("The same with dot-product attention",
-         "Swap the additive score for the scaled dot product q . k_j / sqrt(H) (Luong's "
-         "form): no attention parameters at all. The encoder and decoder must now learn "
+         "Swap the additive score for d2l's scaled dot product q . k_j / sqrt(H) (Luong's "
+         "dot score is the same product without the 1/sqrt(H)): no attention parameters at "
+         "all. The encoder and decoder must now learn "
          "states whose dot products point at the right characters.");
   tr::Translator dot_model = train_dates(data, "dot", kSteps);
   const tr::Evaluation dot_eval = tr::evaluate(dot_model, data.heldout());
@@ -283,14 +284,18 @@ int main(int argc, char** argv) {
     t.check("its digits also put more than the uniform weight on the right field",
             dot_eval.figure("alignment") > 1.5 * uniform,
             tut::num(dot_eval.figure("alignment"), "%.2f") + " vs " + tut::num(uniform, "%.2f"));
-    t.check("but after the same steps it trails additive attention",
-            dot_eval.accuracy < additive_eval.accuracy);
+    // A margin, not just an order: at these settings (attograd-translate --task dates
+    // --steps 250 --heldout 200 --threads 1, seeds 1, 2, 3, 4, 13) additive's exact
+    // match was 68.0-86.0% and dot's 21.0-52.0%, the paired gap 25.5-55.5 points.
+    t.check("but after the same steps it trails additive attention by over 15 points",
+            additive_eval.accuracy - dot_eval.accuracy > 0.15,
+            tut::num(100 * (additive_eval.accuracy - dot_eval.accuracy), "%.1f") + " points");
   }
   t.say(
       "With no parameters in its score, dot-product attention must shape the encoder's "
       "and decoder's states themselves until their dot products point at the right "
-      "characters; with the same steps it is behind. Trained longer it catches up "
-      "(attograd-translate --attention dot).");
+      "characters; with the same steps it is behind. To see it with more steps: "
+      "build/attograd-translate --task dates --attention dot --steps 1000.");
   t.say(
       "attograd-translate trains these models from the command line and draws any "
       "date's alignment: build/attograd-translate --task dates --save dates.npz, then "

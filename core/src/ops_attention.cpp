@@ -45,6 +45,7 @@
 #include "attograd/reference.h"
 #include "fast/parallel.h"
 #include "fast/vector_math.h"
+#include "fault.h"
 
 namespace ag {
 
@@ -133,7 +134,7 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
            kAdditiveScores,
            std::string("q, k and w must share one floating dtype (float32 or float64), got ") +
                dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(w.dtype()));
-  if (reference_mode()) return reference::additive_scores(q, k, w);
+  if (reference_mode()) return detail::faulty(kAdditiveScores, reference::additive_scores(q, k, w));
   const Sizes n{q.size(0), q.size(1), k.size(1), q.size(2)};
   const Tensor qc = q.detach().contiguous(), kc = k.detach().contiguous(),
                wc = w.detach().contiguous();
@@ -151,6 +152,7 @@ Tensor additive_scores(const Tensor& q, const Tensor& k, const Tensor& w) {
   });
   // dq [B, Tq, h] = w * sum_j g (1 - t^2), dk [B, Tk, h] = w * sum_i g (1 - t^2),
   // dw [h] = sum_{b, i, j} g t, with t = tanh(q + k) kept or recomputed (see backward_row).
+  scores = detail::faulty(kAdditiveScores, std::move(scores));
   if (backward_needed)
     record(scores, "AdditiveScoresBackward", {q, k, w}, [qc, kc, wc, t, n](const Tensor& g) {
       const Tensor gc = g.contiguous();

@@ -5,6 +5,7 @@
 #include "attograd/ops.h"
 #include "elementwise.h"
 #include "fast/vector_math.h"
+#include "fault.h"
 
 namespace ag {
 
@@ -106,6 +107,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
 
   // L = -(1/N) sum_n log p[n, t_n],  p = softmax(logits)
   //   =>  dL/dlogits[n, c] = g (p[n, c] - [c == t_n]) / N
+  loss = detail::faulty("cross_entropy", std::move(loss));
   if (needs_grad(logits))
     record(loss, "CrossEntropyBackward", {logits}, [log_probs, t, N, C](const Tensor& g) {
       Tensor d = empty(log_probs.shape(), log_probs.dtype());  // all N x C written

@@ -30,6 +30,7 @@
 #include "attograd/ops.h"
 #include "dim_layout.h"
 #include "elementwise.h"
+#include "fault.h"
 
 namespace ag {
 
@@ -291,7 +292,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
            "expected 2-D matrices, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
   AG_CHECK(a.size(1) == b.size(0), "mm",
            "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
-  return product(a, b, "MmBackward");
+  return detail::faulty("mm", product(a, b, "MmBackward"));
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
@@ -302,7 +303,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
            "batch sizes differ: " + shape_str(a.shape()) + " vs " + shape_str(b.shape()));
   AG_CHECK(a.size(2) == b.size(1), "bmm",
            "inner dimensions differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
-  return product(a, b, "BmmBackward");
+  return detail::faulty("bmm", product(a, b, "BmmBackward"));
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -322,7 +323,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     AG_CHECK(da == db || da == 1 || db == 1, "matmul",
              "batch dims do not broadcast: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
   }
-  return product(a, b, "MatmulBackward");
+  return detail::faulty("matmul", product(a, b, "MatmulBackward"));
 }
 
 // ---- linear -----------------------------------------------------------------------------
@@ -364,6 +365,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     });
   }
   run_gemm(1, X, Wt, y, /*accumulate=*/bias.defined());
+  y = detail::faulty("linear", std::move(y));
 
   if (needs_grad(x, weight, bias))
 

@@ -39,6 +39,7 @@
 #include "attograd/reference.h"
 #include "fast/parallel.h"
 #include "fast/vector_math.h"
+#include "fault.h"
 
 namespace ag {
 
@@ -196,7 +197,10 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                shape_str(normalized_shape));
   check_affine(weight, "weight", x, normalized_shape);
   check_affine(bias, "bias", x, normalized_shape);
-  if (reference_mode()) return reference::layer_norm(x, normalized_shape, weight, bias, eps);
+  if (reference_mode()) {
+    return detail::faulty(kLayerNorm,
+                          reference::layer_norm(x, normalized_shape, weight, bias, eps));
+  }
 
   int64_t n = 1;
   for (const int64_t s : normalized_shape) n *= s;
@@ -215,6 +219,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
             bc.defined() ? bc.data_ptr<T>() : nullptr, y.data_ptr<T>(), m, n, eps, *moments);
   });
   // dx = rstd/N (N ĝ - sum ĝ - x̂ sum ĝ x̂) with ĝ = g w; dw = sum_rows g x̂; db = sum_rows g
+  y = detail::faulty(kLayerNorm, std::move(y));
   if (needs_grad(x, weight, bias))
     record(y, "LayerNormBackward", {x, weight, bias},
            [xc, wc, moments, m, n, normalized_shape, want_x = detail::requires_grad(x),

@@ -27,6 +27,7 @@
 #include "attograd/reference.h"
 #include "fast/parallel.h"
 #include "fast/vector_math.h"
+#include "fault.h"
 
 namespace ag {
 
@@ -116,7 +117,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
            std::string("gi, gh and h must share one floating dtype (float32 or float64), got ") +
                dtype_name(gi.dtype()) + ", " + dtype_name(gh.dtype()) + ", " +
                dtype_name(h.dtype()));
-  if (reference_mode()) return reference::gru_cell(gi, gh, h);
+  if (reference_mode()) return detail::faulty(kGruCell, reference::gru_cell(gi, gh, h));
   const int64_t B = h.size(0), H = h.size(1);
   const Tensor gic = gi.detach().contiguous(), ghc = gh.detach().contiguous(),
                hc = h.detach().contiguous();
@@ -128,6 +129,7 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h) {
                  gates.data_ptr<T>(), B, H);
   });
   // dgi, dgh [B, 3H] and dh [B, H] from g [B, H] (see cell_backward).
+  h_next = detail::faulty(kGruCell, std::move(h_next));
   if (needs_grad(gi, gh, h))
     record(h_next, "GruCellBackward", {gi, gh, h}, [ghc, hc, gates, H](const Tensor& g) {
       const Tensor gc = g.contiguous();
@@ -260,7 +262,9 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
       valid[static_cast<size_t>(b)] = static_cast<int64_t>(v);
     }
   }
-  if (reference_mode()) return reference::gru_layer(gi, h0, w_hh, b_hh, reverse, lengths);
+  if (reference_mode()) {
+    return detail::faulty("gru_layer", reference::gru_layer(gi, h0, w_hh, b_hh, reverse, lengths));
+  }
   const Tensor gic = gi.detach().contiguous(), h0c = h0.detach().contiguous(),
                wc = w_hh.detach().contiguous(), bc = b_hh.detach().contiguous();
   Tensor out = empty({T, B, H}, h0.dtype());        // h_t, every entry written below
@@ -292,6 +296,7 @@ Tensor gru_layer(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const T
     }
   });
   // dgi [T, B, 3H], dh0 [B, H], dW_hh [3H, H], db_hh [3H] from g [T, B, H] (see above).
+  out = detail::faulty("gru_layer", std::move(out));
   if (needs_grad(gi, h0, w_hh, b_hh))
     record(out, "GruLayerBackward", {gi, h0, w_hh, b_hh},
            [h0c, wc, hs = out.detach(), gates, gh_n, op, reverse, valid,

@@ -32,6 +32,7 @@
 #include "elementwise.h"
 #include "fast/parallel.h"
 #include "fast/vector_math.h"
+#include "fault.h"
 
 namespace ag {
 
@@ -93,7 +94,7 @@ Tensor softmax_op(const Tensor& x, int64_t dim, const char* op, const char* node
   check_floating(x, op, "input");
   const size_t d = static_cast<size_t>(normalize_dim(dim, x.shape(), op));
   const DimLayout l = x.dim() == 0 ? DimLayout{} : detail::layout_around(x.shape(), d);
-  Tensor y = forward<Log>(x, l, op);
+  Tensor y = detail::faulty(op, forward<Log>(x, l, op));
   if (needs_grad(x))
     record(y, node, {x}, [y_ = y.detach(), l, op](const Tensor& g) {
       return grads{backward<Log>(y_, g, l, op)};
@@ -273,7 +274,9 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
   AG_CHECK(!std::isnan(fill), op,
            "the mask value is NaN (scores " + shape_str(x.shape()) +
                "); use a large negative number such as -1e6");
-  if (reference_mode()) return reference::masked_softmax_last(x, keep, fill, zero_masked);
+  if (reference_mode()) {
+    return detail::faulty(op, reference::masked_softmax_last(x, keep, fill, zero_masked));
+  }
   const Tensor xc = x.detach().contiguous();
   const int64_t n = x.size(-1);
   Tensor y = empty(x.shape(), x.dtype());  // masked_forward_rows writes every row
@@ -294,6 +297,7 @@ Tensor masked_softmax_last(const Tensor& x, const Tensor& keep, double fill, boo
         },
         detail::grain_for(n));
   });
+  y = detail::faulty(op, std::move(y));
   if (needs_grad(x))
     record(y, "MaskedSoftmaxBackward", {x},
            // rows.data points into keep's storage: keep_ holds it alive.

@@ -7,6 +7,7 @@
 #include "attograd/reference.h"
 #include "elementwise.h"
 #include "fast/vector_math.h"
+#include "fault.h"
 
 namespace ag {
 
@@ -71,7 +72,8 @@ Tensor abs(const Tensor& x) {
 
 // y = e^x  =>  dL/dx = g y
 Tensor exp(const Tensor& x) {
-  Tensor y = float_map_fast(x, "exp", detail::exp_f32, [](auto v) { return std::exp(v); });
+  Tensor y = detail::faulty(
+      "exp", float_map_fast(x, "exp", detail::exp_f32, [](auto v) { return std::exp(v); }));
   if (needs_grad(x))
     record(y, "ExpBackward", {x}, [y_ = y.detach()](const Tensor& g) { return grads{mul(g, y_)}; });
   return y;
@@ -87,7 +89,8 @@ Tensor log(const Tensor& x) {
 
 // y = tanh x  =>  dL/dx = g (1 - y^2)
 Tensor tanh(const Tensor& x) {
-  Tensor y = float_map_fast(x, "tanh", detail::tanh_f32, [](auto v) { return std::tanh(v); });
+  Tensor y = detail::faulty(
+      "tanh", float_map_fast(x, "tanh", detail::tanh_f32, [](auto v) { return std::tanh(v); }));
   if (needs_grad(x))
     record(y, "TanhBackward", {x},
            [y_ = y.detach()](const Tensor& g) { return grads{mul(g, 1.0 - mul(y_, y_))}; });
@@ -103,6 +106,7 @@ Tensor sigmoid(const Tensor& x) {
     const T e = std::exp(v);
     return e / (T(1) + e);
   });
+  y = detail::faulty("sigmoid", std::move(y));
   if (needs_grad(x))
     record(y, "SigmoidBackward", {x},
            [y_ = y.detach()](const Tensor& g) { return grads{mul(g, mul(y_, 1.0 - y_))}; });

@@ -2,11 +2,8 @@
 #   cmake -DPROGRAM=path -DEXPECT_STATUS=0|1 -DEXPECT_FILE=file -P check_exercise.cmake
 # The grader must exit with EXPECT_STATUS, and each line of EXPECT_FILE (a
 # regular expression) must match somewhere in its output (expected_lines.cmake).
-foreach(var PROGRAM EXPECT_STATUS EXPECT_FILE)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_exercise.cmake: ${var} is not set")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../require_variables.cmake)
+require_variables(check_exercise.cmake PROGRAM EXPECT_STATUS EXPECT_FILE)
 get_filename_component(name ${PROGRAM} NAME)
 execute_process(COMMAND ${PROGRAM} OUTPUT_VARIABLE output ERROR_VARIABLE errors
                 RESULT_VARIABLE status)

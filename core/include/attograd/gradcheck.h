@@ -36,7 +36,8 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
 // The same check of tensors where they are: each of `tensors` (a module's
 // parameters(), inputs fn captures, any float64 tensors that require grad) is
 // perturbed in place and restored, so fn() reads the very tensors checked.
-// Their grad() is as before when it returns.
+// Their grad() is as before when it returns, and fn's last call is on the
+// tensors as they are (so a module's attention_weights() are theirs).
 //
 //   ag::gradcheck_in_place([&] { return layer.attend(q, layer.remember(k, v), lens); },
 //                          layer.parameters());

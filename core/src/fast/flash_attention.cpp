@@ -70,6 +70,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../fault.h"
 #include "attograd/autograd.h"
 #include "attograd/kernels/gemm.h"
 #include "attograd/ops.h"
@@ -479,7 +480,9 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   AG_CHECK(std::isfinite(scale) || q.size(-1) == 0, kFlashAttention,
            "scale must be finite, got " + number_str(scale));
   if (q.size(-1) == 0) scale = 0;
-  if (reference_mode()) return reference::flash_attention(q, k, v, scale, masks);
+  if (reference_mode()) {
+    return detail::faulty("flash_attention", reference::flash_attention(q, k, v, scale, masks));
+  }
   const Shape batch = broadcast_shapes(broadcast_shapes(batch_of(q), batch_of(k), kFlashAttention),
                                        batch_of(v), kFlashAttention);
   const int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
@@ -527,6 +530,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
 
   // dq, dk, dv by the FlashAttention-2 backward above, block by block from
   // the saved m and l (nothing of size L x S was kept).
+  out = detail::faulty("flash_attention", std::move(out));
   if (needs_grad(q, k, v))
     record(out, "FlashAttentionBackward", {q, k, v},
            [problem, saved_out = out.detach(), saved_max, saved_sum, qc, kc, vc](const Tensor& g) {
