@@ -17,9 +17,17 @@ import re
 import subprocess
 import sys
 
-OPS = ("softmax log_softmax masked_softmax bmm matmul mm linear additive_scores tanh exp "
-       "sigmoid layer_norm gru_cell gru_layer flash_attention cross_entropy").split()
 CHECK = re.compile(r"^check: (.*) \.\.\. (ok|FAILED)", re.M)
+
+
+def faulted_ops(program):
+    """The ops that have a fault, as the library lists them when it refuses a name no op has."""
+    _, _, error = run(program, "?")
+    listed = re.search(r"the ops that do: (.*)", error)
+    if not listed:
+        sys.exit(f"tutorial_faults.py: {program} did not list the ops with a fault (a build "
+                 f"without ATTOGRAD_FAULTS?):\n{error}")
+    return listed.group(1).strip().split(", ")
 
 
 def run(program, fault):
@@ -36,14 +44,17 @@ def run(program, fault):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default="build")
-    parser.add_argument("--ops", default=",".join(OPS))
+    parser.add_argument("--ops", default="", help="comma-separated (default: every op with a fault)")
     parser.add_argument("--tutorials", default="")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
-    ops = args.ops.split(",")
     wanted = set(args.tutorials.split(",")) if args.tutorials else None
+    programs = sorted(glob.glob(os.path.join(args.build, "tutorial_[0-9][0-9]_*")))
+    if not programs:
+        sys.exit(f"tutorial_faults.py: no tutorial programs in {args.build}")
+    ops = args.ops.split(",") if args.ops else faulted_ops(programs[0])
     lines = []
-    for program in sorted(glob.glob(os.path.join(args.build, "tutorial_[0-9][0-9]_*"))):
+    for program in programs:
         name = os.path.basename(program)
         if wanted and name[9:11] not in wanted:
             continue

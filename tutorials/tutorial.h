@@ -52,6 +52,23 @@ inline double masked_weight(const ag::Tensor& weights, const ag::Tensor& keep) {
   return ag::max(ag::abs(ag::where(ag::logical_not(keep), weights.detach(), 0.0))).item();
 }
 
+// x W^T by loops over the plain numbers, with no ag op: x [..., in],
+// W [out, in] -> [..., out], in x's dtype (d2l's attention projections have
+// no bias).
+inline ag::Tensor linear_by_loops(const ag::Tensor& x, const ag::Tensor& W) {
+  const int64_t in = W.size(1), out = W.size(0), rows = x.numel() / in;
+  const std::vector<double> xs = x.to_vector(), ws = W.to_vector();
+  std::vector<double> y(static_cast<size_t>(rows * out), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i)
+        y[static_cast<size_t>(r * out + o)] +=
+            xs[static_cast<size_t>(r * in + i)] * ws[static_cast<size_t>(o * in + i)];
+  ag::Shape shape = x.shape();
+  shape.back() = out;
+  return ag::tensor(y, shape, x.dtype());
+}
+
 // Scaled dot-product attention by loops over the plain numbers, with no ag
 // op: weights[b, i, j] = softmax over j < valid_lens[b] of q_i . k_j * scale
 // (every key when valid_lens is empty; the keys past it get 0), and

@@ -11,34 +11,6 @@
 
 #include "tutorial.h"
 
-namespace {
-
-// x W^T by loops over the plain numbers: x [B, T, in], W [out, in] -> [B, T, out]
-// (d2l's projections have no bias).
-std::vector<double> project_by_loops(const ag::Tensor& x, const ag::Tensor& W) {
-  const int64_t rows = x.numel() / x.size(-1), in = W.size(1), out = W.size(0);
-  const std::vector<double> xs = x.to_vector(), ws = W.to_vector();
-  std::vector<double> y(static_cast<size_t>(rows * out), 0.0);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < out; ++o)
-      for (int64_t i = 0; i < in; ++i)
-        y[static_cast<size_t>(r * out + o)] +=
-            xs[static_cast<size_t>(r * in + i)] * ws[static_cast<size_t>(o * in + i)];
-  return y;
-}
-
-// Features [first, first + count) of every row of y [B, T, width], as a tensor [B, T, count].
-ag::Tensor feature_slice(const std::vector<double>& y, int64_t B, int64_t T, int64_t width,
-                         int64_t first, int64_t count) {
-  std::vector<double> slice;
-  for (int64_t r = 0; r < B * T; ++r)
-    for (int64_t f = first; f < first + count; ++f)
-      slice.push_back(y[static_cast<size_t>(r * width + f)]);
-  return ag::tensor(slice, {B, T, count});
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   tut::Tutorial t(argc, argv, 9, "Multi-head attention");
   ag::manual_seed(9);
@@ -108,32 +80,26 @@ int main(int argc, char** argv) {
   t.step("Every head by hand",
          "Each head is plain scaled dot-product attention on its 20 features of the "
          "projected queries, keys and values: head 2 on features 40..59 of W_q X, W_k Y "
-         "and W_v Y. Here all of it in loops over the plain numbers, no library op: the "
-         "three projections, each head's softmax(q k^T / sqrt(20)) over the valid keys "
-         "and its weighted values, the heads joined, then W_o.");
-  const int64_t B = 2, Tq = 4, Tk = 6, width = num_hiddens / num_heads;
-  const std::vector<double> projected_q = project_by_loops(X, attention.W_q.weight);
-  const std::vector<double> projected_k = project_by_loops(Y, attention.W_k.weight);
-  const std::vector<double> projected_v = project_by_loops(Y, attention.W_v.weight);
-  std::vector<double> joined(static_cast<size_t>(B * Tq * num_hiddens));  // [2, 4, 100]
+         "and W_v Y. Here every sum and product of it in loops over the plain numbers "
+         "(tutorial.h), no library arithmetic: the three projections, each head's "
+         "softmax(q k^T / sqrt(20)) over the valid keys and its weighted values, then W_o "
+         "on the heads side by side.");
+  const int64_t width = num_hiddens / num_heads;
+  const ag::Tensor projected_q = tut::linear_by_loops(X, attention.W_q.weight);  // [2, 4, 100]
+  const ag::Tensor projected_k = tut::linear_by_loops(Y, attention.W_k.weight);  // [2, 6, 100]
+  const ag::Tensor projected_v = tut::linear_by_loops(Y, attention.W_v.weight);  // [2, 6, 100]
+  std::vector<ag::Tensor> head_outputs;                                          // each [2, 4, 20]
   ag::Tensor head2_by_loops;
   for (int64_t h = 0; h < num_heads; ++h) {
-    const tut::LoopAttention head =
-        tut::attention_by_loops(feature_slice(projected_q, B, Tq, num_hiddens, h * width, width),
-                                feature_slice(projected_k, B, Tk, num_hiddens, h * width, width),
-                                feature_slice(projected_v, B, Tk, num_hiddens, h * width, width),
-                                1 / std::sqrt(double(width)), {3, 2});
+    const tut::LoopAttention head = tut::attention_by_loops(
+        ag::narrow(projected_q, 2, h * width, width), ag::narrow(projected_k, 2, h * width, width),
+        ag::narrow(projected_v, 2, h * width, width), 1 / std::sqrt(double(width)), {3, 2});
     if (h == 2) head2_by_loops = head.weights;
-    const std::vector<double> out = head.output.to_vector();  // [2, 4, 20]
-    for (int64_t r = 0; r < B * Tq; ++r)
-      for (int64_t f = 0; f < width; ++f)
-        joined[static_cast<size_t>(r * num_hiddens + h * width + f)] =
-            out[static_cast<size_t>(r * width + f)];
+    head_outputs.push_back(head.output);
   }
   const ag::Tensor output_by_loops =
-      ag::tensor(project_by_loops(ag::tensor(joined, {B, Tq, num_hiddens}), attention.W_o.weight),
-                 {B, Tq, num_hiddens});
-  const ag::Tensor head2 = ag::squeeze(ag::narrow(weights, 1, 2, 1), 1);  // [2, 4, 6]
+      tut::linear_by_loops(ag::cat(head_outputs, 2), attention.W_o.weight);  // [2, 4, 100]
+  const ag::Tensor head2 = ag::squeeze(ag::narrow(weights, 1, 2, 1), 1);     // [2, 4, 6]
   t.check("head 2's weights are softmax(q k^T / sqrt(20)) on features 40..59, by loops",
           tut::max_abs_diff(head2_by_loops, head2) < 1e-6,
           "max |difference| " + tut::num(tut::max_abs_diff(head2_by_loops, head2)));

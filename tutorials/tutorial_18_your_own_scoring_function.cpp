@@ -115,46 +115,25 @@ tr::Translator train(const tr::Dataset& data, const std::string& scoring, int64_
 }
 
 // Adds CosineScoring to nn's table under the name "cosine".
-// The cosine score and its context by loops over plain numbers: for each
-// batch item b, u = W_q q_b, s_j = exp(t) (u . k_j) / (|u| |k_j|) over its
-// valid keys, w = softmax(s), context = sum_j w_j k_j (the keys are the values).
-struct BatchOfWeights {
-  ag::Tensor weights, context;  // [B, 1, Tk], [B, 1, k]
-};
-BatchOfWeights cosine_by_loops(const ag::Tensor& queries, const ag::Tensor& keys,
-                               const ag::Tensor& W_q, double log_temperature,
-                               const std::vector<int64_t>& valid) {
-  const int64_t B = keys.size(0), Tk = keys.size(1), kw = keys.size(2), qw = queries.size(2);
-  const std::vector<double> q = queries.to_vector(), k = keys.to_vector(), w = W_q.to_vector();
-  std::vector<double> weights(static_cast<size_t>(B * Tk), 0.0),
-      context(static_cast<size_t>(B * kw), 0.0);
-  const auto at = [](int64_t i) { return static_cast<size_t>(i); };
-  for (int64_t b = 0; b < B; ++b) {
-    std::vector<double> u(at(kw), 0.0);  // W_q q_b: [k]
-    for (int64_t r = 0; r < kw; ++r)
-      for (int64_t c = 0; c < qw; ++c) u[at(r)] += w[at(r * qw + c)] * q[at(b * qw + c)];
-    double u_norm = 0;
-    for (double x : u) u_norm += x * x;
-    std::vector<double> s(at(valid[at(b)]));
-    double largest = -1e300, total = 0;
-    for (int64_t j = 0; j < valid[at(b)]; ++j) {
-      double dot = 0, k_norm = 0;
-      for (int64_t x = 0; x < kw; ++x) {
-        dot += u[at(x)] * k[at((b * Tk + j) * kw + x)];
-        k_norm += k[at((b * Tk + j) * kw + x)] * k[at((b * Tk + j) * kw + x)];
-      }
-      s[at(j)] = std::exp(log_temperature) * dot / std::sqrt(u_norm * k_norm);
-      largest = std::max(largest, s[at(j)]);
+// The cosine score and its context by loops over plain numbers: u = W_q q,
+// then scaled dot-product attention (tutorial.h's loops) of the unit vectors
+// u / |u| and k / |k| with scale exp(t), the keys also the values:
+// exp(t) (u . k_j) / (|u| |k_j|), softmax over the valid keys, sum_j w_j k_j.
+tut::LoopAttention cosine_by_loops(const ag::Tensor& queries, const ag::Tensor& keys,
+                                   const ag::Tensor& W_q, double log_temperature,
+                                   const std::vector<int64_t>& valid) {
+  const auto unit_rows = [](const ag::Tensor& x) {  // each row of the last dim over its length
+    std::vector<double> v = x.to_vector();
+    const size_t width = static_cast<size_t>(x.size(-1));
+    for (size_t row = 0; row < v.size(); row += width) {
+      double length = 0;
+      for (size_t i = row; i < row + width; ++i) length += v[i] * v[i];
+      for (size_t i = row; i < row + width; ++i) v[i] /= std::sqrt(length);
     }
-    for (double& x : s) total += (x = std::exp(x - largest));
-    for (int64_t j = 0; j < valid[at(b)]; ++j) {
-      weights[at(b * Tk + j)] = s[at(j)] / total;
-      for (int64_t x = 0; x < kw; ++x)
-        context[at(b * kw + x)] += weights[at(b * Tk + j)] * k[at((b * Tk + j) * kw + x)];
-    }
-  }
-  return {ag::tensor(weights, {B, 1, Tk}, ag::kFloat64),
-          ag::tensor(context, {B, 1, kw}, ag::kFloat64)};
+    return ag::tensor(v, x.shape(), x.dtype());
+  };
+  return tut::attention_by_loops(unit_rows(tut::linear_by_loops(queries, W_q)), unit_rows(keys),
+                                 keys, std::exp(log_temperature), valid);
 }
 
 void register_cosine() {
@@ -168,13 +147,12 @@ void register_cosine() {
 // those settings. Returns its exit code.
 int open_viewer(const char* program, const std::vector<std::string>& viewer_args) {
 #ifdef ATTOGRAD_TUTORIAL_VIEWER
+  (void)program;  // the viewer names itself; only the message below needs it
   register_cosine();
-  std::vector<std::string> args = {program, "--set", "compare.scoring=additive,cosine", "--set",
+  std::vector<std::string> args = {"--set", "compare.scoring=additive,cosine", "--set",
                                    "translate.scoring=additive,cosine"};
   args.insert(args.end(), viewer_args.begin(), viewer_args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  return ag::viewer::run_viewer(static_cast<int>(argv.size()), argv.data());
+  return ag::viewer::run_viewer(args);
 #else
   (void)viewer_args;
   std::cerr << program << ": built without the viewer (ATTOGRAD_BUILD_VIEWER=OFF)\n";
@@ -246,14 +224,14 @@ int main(int argc, char** argv) {
   // By hand, in loops over the plain numbers (no library op, so a check the
   // library could pass only by being right): exp(t) cos(W_q q, k_j), softmax
   // over the valid keys, then the context sum_j w_j v_j (here v = k).
-  const BatchOfWeights by_hand =
+  const tut::LoopAttention by_hand =
       cosine_by_loops(q, k, cosine.W_q.weight, cosine.log_temperature.item(), {5, 3});
   t.check("its weights are softmax(exp(t) cos(W_q q, k)) over the valid keys, by loops",
           tut::max_abs_diff(cosine.attention_weights(), by_hand.weights) < 1e-10,
           tut::num(tut::max_abs_diff(cosine.attention_weights(), by_hand.weights), "%.1e"));
   t.check("its context [2, 1, 4] is those weights times the values, by loops",
-          tut::max_abs_diff(context, by_hand.context) < 1e-10,
-          tut::num(tut::max_abs_diff(context, by_hand.context), "%.1e"));
+          tut::max_abs_diff(context, by_hand.output) < 1e-10,
+          tut::num(tut::max_abs_diff(context, by_hand.output), "%.1e"));
 
   t.step("Its gradients, checked numerically",
          "gradcheck (tutorial 1) compares autograd's gradient of the context with finite "

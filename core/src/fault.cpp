@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <string_view>
 
 #include "attograd/dtype.h"
@@ -10,14 +11,14 @@
 
 namespace ag::detail {
 
-const std::string& faulted_op_names() {
-  static const std::string names =
-      "softmax, log_softmax, masked_softmax, bmm, matmul, mm, linear, additive_scores, tanh, "
-      "exp, sigmoid, layer_norm, gru_cell, gru_layer, flash_attention, cross_entropy";
-  return names;
-}
-
 namespace {
+
+// The ops that call faulty(), by the names their errors use.
+constexpr std::string_view kFaultedOps[] = {
+    "softmax",  "log_softmax", "masked_softmax",  "bmm",
+    "matmul",   "mm",          "linear",          "additive_scores",
+    "tanh",     "exp",         "sigmoid",         "layer_norm",
+    "gru_cell", "gru_layer",   "flash_attention", "cross_entropy"};
 
 // The op ATTOGRAD_FAULT names, or "" when it is unset.
 const std::string& fault_name() {
@@ -30,11 +31,12 @@ const std::string& fault_name() {
         "ATTOGRAD_FAULT: this build has no faults compiled in (configure with "
         "-DATTOGRAD_FAULTS=ON, as test builds are); unset it to run");
 #endif
-    const std::string& names = faulted_op_names();
-    for (size_t start = 0; start < names.size();) {
-      const size_t end = std::min(names.find(", ", start), names.size());
-      if (std::string_view(names).substr(start, end - start) == chosen) return chosen;
-      start = end + 2;
+    if (std::find(std::begin(kFaultedOps), std::end(kFaultedOps), chosen) != std::end(kFaultedOps))
+      return chosen;
+    std::string names;
+    for (const std::string_view op : kFaultedOps) {
+      if (!names.empty()) names += ", ";
+      names += op;
     }
     throw Error("ATTOGRAD_FAULT: no op '" + chosen + "' has a fault; the ops that do: " + names);
   }();

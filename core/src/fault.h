@@ -2,7 +2,7 @@
 // prove that its checks fail when that op is wrong (the tutorials' ctest
 // runs each under a fault of every op it teaches; issue 67). NAME is the op's
 // name as its errors give it and attograd/ops.h declares it (softmax,
-// masked_softmax, bmm, ...; faulted_op_names() lists them all).
+// masked_softmax, bmm, ...; a name no op has is refused with the list).
 //
 // Compiled in only where CMake's ATTOGRAD_FAULTS is on (test builds): there
 // the op's forward result is changed after it is computed, every element y
@@ -11,16 +11,11 @@
 // the identity, and a set ATTOGRAD_FAULT is an error at the first op.
 #pragma once
 
-#include <string>
-
 #include "attograd/tensor.h"
 
 namespace ag::detail {
 
 // `result` of the op `op`, perturbed in place when ATTOGRAD_FAULT names it.
 Tensor faulty(const char* op, Tensor result);
-
-// The ops that call faulty(), comma-separated, for ATTOGRAD_FAULT's errors.
-const std::string& faulted_op_names();
 
 }  // namespace ag::detail

@@ -17,12 +17,17 @@ namespace ag {
 
 namespace {
 
-// The tensors gradcheck perturbs: float64, contiguous (their elements are
-// walked linearly), and each a leaf, whose grad() a backward fills.
-void check_checkable(const char* op, const Tensor& t, size_t i) {
-  const std::string which = "tensor " + std::to_string(i) + " of shape " + shape_str(t.shape());
+// `which` ("input 2 of shape [3]") is float64: finite differences need it.
+void check_float64(const char* op, const Tensor& t, const std::string& which) {
   AG_CHECK(t.dtype() == kFloat64, op,
            which + " is " + dtype_name(t.dtype()) + "; gradcheck needs float64");
+}
+
+// The tensors gradcheck_in_place perturbs: float64, contiguous (their
+// elements are walked linearly), and each a leaf, whose grad() a backward fills.
+void check_checkable(const char* op, const Tensor& t, size_t i) {
+  const std::string which = "tensor " + std::to_string(i) + " of shape " + shape_str(t.shape());
+  check_float64(op, t, which);
   AG_CHECK(t.is_contiguous(), op, which + " is not contiguous; give its contiguous() leaf");
   AG_CHECK(t.is_leaf(), op,
            which + " is the output of " + t.grad_fn_name() +
@@ -133,9 +138,8 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
       leaves.push_back(t);
       continue;
     }
-    AG_CHECK(t.dtype() == kFloat64, "gradcheck",
-             "input " + std::to_string(i) + " of shape " + shape_str(t.shape()) + " is " +
-                 dtype_name(t.dtype()) + "; gradcheck needs float64");
+    check_float64("gradcheck", t,
+                  "input " + std::to_string(i) + " of shape " + shape_str(t.shape()));
     leaves.push_back(t.detach().clone().requires_grad_());
     checked.push_back(i);
   }

@@ -84,14 +84,12 @@ ag::Tensor attention_by_hand(const ag::Tensor& scores, const ag::Tensor& v,
 int open_viewer(int argc, char** argv) {
 #ifdef ATTOGRAD_EXERCISE_VIEWER
   ag::nn::register_scoring_function({"my_general", "q^T W_a k (exercise 11)", ex::make_my_scoring});
-  std::vector<std::string> args = {argv[0], "--scene", "compare", "--set",
+  std::vector<std::string> args = {"--scene", "compare", "--set",
                                    "compare.scoring=general,my_general"};
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) != "--viewer") args.emplace_back(argv[i]);
   }
-  std::vector<char*> viewer_argv;
-  for (std::string& arg : args) viewer_argv.push_back(arg.data());
-  return ag::viewer::run_viewer(static_cast<int>(viewer_argv.size()), viewer_argv.data());
+  return ag::viewer::run_viewer(args);
 #else
   (void)argc;
   std::cerr << argv[0] << ": built without the viewer (ATTOGRAD_BUILD_VIEWER=OFF)\n";

@@ -47,18 +47,23 @@ const char* const kPresetNotes[] = {
 
 // "additive: 3 parameter tensors (W_k, W_q, w_v), 40 numbers, as
 // initialised (...), never trained" or "dot: no parameters, nothing to train".
+// How many numbers the function's parameters hold.
+int64_t parameter_numbers(const nn::ScoringFunction& function) {
+  int64_t count = 0;
+  for (const Tensor& p : function.parameters()) count += p.numel();
+  return count;
+}
+
 std::string parameters_line(const std::string& name, const nn::ScoringFunction& function) {
   const auto parameters = function.named_parameters();
   if (parameters.empty()) return name + ": no parameters, nothing to train";
   std::string names;
-  int64_t count = 0;
-  for (const auto& [parameter_name, p] : parameters) {
-    names += (names.empty() ? "" : ", ") + parameter_name.substr(0, parameter_name.find('.'));
-    count += p.numel();
+  for (const auto& entry : parameters) {
+    names += (names.empty() ? "" : ", ") + entry.first.substr(0, entry.first.find('.'));
   }
   const char* tensors = parameters.size() == 1 ? " parameter tensor (" : " parameter tensors (";
   return name + ": " + std::to_string(parameters.size()) + tensors + names + "), " +
-         std::to_string(count) +
+         std::to_string(parameter_numbers(function)) +
          " numbers, as initialised (the seed draws the random ones), never trained";
 }
 
@@ -131,9 +136,7 @@ class CompareScene : public Scene {
     for (size_t m = 0; m < 2 && functions_[m]; ++m) {
       const ScoreArithmetic worked = arithmetic(m, cell);
       if (worked.worked) out << "compare_cell_score_" << pair_[m] << " " << worked.score << "\n";
-      int64_t numbers = 0;
-      for (const Tensor& p : functions_[m]->parameters()) numbers += p.numel();
-      out << "compare_parameters_" << pair_[m] << " " << numbers << "\n";
+      out << "compare_parameters_" << pair_[m] << " " << parameter_numbers(*functions_[m]) << "\n";
     }
   }
 

@@ -290,10 +290,14 @@ namespace ag::viewer {
 // Steps 1 to 6 (viewer.h); in the browser, 1 to 4, and 0 once the browser
 // runs the frame loop.
 int run_viewer(int argc, char** argv) {
+  return run_viewer(std::vector<std::string>(argv + 1, argv + argc));
+}
+
+int run_viewer(const std::vector<std::string>& arguments) {
   // 1. The command line (in the browser: the page's URL parameters).
   static Viewer v;  // static: in the browser it outlives main
   try {
-    v.options = ag::viewer::parse_options(std::vector<std::string>(argv + 1, argv + argc));
+    v.options = ag::viewer::parse_options(arguments);
   } catch (const ag::Error& e) {
     std::fprintf(stderr, "%s\n%s", e.what(), ag::viewer::usage());
     return 2;

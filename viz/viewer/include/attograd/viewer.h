@@ -2,13 +2,15 @@
 // opens the same window attograd-viewer opens, with its own command line.
 //
 //   ag::nn::register_scoring_function({"cosine", "...", make_cosine});
-//   const char* args[] = {"my-program", "--set", "compare.scoring=additive,cosine"};
-//   return ag::viewer::run_viewer(3, const_cast<char**>(args));
+//   return ag::viewer::run_viewer({"--set", "compare.scoring=additive,cosine"});
 //
 // The scenes read nn's table of scoring functions when they are made, so a
 // function the program registered before the call is in every scene's
 // scoring combos and takes the --set SCENE.scoring knobs like the library's.
 #pragma once
+
+#include <string>
+#include <vector>
 
 namespace ag::viewer {
 
@@ -17,5 +19,7 @@ namespace ag::viewer {
 // --frames have been drawn. Returns the exit code (2: a bad argument, 3: no
 // display).
 int run_viewer(int argc, char** argv);
+// The same with the arguments after the program's name, as a list.
+int run_viewer(const std::vector<std::string>& arguments);
 
 }  // namespace ag::viewer
