@@ -22,22 +22,26 @@ using testing::throws_error;
 const nn::ScoringSizes kMixed{.query_size = 3, .key_size = 4, .num_hiddens = 4, .num_heads = 2};
 const nn::ScoringSizes kSquare{.query_size = 4, .key_size = 4, .num_hiddens = 4, .num_heads = 2};
 
+// dot and Keras' scores take queries and keys of one width only.
 nn::ScoringSizes sizes_for(const std::string& name) {
-  return name == "dot" ? kSquare : kMixed;
+  return name == "dot" || name.starts_with("keras_") ? kSquare : kMixed;
 }
 
-const char* const kLibrary[] = {"additive", "dot", "general", "multihead", "general_scaled"};
+const char* const kLibrary[] = {"additive",       "dot",       "general",      "multihead",
+                                "general_scaled", "keras_dot", "keras_concat", "keras_additive"};
 
 TEST(ScoringTest, TableListsTheLibrarysFunctionsFirst) {
   const auto& table = nn::scoring_functions();
-  ASSERT_GE(table.size(), 5u);
-  for (size_t i = 0; i < 5; ++i) {
+  ASSERT_GE(table.size(), std::size(kLibrary));
+  for (size_t i = 0; i < std::size(kLibrary); ++i) {
     EXPECT_EQ(table[i].name, kLibrary[i]);
     EXPECT_FALSE(table[i].summary.empty());
   }
-  EXPECT_EQ(
-      nn::scoring_function_names().rfind("additive, dot, general, multihead, general_scaled", 0),
-      0u);
+  EXPECT_EQ(nn::scoring_function_names().rfind(
+                "additive, dot, general, multihead, general_scaled, keras_dot, keras_concat, "
+                "keras_additive",
+                0),
+            0u);
 }
 
 // Every scoring function, float64: d context / d (queries, keys, values,
@@ -156,6 +160,67 @@ TEST(ScoringTest, GeneralScaledIsGeneralOverSqrtK) {
   EXPECT_TRUE(all_close(scaled->attention_weights(), general->attention_weights(), 1e-15, 0));
   EXPECT_TRUE(throws_error([] { nn::make_scoring_function("general_scaled", {.query_size = 3}); },
                            {"ScaledGeneralScoring", "key width", "0"}));
+}
+
+// Keras' three scores, float64, against loops over i, j and d with the
+// function's own parameters (set to values other than their first ones):
+//   keras_dot       s q_i . k_j
+//   keras_concat    c sum_d tanh(q_id + k_jd)
+//   keras_additive  sum_d s_d tanh(q_id + k_jd)
+TEST(ScoringTest, KerasScoresAreTheirFormulas) {
+  manual_seed(8);
+  const Tensor q = leaf64({2, 3, 4}), k = leaf64({2, 5, 4});
+  const std::vector<double> qs = q.to_vector(), ks = k.to_vector();
+  const std::vector<double> s_d = {0.5, -1.0, 2.0, 0.25};
+  for (const char* name : {"keras_dot", "keras_concat", "keras_additive"}) {
+    SCOPED_TRACE(name);
+    auto attention = nn::make_scoring_function(name, kSquare);
+    attention->to(kFloat64);
+    const std::string function = name;
+    if (function == "keras_dot") attention->parameter("scale") = scalar_tensor(1.5, kFloat64);
+    if (function == "keras_concat")
+      attention->parameter("concat_score_weight") = scalar_tensor(-0.75, kFloat64);
+    if (function == "keras_additive") attention->parameter("scale") = tensor(s_d, {4}, kFloat64);
+    std::vector<double> expected;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 5; ++j) {
+          double score = 0;
+          for (int64_t d = 0; d < 4; ++d) {
+            const double qd = qs[(b * 3 + i) * 4 + d], kd = ks[(b * 5 + j) * 4 + d];
+            score += function == "keras_dot"      ? 1.5 * qd * kd
+                     : function == "keras_concat" ? -0.75 * std::tanh(qd + kd)
+                                                  : s_d[d] * std::tanh(qd + kd);
+          }
+          expected.push_back(score);
+        }
+    const Tensor scores = attention->scores(q, attention->remember(k, k));
+    EXPECT_TRUE(all_close(scores, tensor(expected, {2, 3, 5}, kFloat64), 1e-12, 1e-12));
+  }
+  EXPECT_TRUE(throws_error([] { nn::make_scoring_function("keras_additive", kMixed); },
+                           {"KerasAdditiveScoring", "one width", "3", "4"}));
+}
+
+// Keras' layers are the faces of the table's keras_dot, keras_concat and
+// keras_additive: the same parameters under the same names, the same
+// outputs and weights.
+TEST(ScoringTest, KerasLayersAreFacesOfTheTablesFunctions) {
+  manual_seed(9);
+  const Tensor q = uniform({2, 3, 4}, -1, 1), k = uniform({2, 5, 4}, -1, 1);
+  const Tensor v = uniform({2, 5, 6}, -1, 1);
+  nn::keras::Attention dot(/*use_scale=*/true), concat(false, "concat");
+  nn::keras::AdditiveAttention additive(4);
+  const std::pair<const char*, nn::keras::BaseAttention*> faces[] = {
+      {"keras_dot", &dot}, {"keras_concat", &concat}, {"keras_additive", &additive}};
+  for (const auto& [name, layer] : faces) {
+    SCOPED_TRACE(name);
+    auto attention = nn::make_scoring_function(name, kSquare);
+    ASSERT_EQ(attention->state_dict().size(), layer->state_dict().size());
+    attention->load_state_dict(layer->state_dict());
+    const Tensor context = attention->attend(q, attention->remember(k, v));
+    EXPECT_TRUE(all_close(context, (*layer)(q, v, k), 0, 0));
+    EXPECT_TRUE(all_close(attention->attention_weights(), layer->attention_weights(), 0, 0));
+  }
 }
 
 // remember() once and attend() many times (the decoder's steps) gives what

@@ -72,10 +72,11 @@ TEST(TranslateCli, BadFlags) {
   EXPECT_TRUE(fails_with("--task french", "--task expects dates, reverse, sort"));
   EXPECT_TRUE(fails_with("--task french", "got 'french'"));
   EXPECT_TRUE(fails_with("--model gpt", "--model expects bahdanau or transformer, got 'gpt'"));
-  EXPECT_TRUE(
-      fails_with("--attention cosine",
-                 "--attention expects one of additive, dot, general, multihead, general_scaled, "
-                 "got 'cosine'"));
+  EXPECT_TRUE(fails_with(
+      "--attention cosine",
+      "--attention expects one of additive, dot, general, multihead, general_scaled, keras_dot, "
+      "keras_concat, keras_additive, "
+      "got 'cosine'"));
   // The sizes' rules are the model classes' own, asked before any data is read.
   EXPECT_TRUE(fails_with("--encoder bidirectional --attention dot",
                          "the queries have 32 features and the keys 64"));

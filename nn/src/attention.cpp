@@ -89,7 +89,7 @@ DotProductAttention::DotProductAttention(double dropout_p)
     : Module("DotProductAttention"),
       scoring_(make_scoring_function("dot", {.dropout = dropout_p})),
       dropout(part<Dropout>(*scoring_, "dropout")) {
-  adopt_children(*scoring_);
+  adopt_parts(*scoring_);
 }
 
 Tensor DotProductAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
@@ -121,7 +121,7 @@ AdditiveAttention::AdditiveAttention(int64_t key_size, int64_t query_size, int64
       W_q(part<Linear>(*scoring_, "W_q")),
       w_v(part<Linear>(*scoring_, "w_v")),
       dropout(part<Dropout>(*scoring_, "dropout")) {
-  adopt_children(*scoring_);
+  adopt_parts(*scoring_);
 }
 
 Tensor AdditiveAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
@@ -185,7 +185,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t key_size, int64_t query_size, int
       W_v(part<Linear>(*scoring_, "W_v")),
       W_o(part<Linear>(*scoring_, "W_o")),
       dropout(part<Dropout>(*scoring_, "dropout")) {
-  adopt_children(*scoring_);
+  adopt_parts(*scoring_);
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,

@@ -1,9 +1,7 @@
 #include "attograd/nn/keras.h"
 
-#include <cmath>
-
 #include "attograd/nn/masks.h"
-#include "attograd/nn/pooling.h"
+#include "scoring_functions.h"
 
 namespace ag::nn::keras {
 
@@ -14,14 +12,31 @@ std::string described(const char* what, const Tensor& t) {
   return std::string(what) + " " + shape_str(t.shape());
 }
 
+// Checked before the scoring function is made (its Dropout would refuse the
+// same value under its own name).
+double checked_dropout(const char* layer, double dropout) {
+  AG_CHECK(dropout >= 0 && dropout < 1, layer,
+           "dropout must be in [0, 1), got " + std::to_string(dropout));
+  return dropout;
+}
+
 }  // namespace
 
 // ---- the shared pipeline ---------------------------------------------------------
 
-BaseAttention::BaseAttention(std::string name, bool use_scale, double dropout)
-    : Module(std::move(name)), use_scale(use_scale), dropout(dropout) {
-  AG_CHECK(dropout >= 0 && dropout < 1, type_name().c_str(),
-           "dropout must be in [0, 1), got " + std::to_string(dropout));
+BaseAttention::BaseAttention(std::string name, std::unique_ptr<ScoringFunction> scoring,
+                             bool use_scale, double dropout)
+    : Module(std::move(name)),
+      scoring_(std::move(scoring)),
+      use_scale(use_scale),
+      dropout(dropout) {
+  adopt_parts(*scoring_);
+}
+
+Tensor& BaseAttention::part(const std::string& name) {
+  for (const auto& [parameter_name, parameter] : scoring_->named_parameters())
+    if (parameter_name == name) return scoring_->parameter(name);
+  return absent_;
 }
 
 Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Tensor& key_or_none,
@@ -69,12 +84,13 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
   // 1. keep [B, 1, Tv] and [Tq, Tv] -> [B, Tq, Tv]
   Tensor keep = value_mask.defined() ? key_keep_to_keep(value_mask, {B, Tq, Tv}) : Tensor();
   if (use_causal_mask) keep = merge_keep(keep, causal_mask(Tq, Tv));
-  // 2.-4. scores [B, Tq, Tv], -1e9 where not kept, weights, dropout(weights) @ value
-  const Pooled pooled =
-      attention_pool({.shape = {B, Tq, Tv}, .make = [&] { return scores(query, key); }}, value,
-                     {.keras_keep = keep, .dropout = dropout, .training = is_training(), .op = op});
-  attention_weights_ = pooled.weights;
-  Tensor out = pooled.output;
+  // 2.-4. the scoring function's scores [B, Tq, Tv], -1e9 where not kept,
+  // weights, dropout(weights) @ value (attention_pool)
+  const Attended attended = scoring_->attend_with_weights(query, scoring_->remember(key, value),
+                                                          {.keras_keep = keep, .op = op});
+  attention_weights_ = attended.weights;
+  Tensor out = attended.context;
+  out.set_name("output");
   // 5. [B, Tq, dv] * [B, Tq, 1]
   if (query_mask.defined()) out = out * unsqueeze(query_mask, -1).to(out.dtype());
   return out;
@@ -82,19 +98,25 @@ Tensor BaseAttention::forward(const Tensor& query, const Tensor& value, const Te
 
 // ---- Attention (dot product) --------------------------------------------------------
 
-Attention::Attention(bool use_scale, std::string score_mode, double dropout)
-    : BaseAttention("Attention", use_scale, dropout), score_mode(std::move(score_mode)) {
-  AG_CHECK(this->score_mode == "dot" || this->score_mode == "concat", "Attention",
-           "score_mode must be \"dot\" or \"concat\", got \"" + this->score_mode + "\"");
-  if (use_scale) {
-    scale = scalar_tensor(1.0);
-    register_parameter("scale", &scale);
-  }
-  if (this->score_mode == "concat") {
-    concat_score_weight = scalar_tensor(1.0);
-    register_parameter("concat_score_weight", &concat_score_weight);
-  }
+namespace {
+
+// score_mode "dot" or "concat" -> the table's keras_dot or keras_concat class.
+std::unique_ptr<ScoringFunction> attention_scoring(bool use_scale, const std::string& score_mode,
+                                                   double dropout) {
+  const ScoringSizes sizes{.dropout = checked_dropout("Attention", dropout)};
+  if (score_mode == "dot") return make_keras_dot_scoring(sizes, use_scale);
+  if (score_mode == "concat") return make_keras_concat_scoring(sizes, use_scale);
+  throw Error("Attention: score_mode must be \"dot\" or \"concat\", got \"" + score_mode + "\"");
 }
+
+}  // namespace
+
+Attention::Attention(bool use_scale, std::string score_mode, double dropout)
+    : BaseAttention("Attention", attention_scoring(use_scale, score_mode, dropout), use_scale,
+                    dropout),
+      score_mode(std::move(score_mode)),
+      scale(part("scale")),
+      concat_score_weight(part("concat_score_weight")) {}
 
 void Attention::check_widths(const Tensor& query, const Tensor& key) const {
   AG_CHECK(
@@ -102,43 +124,31 @@ void Attention::check_widths(const Tensor& query, const Tensor& key) const {
       "query and key widths differ: " + described("query", query) + " vs " + described("key", key));
 }
 
-Tensor Attention::scores(const Tensor& query, const Tensor& key) const {
-  if (score_mode == "dot") {
-    // [B, Tq, dim] @ [B, dim, Tv] -> [B, Tq, Tv]
-    Tensor s = bmm(query, transpose(key, 1, 2));
-    return use_scale ? s * scale : s;
-  }
-  // "concat": [B, Tq, 1, dim] + [B, 1, Tv, dim] -> [B, Tq, Tv, dim]
-  Tensor features = unsqueeze(query, 2) + unsqueeze(key, 1);
-  if (use_scale) features = scale * features;
-  // sum over dim -> [B, Tq, Tv]
-  return concat_score_weight * sum(tanh(features), -1);
-}
-
 // ---- AdditiveAttention --------------------------------------------------------------
 
-AdditiveAttention::AdditiveAttention(int64_t dim, bool use_scale, double dropout)
-    : BaseAttention("AdditiveAttention", use_scale, dropout), dim(dim) {
+namespace {
+
+// The table's keras_additive class for queries and keys `dim` wide.
+std::unique_ptr<ScoringFunction> additive_scoring(int64_t dim, bool use_scale, double dropout) {
   AG_CHECK(dim > 0, "AdditiveAttention", "dim must be positive, got " + std::to_string(dim));
-  if (use_scale) {
-    // Keras' glorot_uniform on [dim]: limit = sqrt(6 / (fan_in + fan_out)), fan_in = fan_out = dim.
-    const double limit = std::sqrt(3.0 / static_cast<double>(dim));
-    scale = uniform({dim}, -limit, limit);
-    register_parameter("scale", &scale);
-  }
+  return make_keras_additive_scoring({.query_size = dim,
+                                      .key_size = dim,
+                                      .dropout = checked_dropout("AdditiveAttention", dropout)},
+                                     use_scale);
 }
+
+}  // namespace
+
+AdditiveAttention::AdditiveAttention(int64_t dim, bool use_scale, double dropout)
+    : BaseAttention("AdditiveAttention", additive_scoring(dim, use_scale, dropout), use_scale,
+                    dropout),
+      dim(dim),
+      scale(part("scale")) {}
 
 void AdditiveAttention::check_widths(const Tensor& query, const Tensor& key) const {
   AG_CHECK(query.size(2) == dim && key.size(2) == dim, type_name(),
            "query and key must have width dim = " + std::to_string(dim) + ", got " +
                described("query", query) + " and " + described("key", key));
-}
-
-Tensor AdditiveAttention::scores(const Tensor& query, const Tensor& key) const {
-  // sum_d scale[d] tanh(query[b, i, d] + key[b, j, d]): [B, Tq, Tv], fused, so the
-  // [B, Tq, Tv, dim] tensor of tanh(query[:, :, None] + key[:, None]) is never built.
-  // Without use_scale every scale is 1.
-  return additive_scores(query, key, use_scale ? scale : ones({dim}, query.dtype()));
 }
 
 }  // namespace ag::nn::keras

@@ -20,7 +20,8 @@ void Module::register_module(std::string name, Module* child) {
   children_.emplace_back(std::move(name), child);
 }
 
-void Module::adopt_children(const Module& other) {
+void Module::adopt_parts(const Module& other) {
+  for (const auto& [name, slot] : other.parameters_) register_parameter(name, slot);
   for (const auto& [name, child] : other.children_) register_module(name, child);
 }
 

@@ -19,6 +19,19 @@ Tensor heads_mean(const Tensor& per_head, int64_t batch, int64_t n) {
 
 }  // namespace
 
+void check_one_width(const ScoringSizes& sizes, const std::string& who) {
+  AG_CHECK(sizes.query_size == sizes.key_size, who,
+           "queries and keys must have one width, but query_size is " +
+               std::to_string(sizes.query_size) + " and key_size " +
+               std::to_string(sizes.key_size));
+}
+
+void check_same_width(const Tensor& queries, const Tensor& keys, const std::string& who) {
+  AG_CHECK(queries.size(-1) == keys.size(-1), who,
+           "queries " + shape_str(queries.shape()) + " and keys " + shape_str(keys.shape()) +
+               " differ in width");
+}
+
 ScoringFunction::ScoringFunction(std::string type_name, const ScoringSizes& sizes, bool any_width)
     : Module(std::move(type_name)), sizes(sizes), dropout(sizes.dropout) {
   const int64_t least_width = any_width ? 0 : 1;
@@ -95,6 +108,7 @@ Attended ScoringFunction::attend_with_weights(const Tensor& queries, const Atten
                                        {.valid_lens = options.valid_lens,
                                         .attn_mask = options.attn_mask,
                                         .fully_masked_rows = options.fully_masked_rows,
+                                        .keras_keep = options.keras_keep,
                                         .heads = n,
                                         .dropout = dropout.p,
                                         .training = dropout.is_training(),

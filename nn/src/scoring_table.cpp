@@ -21,6 +21,13 @@ std::vector<ScoringEntry>& table() {
        make_multihead_scoring},
       {"general_scaled", "q^T W_a k / sqrt(k), k the keys' width (general scaled as dot is)",
        make_general_scaled_scoring},
+      {"keras_dot", "s q^T k, s a learned scalar (Keras' Attention, use_scale); one width",
+       [](const ScoringSizes& sizes) { return make_keras_dot_scoring(sizes, true); }},
+      {"keras_concat", "c sum_d tanh(q_d + k_d), c learned (Keras' Attention, concat); one width",
+       [](const ScoringSizes& sizes) { return make_keras_concat_scoring(sizes, false); }},
+      {"keras_additive",
+       "sum_d s_d tanh(q_d + k_d), s learned (Keras' AdditiveAttention); one width",
+       [](const ScoringSizes& sizes) { return make_keras_additive_scoring(sizes, true); }},
   };
   return entries;
 }

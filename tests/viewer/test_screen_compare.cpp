@@ -119,7 +119,9 @@ TEST(CompareScreen, AnyPairOfTheTablesFunctions) {
 TEST(CompareScreen, TheArithmeticPanelGivesTheLibrarysScore) {
   for (const std::array<std::string, 2>& pair : {std::array<std::string, 2>{"additive", "general"},
                                                  {"dot", "multihead"},
-                                                 {"general_scaled", "additive"}}) {
+                                                 {"general_scaled", "additive"},
+                                                 {"keras_dot", "keras_concat"},
+                                                 {"keras_additive", "dot"}}) {
     SCOPED_TRACE(pair[0] + "," + pair[1]);
     SceneRun run = run_scene("compare", 4,
                              {"--stats", "--set", "compare.scoring=" + pair[0] + "," + pair[1],

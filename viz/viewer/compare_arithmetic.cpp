@@ -42,6 +42,11 @@ double dot(const Tensor& a, const Tensor& b) {
   return sum(a * b).item();
 }
 
+// Keras' learned scale, or `otherwise` when the function was built without one.
+Tensor scale_or(const nn::ScoringFunction& function, const Tensor& otherwise) {
+  return function.state_dict().count("scale") ? weight(function, "scale") : otherwise;
+}
+
 }  // namespace
 
 ScoreArithmetic score_arithmetic(const std::string& name, const nn::ScoringFunction& function,
@@ -89,6 +94,25 @@ ScoreArithmetic score_arithmetic(const std::string& name, const nn::ScoringFunct
     }
     out.score = total / static_cast<double>(n);
     lines.push_back("mean over the heads = " + number(out.score));
+  } else if (name == "keras_dot") {
+    // s q . k, s learned
+    const double product = dot(q, k), s = scale_or(function, scalar_tensor(1, kFloat64)).item();
+    out.score = s * product;
+    lines = {"q_i . k_j = " + number(product), "s = " + number(s),
+             "s (q_i . k_j) = " + number(out.score)};
+  } else if (name == "keras_concat") {
+    // c sum_d tanh(s (q_d + k_d))
+    const Tensor t = tanh(scale_or(function, scalar_tensor(1, kFloat64)) * (q + k));
+    const double c = weight(function, "concat_score_weight").item();
+    out.score = c * sum(t).item();
+    lines = {"tanh(q_i + k_j) = " + brief(t), "sum_d tanh(...) = " + number(sum(t).item()),
+             "c = " + number(c), "c sum_d tanh(...) = " + number(out.score)};
+  } else if (name == "keras_additive") {
+    // sum_d s_d tanh(q_d + k_d)
+    const Tensor t = tanh(q + k), s = scale_or(function, ones_like(t));
+    out.score = dot(s, t);
+    lines = {"tanh(q_i + k_j) = " + brief(t), "s = " + brief(s),
+             "s . tanh(q_i + k_j) = " + number(out.score)};
   } else {
     out.worked = false;
   }

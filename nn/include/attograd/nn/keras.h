@@ -6,8 +6,14 @@
 //   scores, attention_weights() [B, Tq, Tv];  output [B, Tq, dv]
 // Keras' documentation writes dv = dim; as in Keras, any value width works.
 //
+// Each layer is the Keras-shaped face of one of the scoring table's functions
+// (scoring.h): Attention "dot" of keras_dot's class, "concat" of
+// keras_concat's, AdditiveAttention of keras_additive's. The scores and the
+// parameters (registered here under Keras' names) are that class's; the rest
+// is attention_pool (pooling.h), as for every attention in attograd.
+//
 // The calculation, both layers:
-//   1. scores = score(query, key)                                  [B, Tq, Tv]
+//   1. scores = score(query, key), the scoring function's        [B, Tq, Tv]
 //        Attention "dot":    scores = query key^T (* scale)
 //        Attention "concat": scores = w * sum_d tanh(scale * (query_i + key_j))
 //        AdditiveAttention:  scores = sum_d scale * tanh(query_i + key_j)
@@ -38,15 +44,21 @@
 // in eval mode, where Keras applies no dropout.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "attograd/nn/module.h"
+#include "attograd/nn/scoring.h"
 
 namespace ag::nn::keras {
 
-// The part shared by both layers: masks, softmax, dropout, weighted sum.
-// A layer supplies its scores and the check of query/key widths.
+// The part shared by both layers: the checks and Keras' masks; the scores
+// are the scoring function's, the pooling attention_pool's.
 class BaseAttention : public Module {
+  // The table's function this layer is the face of: first, as the members
+  // of the layers below refer to its parts.
+  std::unique_ptr<ScoringFunction> scoring_;
+
  public:
   // query [B, Tq, dim], value [B, Tv, dv], key [B, Tv, dim] or undefined
   // (then key = value), query_mask bool [B, Tq] or undefined, value_mask bool
@@ -68,15 +80,18 @@ class BaseAttention : public Module {
   const double dropout;  // fraction of the weights dropped in training mode
 
  protected:
-  BaseAttention(std::string type_name, bool use_scale, double dropout);
-  // query [B, Tq, dim], key [B, Tv, dim] -> scores [B, Tq, Tv].
-  virtual Tensor scores(const Tensor& query, const Tensor& key) const = 0;
+  BaseAttention(std::string type_name, std::unique_ptr<ScoringFunction> scoring, bool use_scale,
+                double dropout);
+  // The scoring function's parameter `name`, or an undefined tensor when it
+  // has none (a layer without use_scale has no scale).
+  Tensor& part(const std::string& name);
   // Throws unless query and key widths fit this layer (shapes already 3-D
   // with matching batch sizes).
   virtual void check_widths(const Tensor& query, const Tensor& key) const = 0;
 
  private:
   Tensor attention_weights_;
+  Tensor absent_;  // what part() gives for a parameter the function does not have
 };
 
 // tf.keras.layers.Attention: dot-product (Luong-style) attention.
@@ -92,11 +107,11 @@ class Attention : public BaseAttention {
   explicit Attention(bool use_scale = false, std::string score_mode = "dot", double dropout = 0);
 
   const std::string score_mode;
-  Tensor scale;                // [] when use_scale, else undefined
-  Tensor concat_score_weight;  // [] when score_mode == "concat", else undefined
+  // The scoring function's (assigning to them replaces its tensors).
+  Tensor& scale;                // [] when use_scale, else undefined
+  Tensor& concat_score_weight;  // [] when score_mode == "concat", else undefined
 
  protected:
-  Tensor scores(const Tensor& query, const Tensor& key) const override;
   void check_widths(const Tensor& query, const Tensor& key) const override;
 };
 
@@ -111,10 +126,9 @@ class AdditiveAttention : public BaseAttention {
   explicit AdditiveAttention(int64_t dim, bool use_scale = true, double dropout = 0);
 
   const int64_t dim;
-  Tensor scale;  // [dim] when use_scale, else undefined
+  Tensor& scale;  // the scoring function's: [dim] when use_scale, else undefined
 
  protected:
-  Tensor scores(const Tensor& query, const Tensor& key) const override;
   void check_widths(const Tensor& query, const Tensor& key) const override;
 };
 

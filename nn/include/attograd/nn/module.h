@@ -110,10 +110,11 @@ class Module {
  protected:
   void register_parameter(std::string name, Tensor* parameter);
   void register_module(std::string name, Module* child);
-  // Registers every sub-module of `other` as this module's own, under the
-  // same names: a face (attention.h) owns the parts of the scoring function
-  // it wraps, so its state dict reads as that function's.
-  void adopt_children(const Module& other);
+  // Registers every parameter and sub-module of `other` as this module's
+  // own, under the same names: a face (attention.h, keras.h) owns the parts
+  // of the scoring function it wraps, so its state dict reads as that
+  // function's.
+  void adopt_parts(const Module& other);
 
  private:
   void collect(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out) const;

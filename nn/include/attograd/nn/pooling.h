@@ -7,8 +7,8 @@
 //   output  = dropout(weights) values     dropout on the weights, as d2l
 //
 // Its callers: the scoring table's attend_with_weights() (scoring.h), which
-// the seq2seq and d2l's modules (attention.h) call, Keras' layers
-// (keras.h) and F::scaled_dot_product_attention (functional.h). Each computes its scores
+// the seq2seq, d2l's modules (attention.h) and Keras' layers (keras.h) call,
+// and F::scaled_dot_product_attention (functional.h). Each computes its scores
 // (nothing here knows any scoring function) and says how to mask them. The
 // masks are checked here, once, against the scores' shape; multi-head
 // attention's heads, folded into the batch, get their lengths and masks

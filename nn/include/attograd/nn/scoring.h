@@ -13,7 +13,9 @@
 // --attention NAME and the viewer read the table; a program adds its own
 // scoring function with register_scoring_function, without touching the
 // library (tutorial 18 does). d2l's modules (attention.h) are faces of the
-// table's additive, dot and multihead: their parameters are these classes'.
+// table's additive, dot and multihead, and Keras' layers (keras.h) of its
+// keras_dot, keras_concat and keras_additive: their parameters are these
+// classes'.
 // What follows the scores (masks, softmax, dropout, the values' product) is
 // attention_pool (pooling.h), the same for every function and every face.
 //
@@ -74,6 +76,9 @@ struct AttendOptions {
   // to [B, n, Tq, Tk], a 3-D mask being [B, Tq, Tk], the same for every head)
   Tensor attn_mask{};
   MaskedRows fully_masked_rows = MaskedRows::Uniform;
+  // Keras' arithmetic instead of the masks above (pooling.h's keras_keep):
+  // the Keras layers (keras.h) pass their value and causal masks here.
+  Tensor keras_keep{};
   // false: the context only, streamed by ag::flash_attention when the score
   // is a scaled dot product (dot, multihead) and nothing needs the weights.
   bool need_weights = true;
@@ -169,7 +174,8 @@ struct ScoringEntry {
 };
 
 // Every scoring function, the library's (additive, dot, general, multihead,
-// general_scaled) first, then those registered at run time, in order.
+// general_scaled, keras_dot, keras_concat, keras_additive) first, then those
+// registered at run time, in order.
 const std::vector<ScoringEntry>& scoring_functions();
 
 // Adds `entry` to the table; a name that is taken, empty, or not a plain
@@ -186,7 +192,7 @@ std::unique_ptr<ScoringFunction> make_scoring_function(const std::string& name,
                                                        const ScoringSizes& sizes);
 
 // The table's names, comma-separated ("additive, dot, general, multihead,
-// general_scaled").
+// general_scaled, keras_dot, keras_concat, keras_additive").
 std::string scoring_function_names();
 
 }  // namespace ag::nn
