@@ -18,7 +18,7 @@
 // Run: build/tutorial_18_your_own_scoring_function [--no-pause] [--out DIR] [--long]
 //      build/tutorial_18_your_own_scoring_function --viewer [viewer options]
 // --viewer registers cosine and opens the viewer (ag::viewer::run_viewer)
-// with it beside additive in the compare and translate scenes; the other
+// with it beside additive in the compare, training and translate scenes; the other
 // arguments go to the viewer (e.g. --frames 5 --screenshot cosine.png).
 #include <attograd/translate/report.h>
 #include <attograd/translate/train.h>
@@ -143,14 +143,15 @@ void register_cosine() {
 }
 
 // --viewer: cosine registered, then the viewer with cosine beside additive
-// in the compare and translate scenes; `viewer_args` go to the viewer after
-// those settings. Returns its exit code.
+// in the compare, training (its retrieval task) and translate scenes;
+// `viewer_args` go to the viewer after those settings. Returns its exit code.
 int open_viewer(const char* program, const std::vector<std::string>& viewer_args) {
 #ifdef ATTOGRAD_TUTORIAL_VIEWER
   (void)program;  // the viewer names itself; only the message below needs it
   register_cosine();
-  std::vector<std::string> args = {"--set", "compare.scoring=additive,cosine", "--set",
-                                   "translate.scoring=additive,cosine"};
+  std::vector<std::string> args = {"--set", "compare.scoring=additive,cosine",
+                                   "--set", "training.scoring=additive,cosine",
+                                   "--set", "translate.scoring=additive,cosine"};
   args.insert(args.end(), viewer_args.begin(), viewer_args.end());
   return ag::viewer::run_viewer(args);
 #else

@@ -173,7 +173,7 @@ TEST(SmallWindow, TrainingShowsAllSixMapsWithReadableCells) {
   const SceneRun run = run_scene("training", 4, {"--size", "1024x700"});
   ASSERT_EQ(run.exit_code, 0);
   EXPECT_EQ(check_maps_fit(run, 10.0), 6);
-  for (const char* model : {"additive", "dot"}) {
+  for (const char* model : {"additive", "general_scaled"}) {
     for (const char* field : {"weights", "grad_weights", "grad_scores"}) {
       EXPECT_EQ(find_map(run, std::string("training/") + model + "_" + field).rows, 16);
     }

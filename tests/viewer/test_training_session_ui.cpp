@@ -13,6 +13,7 @@
 
 #include "null_backend.h"
 #include "plot.h"
+#include "scoring_choice.h"
 #include "test_util.h"
 #include "training_session.h"
 
@@ -29,8 +30,8 @@ class CountingTrainer : public Trainer {
     return {{"a.loss", {1}}, {"b.loss", {1}}, {"accuracy", {1}}, {"map", {2, 3}}};
   }
   std::vector<Series> series() const override {
-    return {{"a.loss", "a", kAdditiveColor},
-            {"b.loss", "b", kDotColor},
+    return {{"a.loss", "a", kScoringColors[0]},
+            {"b.loss", "b", kScoringColors[1]},
             {"accuracy", "held-out accuracy", kFitColor, Axis::Fraction}};
   }
   double default_learning_rate() const override { return 0.5; }
@@ -99,6 +100,12 @@ TEST_F(SessionUi, StepsHistoryAndStatisticsFollowTheTrainer) {
   const std::map<std::string, double> stats = stats_of(session);
   EXPECT_DOUBLE_EQ(stats.at("loss_first"), 1.5);       // mean of a and b at step 0
   EXPECT_NEAR(stats.at("loss_last"), 1.5 / 13, 1e-5);  // printed to 6 digits
+  // Each loss series' own, under its label; none for the accuracy.
+  EXPECT_DOUBLE_EQ(stats.at("loss_first_a"), 1.0);
+  EXPECT_NEAR(stats.at("loss_last_a"), 1.0 / 13, 1e-6);
+  EXPECT_DOUBLE_EQ(stats.at("loss_first_b"), 2.0);
+  EXPECT_NEAR(stats.at("loss_last_b"), 2.0 / 13, 1e-6);
+  EXPECT_EQ(stats.size(), 7u);
   EXPECT_DOUBLE_EQ(stats.at("accuracy"), 1.0);
   session.set_learning_rate(0.1);
   EXPECT_DOUBLE_EQ(trainer.lr_, 0.1);

@@ -4,7 +4,7 @@
 //
 //   const PlotArea area = draw_axes("Loss", size, 0, steps, 1e-3, 2, true, "step");
 //   draw->AddPolyline(...area.at(x, y)...);
-//   draw_legend(area, {{"additive", kAdditiveColor}});
+//   draw_legend(area, {{"fit", kFitColor}});
 #pragma once
 
 #include <imgui.h>
@@ -19,8 +19,6 @@ namespace ag::viewer {
 inline const ImU32 kTruthColor = IM_COL32(200, 200, 200, 255);
 inline const ImU32 kPointColor = IM_COL32(255, 170, 60, 255);
 inline const ImU32 kFitColor = IM_COL32(90, 170, 255, 255);
-inline const ImU32 kAdditiveColor = IM_COL32(255, 150, 50, 255);
-inline const ImU32 kDotColor = IM_COL32(90, 170, 255, 255);
 inline const ImU32 kScaledColor = IM_COL32(90, 170, 255, 255);    // scores / sqrt(d)
 inline const ImU32 kUnscaledColor = IM_COL32(255, 150, 60, 255);  // scores as they are
 inline const ImU32 kAxisColor = IM_COL32(140, 140, 150, 255);

@@ -45,28 +45,6 @@ const char* const kPresetNotes[] = {
     "W_k, W_a, ...) has its own notion of match; with random parameters it need not prefer "
     "the copy."};
 
-// "additive: 3 parameter tensors (W_k, W_q, w_v), 40 numbers, as
-// initialised (...), never trained" or "dot: no parameters, nothing to train".
-// How many numbers the function's parameters hold.
-int64_t parameter_numbers(const nn::ScoringFunction& function) {
-  int64_t count = 0;
-  for (const Tensor& p : function.parameters()) count += p.numel();
-  return count;
-}
-
-std::string parameters_line(const std::string& name, const nn::ScoringFunction& function) {
-  const auto parameters = function.named_parameters();
-  if (parameters.empty()) return name + ": no parameters, nothing to train";
-  std::string names;
-  for (const auto& entry : parameters) {
-    names += (names.empty() ? "" : ", ") + entry.first.substr(0, entry.first.find('.'));
-  }
-  const char* tensors = parameters.size() == 1 ? " parameter tensor (" : " parameter tensors (";
-  return name + ": " + std::to_string(parameters.size()) + tensors + names + "), " +
-         std::to_string(parameter_numbers(function)) +
-         " numbers, as initialised (the seed draws the random ones), never trained";
-}
-
 class CompareScene : public Scene {
  public:
   CompareScene() { rebuild(); }
@@ -252,12 +230,7 @@ class CompareScene : public Scene {
     ImGui::Spacing();
     // Each function as the table describes it, and what it has learned.
     for (size_t m = 0; m < 2; ++m) {
-      if (const nn::ScoringEntry* entry = nn::find_scoring_function(pair_[m])) {
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[m]), "%s",
-                           pair_[m].c_str());
-        show_note(entry->summary.c_str());
-      }
-      if (functions_[m]) show_note(parameters_line(pair_[m], *functions_[m]).c_str());
+      if (functions_[m]) draw_untrained_function(m, pair_[m], *functions_[m]);
     }
     show_note(
         "Both: weights = masked_softmax(scores, valid_len); output = weights @ values. "

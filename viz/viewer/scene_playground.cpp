@@ -1,32 +1,41 @@
 // Scene "playground": keys and queries are points of the plane (d = 2, as
 // d2l's toy keys) that the learner drags with the mouse; every move reruns
-// AdditiveAttention and DotProductAttention and redraws both weight maps.
-// Each key carries one scalar value, so each query's output is one number:
-// the weighted average of the values.
+// two scoring functions of nn's table (additive and dot by default; any two
+// of the table's names) and redraws both weight maps. Each key carries one
+// scalar value, so each query's output is one number: the weighted average
+// of the values (for a function that does not project them).
 //
 // Shapes (batch of one): queries [1, Tq, 2], keys [1, Tk, 2], values
-// [1, Tk, 1] -> weights [1, Tq, Tk], outputs [1, Tq, 1].
+// [1, Tk, 1] -> weights [1, Tq, Tk], outputs [1, Tq, 1] (multihead: [1, Tq, h],
+// its W_o's width).
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "heatmap_widget.h"
 #include "playground_canvas.h"
 #include "scene.h"
+#include "scoring_choice.h"
 
 namespace ag::viewer {
 namespace {
 
 constexpr int64_t kDim = 2;  // queries and keys are points of the plane
 
-// The starting configurations, each with what it shows.
+// The starting configurations, each with what it shows: of any scoring
+// function, then of dot product and of additive attention, each shown only
+// beside its function ("": nothing to add).
 struct Preset {
   const char* name;
   const char* note;
+  const char* dot_note;
+  const char* additive_note;
   std::vector<ImVec2> keys, queries;
   int valid_len;  // -1: all keys
 };
@@ -35,9 +44,11 @@ std::vector<Preset> make_presets() {
   std::vector<Preset> presets;
   presets.push_back(
       {"scattered keys",
-       "Keys point in different directions and have different lengths. The dot product ranks "
-       "keys by q . k = |q| |k| cos(angle): long keys pointing the query's way win. Additive "
-       "attention scores with a small random MLP, so it has its own, flatter opinion.",
+       "Keys point in different directions and have different lengths.",
+       "The dot product ranks keys by q . k = |q| |k| cos(angle): long keys pointing the "
+       "query's way win.",
+       "Additive attention scores with a small random MLP: an opinion of its own, flatter than "
+       "the dot product's.",
        {{2.0f, 0.5f}, {-1.5f, 1.8f}, {0.4f, -2.2f}, {-2.2f, -1.0f}, {1.0f, 2.2f}, {-0.3f, 0.6f}},
        {{1.6f, 1.2f}, {-1.2f, -0.6f}, {0.3f, -1.0f}},
        -1});
@@ -48,6 +59,8 @@ std::vector<Preset> make_presets() {
        "the softmax of equal numbers is uniform, 1/2 on k0 and k1. Each output is the mean of v0 "
        "and v1 (in d2l, values arange(40) give [2, 3, 4, 5]). Drag the top key off the stack "
        "to break the tie.",
+       "",
+       "",
        std::vector<ImVec2>(10, ImVec2(1.0f, 1.0f)),
        {{0.8f, -1.3f}, {-1.5f, 0.7f}},
        2});
@@ -58,25 +71,26 @@ std::vector<Preset> make_presets() {
   }
   presets.push_back(
       {"keys on a circle",
-       "Eight keys of the same length. The dot product now only sees the angle: the key closest "
-       "in direction wins, and a longer query (q1) makes the same ranking sharper. Drag a query "
-       "towards the centre: its row turns uniform, since q = 0 scores every key 0.",
+       "Eight keys of the same length.",
+       "The dot product now only sees the angle: the key closest in direction wins, and a "
+       "longer query (q1) makes the same ranking sharper. Drag a query towards the centre: its "
+       "dot-product row turns uniform, since q = 0 scores every key 0.",
+       "",
        circle,
        {{1.0f, 0.4f}, {-0.6f, -2.6f}},
        -1});
   presets.push_back(
       {"one key far away",
-       "q0 sits among four nearby keys, yet the dot product gives most of its weight to the far "
-       "key k4: it points roughly the same way and is long. Dot-product attention is not a "
-       "distance. q1, on the other side of the origin, gives k4 almost nothing.",
+       "q0 sits among four nearby keys; k4 is far away.",
+       "Yet the dot product gives most of q0's weight to the far key k4: it points roughly the "
+       "same way and is long. Dot-product attention is not a distance. q1, on the other side "
+       "of the origin, gives k4 almost nothing.",
+       "",
        {{1.1f, 0.5f}, {0.4f, 1.2f}, {1.3f, -0.1f}, {0.0f, 0.5f}, {2.6f, 2.4f}},
        {{0.75f, 0.8f}, {-1.0f, -0.8f}},
        -1});
   return presets;
 }
-
-// Which module's weights the lines from the selected query show.
-const char* const kLineSources[] = {"dot product", "additive"};
 
 // [1, n, 2] from points of the plane.
 Tensor points_tensor(const std::vector<ImVec2>& points) {
@@ -92,15 +106,17 @@ class PlaygroundScene : public Scene {
  public:
   PlaygroundScene() : presets_(make_presets()) {
     apply_preset();
-    rebuild_additive();
+    rebuild();
   }
   const char* name() const override { return "playground"; }
   const char* label() const override { return "Playground"; }
 
-  // What the library is fed, then two entries for tests that are no inputs:
-  // "canvas" says where the points are drawn (a point (x, y) lands at ImGui
-  // pixel (c[0] x + c[1], c[2] y + c[3]), so a UI test can grab one) and
-  // "shown.*" are the numbers the tables print: outputs [Tq], scores [Tq, Tk].
+  // What the library is fed (each function's parameters under its name,
+  // "additive.W_k.weight", ...), then two entries for tests that are no
+  // inputs: "canvas" says where the points are drawn (a point (x, y) lands at
+  // ImGui pixel (c[0] x + c[1], c[2] y + c[3]), so a UI test can grab one) and
+  // "shown.*" are the numbers the tables print, by function name: outputs
+  // ("shown.dot_outputs", [Tq] or [Tq * h]), scores ("shown.dot_scores", [Tq, Tk]).
   std::map<std::string, Tensor> inputs() const override {
     std::map<std::string, Tensor> out{{"queries", queries_},
                                       {"keys", keys_},
@@ -109,23 +125,31 @@ class PlaygroundScene : public Scene {
                                       {"canvas", tensor({canvas_.scale(), canvas_.origin().x,
                                                          -canvas_.scale(), canvas_.origin().y},
                                                         {4}, kFloat64)}};
-    for (const auto& [name, p] : additive_->state_dict()) out["additive." + name] = p;
+    for (size_t m = 0; m < 2; ++m) {
+      if (!functions_[m]) continue;
+      for (const auto& [name, p] : functions_[m]->state_dict()) out[pair_[m] + "." + name] = p;
+    }
     if (error_.empty()) {
-      out["shown.additive_outputs"] = reshape(additive_out_, {-1});
-      out["shown.dot_outputs"] = reshape(dot_out_, {-1});
-      out["shown.additive_scores"] = additive_scores_;
-      out["shown.dot_scores"] = dot_scores_;
+      for (size_t m = 0; m < 2; ++m) {
+        out["shown." + pair_[m] + "_outputs"] = reshape(outputs_[m], {-1});
+        out["shown." + pair_[m] + "_scores"] = scores_[m];
+      }
     }
     return out;
   }
 
   std::vector<Knob> knobs() override {
-    return {choice_knob("preset", "the starting points",
-                        {"scattered", "all-ones", "circle", "far-key"}, [this](int preset) {
-                          preset_ = preset;
-                          apply_preset();
-                          forward();
-                        })};
+    return {
+        choice_knob("preset", "the starting points", {"scattered", "all-ones", "circle", "far-key"},
+                    [this](int preset) {
+                      preset_ = preset;
+                      apply_preset();
+                      forward();
+                    }),
+        scoring_pair_knob([this](const ScoringPair& pair) {
+          pair_ = pair;
+          rebuild();
+        })};
   }
 
   void draw() override {
@@ -148,20 +172,22 @@ class PlaygroundScene : public Scene {
   }
 
  private:
-  // ---- state: the points, their values, the knobs, the modules ---------------------
+  // ---- state: the points, their values, the knobs, the two functions ----------------
   std::vector<Preset> presets_;
   int preset_ = 0;
   PlaygroundPoints points_;
   int seed_ = 3, hiddens_ = 8;
-  std::unique_ptr<nn::AdditiveAttention> additive_;
-  nn::DotProductAttention dot_;
+  ScoringPair pair_ = kDefaultScoringPair;
+  std::array<std::unique_ptr<nn::ScoringFunction>, 2> functions_;
   Tensor queries_, keys_, values_, valid_lens_;
-  Tensor additive_weights_, dot_weights_, additive_out_, dot_out_;
-  // The scores before the softmax, [Tq, Tk], recomputed from the modules'
-  // formulas for the scores table, and the cap on additive scores.
-  Tensor additive_scores_, dot_scores_;
-  double additive_cap_ = 0;
+  // Per function: weights and scores [Tq, Tk] (the scores before the mask
+  // and the softmax), outputs [Tq, context width].
+  std::array<Tensor, 2> weights_, scores_, outputs_;
+  double additive_cap_ = 0;  // sum |w_v|: what an additive score never exceeds
   std::string error_;
+
+  // Whether `name` is one of the two functions shown.
+  bool shows(const char* name) const { return pair_[0] == name || pair_[1] == name; }
 
   // Puts the points of the chosen preset on the canvas; values are the key
   // indices (0, 1, 2, ...), as d2l's arange values, so an output reads as
@@ -178,44 +204,51 @@ class PlaygroundScene : public Scene {
     points_.selected_query = 0;
   }
 
-  // Fresh additive parameters: the same seed and h always give the same module.
-  // (A module that cannot be built keeps the old one, so inputs() stays valid.)
-  void rebuild_additive() {
+  // Both functions from the table, each drawing its parameters from the same
+  // seed (the same seed and h always give the same functions). One head: a
+  // multihead's weights are then the softmax of the one score row the table
+  // prints. A pair that cannot be built shows its error until the next one.
+  void rebuild() {
+    error_.clear();
     try {
-      manual_seed(static_cast<uint64_t>(seed_));
-      additive_ = std::make_unique<nn::AdditiveAttention>(kDim, kDim, hiddens_);
+      for (size_t m = 0; m < 2; ++m) {
+        manual_seed(static_cast<uint64_t>(seed_));
+        functions_[m] = nn::make_scoring_function(
+            pair_[m],
+            {.query_size = kDim, .key_size = kDim, .num_hiddens = hiddens_, .value_size = 1});
+        functions_[m]->eval();
+      }
     } catch (const Error& e) {
       error_ = e.what();
-      return;
+      functions_ = {};
     }
-    additive_->eval();
-    dot_.eval();
     forward();
   }
 
-  // Both modules on the current points: runs after every change.
+  // Both functions on the current points: runs after every change.
   void forward() {
+    const int64_t num_keys = static_cast<int64_t>(points_.keys.size());
+    queries_ = points_tensor(points_.queries);
+    keys_ = points_tensor(points_.keys);
+    values_ =
+        tensor(std::vector<double>(points_.values.begin(), points_.values.end()), {1, num_keys, 1});
+    valid_lens_ = tensor({static_cast<double>(points_.valid_len)}, {1}, kInt64);
+    if (!functions_[0] || !functions_[1]) return;  // rebuild()'s error stays on screen
     error_.clear();
     try {
       NoGradGuard no_grad;
-      const int64_t num_keys = static_cast<int64_t>(points_.keys.size());
-      queries_ = points_tensor(points_.queries);
-      keys_ = points_tensor(points_.keys);
-      values_ = tensor(std::vector<double>(points_.values.begin(), points_.values.end()),
-                       {1, num_keys, 1});
-      valid_lens_ = tensor({static_cast<double>(points_.valid_len)}, {1}, kInt64);
-      // The batch has one item: drop it for the [Tq, Tk] maps and [Tq, 1] outputs.
-      additive_out_ = squeeze((*additive_)(queries_, keys_, values_, valid_lens_), 0);
-      dot_out_ = squeeze(dot_(queries_, keys_, values_, valid_lens_), 0);
-      additive_weights_ = squeeze(additive_->attention_weights(), 0);
-      dot_weights_ = squeeze(dot_.attention_weights(), 0);
-      // Additive: w_v . tanh(W_q q + W_k k); |tanh| <= 1 caps it at sum |w_v|.
-      const Tensor w_v = reshape(additive_->w_v.weight, {-1});
-      additive_scores_ = squeeze(additive_scores(linear(queries_, additive_->W_q.weight),
-                                                 linear(keys_, additive_->W_k.weight), w_v),
-                                 0);
-      additive_cap_ = sum(abs(w_v)).item();
-      dot_scores_ = squeeze(matmul(queries_, transpose(keys_, 1, 2)), 0) / std::sqrt(double{kDim});
+      for (size_t m = 0; m < 2; ++m) {
+        nn::ScoringFunction& function = *functions_[m];
+        const nn::AttentionMemory memory = function.remember(keys_, values_);
+        // The batch has one item: drop it for the [Tq, Tk] maps and [Tq, 1] outputs.
+        outputs_[m] = squeeze(function.attend(queries_, memory, valid_lens_), 0);
+        weights_[m] = squeeze(function.attention_weights(), 0);
+        scores_[m] = squeeze(function.scores(queries_, memory), 0);
+        // Additive: w_v . tanh(W_q q + W_k k); |tanh| <= 1 caps it at sum |w_v|.
+        if (pair_[m] == "additive") {
+          additive_cap_ = sum(abs(function.state_dict().at("w_v.weight"))).item();
+        }
+      }
     } catch (const Error& e) {
       error_ = e.what();
     }
@@ -223,6 +256,9 @@ class PlaygroundScene : public Scene {
 
   // ---- panel: the knobs --------------------------------------------------------------
   void draw_controls() {
+    ImGui::TextUnformatted("Scoring functions (nn's table)");
+    if (draw_scoring_pair_choice(pair_)) rebuild();
+    ImGui::Separator();
     ImGui::TextUnformatted("Start from");
     if (ImGui::BeginCombo("preset", presets_[static_cast<size_t>(preset_)].name)) {
       for (int i = 0; i < static_cast<int>(presets_.size()); ++i) {
@@ -283,33 +319,48 @@ class PlaygroundScene : public Scene {
     }
     ImGui::Separator();
 
-    ImGui::TextUnformatted("Additive attention's MLP");
-    bool rebuild = ImGui::SliderInt("hiddens h", &hiddens_, 1, 32);
-    rebuild |= ImGui::SliderInt("seed", &seed_, 0, 99);
-    if (rebuild) rebuild_additive();
+    ImGui::TextUnformatted("Parameters (any function's that has them)");
+    bool changed = ImGui::SliderInt("hiddens h", &hiddens_, 1, 32);
+    changed |= ImGui::SliderInt("seed", &seed_, 0, 99);
+    if (changed) rebuild();
     ImGui::Separator();
-    ImGui::Combo("lines show", &line_source_, kLineSources, IM_ARRAYSIZE(kLineSources));
+    const char* const line_sources[] = {pair_[0].c_str(), pair_[1].c_str()};
+    ImGui::Combo("lines show", &line_source_, line_sources, IM_ARRAYSIZE(line_sources));
     ImGui::Checkbox("numbers in cells", &show_values_);
     ImGui::Separator();
-    show_note(presets_[static_cast<size_t>(preset_)].note);
+    draw_notes();
+  }
+
+  // What the preset shows and what to try: what is said of dot product or
+  // additive attention only beside that function.
+  void draw_notes() const {
+    const Preset& preset = presets_[static_cast<size_t>(preset_)];
+    std::string note = preset.note;
+    if (shows("dot") && *preset.dot_note) note += std::string(" ") + preset.dot_note;
+    if (shows("additive") && *preset.additive_note) note += std::string(" ") + preset.additive_note;
+    show_note(note.c_str());
     ImGui::Spacing();
-    show_note(
-        "Try: drag a query along the direction of a key, away from the origin. The dot "
-        "product grows with the query's length, so its row sharpens without limit; additive "
-        "attention passes W_q q + W_k k through tanh, which saturates, so its row stops "
-        "changing.\n"
-        "Right-click the canvas to add or remove points; valid_len 0 masks every key, and d2l's "
-        "-1e6 then makes the row uniform.");
-    ImGui::Spacing();
-    show_note(
-        "Additive: w_v . tanh(W_q q + W_k k), h hidden units, random (untrained) parameters.\n"
-        "Dot product: q . k / sqrt(2).\n"
-        "weights = masked_softmax(scores, valid_len); output = sum_j weight_j v_j.");
+    std::string try_this =
+        "Try: drag a query along the direction of a key, away from the origin, and watch its "
+        "rows.";
+    if (shows("dot")) {
+      try_this +=
+          " The dot product grows with the query's length, so its row sharpens without limit.";
+    }
+    if (shows("additive")) {
+      try_this +=
+          " Additive attention passes W_q q + W_k k through tanh, which saturates, so its row "
+          "stops changing.";
+    }
+    try_this +=
+        "\nRight-click the canvas to add or remove points; valid_len 0 masks every key, and "
+        "d2l's -1e6 then makes the row uniform.";
+    show_note(try_this.c_str());
   }
 
   // ---- panel: the canvas where points are dragged ----------------------------------------
   PlaygroundCanvas canvas_;
-  int line_source_ = 0;
+  int line_source_ = 1;  // whose weights the lines show: the second's (dot's, by default)
   bool show_values_ = false;
 
   // A square as tall as the tab leaves for it under the outputs table
@@ -322,12 +373,20 @@ class PlaygroundScene : public Scene {
 
   void draw_canvas() {
     if (canvas_.interact(points_, ImGui::GetContentRegionAvail().x)) forward();
-    const Tensor& weights = line_source_ == 0 ? dot_weights_ : additive_weights_;
-    canvas_.paint(points_, error_.empty() ? weights : Tensor());
+    canvas_.paint(points_, error_.empty() ? weights_[static_cast<size_t>(line_source_)] : Tensor());
     if (canvas_.menu(points_)) forward();
   }
 
   // ---- panel: each query's output ----------------------------------------------------------
+  // A function's number in its colour; greyed (a masked key's) in the text's.
+  static void colored_number(size_t m, double value, bool greyed) {
+    if (greyed) {
+      ImGui::Text("%.3f", value);
+    } else {
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[m]), "%.3f", value);
+    }
+  }
+
   void draw_outputs() {
     show_note(
         "Circles: keys, coloured by their value. Diamonds: queries; the filled one is selected "
@@ -336,10 +395,12 @@ class PlaygroundScene : public Scene {
     if (!ImGui::BeginTable("outputs", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
     ImGui::TableSetupColumn("query");
     ImGui::TableSetupColumn("position");
-    ImGui::TableSetupColumn("additive");
-    ImGui::TableSetupColumn("dot product");
+    for (const std::string& name : pair_) ImGui::TableSetupColumn(name.c_str());
     ImGui::TableHeadersRow();
-    const std::vector<double> additive = additive_out_.to_vector(), dot = dot_out_.to_vector();
+    // A function that projects the values (multihead) has a wider output:
+    // its column says how wide instead.
+    const std::array<std::vector<double>, 2> outputs = {outputs_[0].to_vector(),
+                                                        outputs_[1].to_vector()};
     for (size_t i = 0; i < points_.queries.size(); ++i) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -351,10 +412,15 @@ class PlaygroundScene : public Scene {
       }
       ImGui::TableNextColumn();
       ImGui::Text("(%.2f, %.2f)", points_.queries[i].x, points_.queries[i].y);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", additive[i]);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", dot[i]);
+      for (size_t m = 0; m < 2; ++m) {
+        ImGui::TableNextColumn();
+        const int64_t width = outputs_[m].size(1);
+        if (width == 1) {
+          colored_number(m, outputs[m][i], false);
+        } else {
+          ImGui::TextDisabled("%lld numbers", static_cast<long long>(width));
+        }
+      }
     }
     ImGui::EndTable();
   }
@@ -362,7 +428,7 @@ class PlaygroundScene : public Scene {
   // ---- panel: the two weight maps ----------------------------------------------------------
   void draw_maps() {
     // One scale for both maps, 0 to the largest weight: equal colours mean equal weights.
-    const double top = std::max(max(additive_weights_).item(), max(dot_weights_).item());
+    const double top = std::max(max(weights_[0]).item(), max(weights_[1]).item());
     const viz::ColorScale scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};
     const int64_t num_queries = static_cast<int64_t>(points_.queries.size());
     const int64_t num_keys = static_cast<int64_t>(points_.keys.size());
@@ -373,17 +439,27 @@ class PlaygroundScene : public Scene {
                           std::floor(ImGui::GetContentRegionAvail().y * 0.3f));
     ImGui::TextWrapped("Attention weights (rows sum to 1; hatched: past valid_len)");
     ImGui::BeginGroup();
-    draw_heatmap(
-        {"playground/additive", "additive " + describe(additive_weights_), additive_weights_, keep,
-         scale, "Keys", "Queries", "query", "key", 64, show_values_},
-        map_size);
-    draw_heatmap({"playground/dot", "dot product " + describe(dot_weights_), dot_weights_, keep,
-                  scale, "Keys", "Queries", "query", "key", 64, show_values_},
-                 map_size);
+    for (size_t m = 0; m < 2; ++m) {
+      draw_heatmap({"playground/" + pair_[m], pair_[m] + " " + describe(weights_[m]), weights_[m],
+                    keep, scale, "Keys", "Queries", "query", "key", 64, show_values_},
+                   map_size);
+    }
     ImGui::EndGroup();
     ImGui::SameLine();
     draw_colorbar("weights bar", scale, 200);
     draw_scores();
+    draw_functions();
+  }
+
+  // ---- panel: each function as the table builds it ------------------------------------------
+  void draw_functions() const {
+    ImGui::Separator();
+    for (size_t m = 0; m < 2; ++m) draw_untrained_function(m, pair_[m], *functions_[m]);
+    show_note(
+        "Both as nn's table builds them for points of the plane (q and k: 2 numbers), with h "
+        "hidden units where they have any, and one head. weights = masked_softmax(scores, "
+        "valid_len); output = sum_j weight_j v_j (a function that projects the values, as "
+        "multihead's W_v and W_o do, outputs the projection instead).");
   }
 
   // ---- panel: the selected query's scores, before and after the softmax -----------------
@@ -395,15 +471,15 @@ class PlaygroundScene : public Scene {
     if (!ImGui::BeginTable("scores", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
     ImGui::TableSetupColumn("key");
     // Short headers: the panel is about 300 pixels wide in a 1024-pixel window.
-    ImGui::TableSetupColumn("dot");
-    ImGui::TableSetupColumn("weight");
-    ImGui::TableSetupColumn("additive");
-    ImGui::TableSetupColumn("weight");
+    for (const std::string& name : pair_) {
+      ImGui::TableSetupColumn(name.c_str());
+      ImGui::TableSetupColumn("weight");
+    }
     ImGui::TableHeadersRow();
-    const std::vector<double> dot_scores = dot_scores_.to_vector(),
-                              additive_scores = additive_scores_.to_vector(),
-                              dot_weights = dot_weights_.to_vector(),
-                              additive_weights = additive_weights_.to_vector();
+    const std::array<std::vector<double>, 2> scores = {scores_[0].to_vector(),
+                                                       scores_[1].to_vector()},
+                                             weights = {weights_[0].to_vector(),
+                                                        weights_[1].to_vector()};
     for (size_t j = 0; j < num_keys; ++j) {
       const size_t k = q * num_keys + j;
       ImGui::TableNextRow();
@@ -412,24 +488,27 @@ class PlaygroundScene : public Scene {
       if (masked) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetColorU32(ImGuiCol_TextDisabled));
       ImGui::TableNextColumn();
       ImGui::Text("k%zu", j);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", dot_scores[k]);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", dot_weights[k]);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", additive_scores[k]);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", additive_weights[k]);
+      for (size_t m = 0; m < 2; ++m) {
+        ImGui::TableNextColumn();
+        colored_number(m, scores[m][k], masked);
+        ImGui::TableNextColumn();
+        colored_number(m, weights[m][k], masked);
+      }
       if (masked) ImGui::PopStyleColor();
     }
     ImGui::EndTable();
-    char note[256];
-    std::snprintf(note, sizeof note,
-                  "An additive score never leaves [-%.2f, %.2f] (sum |w_v|: tanh is at most 1); "
-                  "a dot score has no bound. Masked keys (grey rows) keep their score but get "
-                  "the book's -1e6 before the softmax.",
-                  additive_cap_, additive_cap_);
-    show_note(note);
+    std::string note;
+    if (shows("additive")) {
+      char cap[160];
+      std::snprintf(cap, sizeof cap,
+                    "An additive score never leaves [-%.2f, %.2f] (sum |w_v|: tanh is at most "
+                    "1). ",
+                    additive_cap_, additive_cap_);
+      note += cap;
+    }
+    if (shows("dot")) note += "A dot score has no bound. ";
+    note += "Masked keys (grey rows) keep their score but get the book's -1e6 before the softmax.";
+    show_note(note.c_str());
   }
 };
 

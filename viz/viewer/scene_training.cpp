@@ -12,7 +12,7 @@
 namespace ag::viewer {
 
 TrainingScene::TrainingScene() {
-  tasks_[static_cast<size_t>(Task::Retrieval)] = make_retrieval_task();
+  tasks_[static_cast<size_t>(Task::Retrieval)] = make_retrieval_task(retrieval_pair_);
   tasks_[static_cast<size_t>(Task::NadarayaWatson)] = make_nadaraya_watson_task();
   for (size_t i = 0; i < tasks_.size(); ++i) {
     sessions_[i] = std::make_unique<TrainingSession>(*tasks_[i]);
@@ -30,6 +30,25 @@ void TrainingScene::set_steps_per_frame(int steps) {
   for (auto& session : sessions_) session->set_steps_per_frame(steps);
 }
 
+void TrainingScene::set_retrieval_pair(const ScoringPair& pair) {
+  if (pair == retrieval_pair_) return;
+  const size_t r = static_cast<size_t>(Task::Retrieval);
+  const TrainingSession& old = *sessions_[r];
+  const bool paused = old.paused();
+  const int steps = old.steps_per_frame(), seed = old.seed();
+  const double lr = old.learning_rate();
+  // The session first: it reads its trainer until it goes.
+  sessions_[r].reset();
+  retrieval_pair_ = pair;
+  tasks_[r] = make_retrieval_task(pair);
+  sessions_[r] = std::make_unique<TrainingSession>(*tasks_[r]);
+  TrainingSession& session = *sessions_[r];
+  session.set_steps_per_frame(steps);
+  if (lr != session.learning_rate()) session.set_learning_rate(lr);
+  if (seed != session.seed()) session.set_seed(seed);  // step 0 again, from that seed
+  session.set_paused(paused);
+}
+
 std::map<std::string, Tensor> TrainingScene::inputs() const {
   std::map<std::string, Tensor> out = current_task().data();
   for (auto& [name, t] : session().shown_record()) out[name] = t;
@@ -42,6 +61,8 @@ std::vector<Knob> TrainingScene::knobs() {
       choice_knob("task", "the task shown (each trains on its own)",
                   {"retrieval", "nadaraya-watson"},
                   [this](int task) { set_task(static_cast<Task>(task)); }),
+      scoring_pair_knob([this](const ScoringPair& pair) { set_retrieval_pair(pair); },
+                        kRetrievalDefaultPair),
       choice_knob("paused", "yes: the shown task waits at its step 0 until Play (or Step)",
                   {"no", "yes"}, [this](int paused) { session().set_paused(paused == 1); }),
       number_knob("steps_per_frame", "training steps each frame, for every task", 1, 20, true,
@@ -68,11 +89,17 @@ void TrainingScene::draw() {
 void TrainingScene::draw_controls() {
   ImGui::TextUnformatted("Task");
   int task = static_cast<int>(task_);
-  bool changed = ImGui::RadioButton("retrieval: additive vs dot product", &task,
+  bool changed = ImGui::RadioButton("retrieval: two scoring functions", &task,
                                     static_cast<int>(Task::Retrieval));
   changed |= ImGui::RadioButton("Nadaraya-Watson regression", &task,
                                 static_cast<int>(Task::NadarayaWatson));
   if (changed) set_task(static_cast<Task>(task));
+  if (task_ == Task::Retrieval) {
+    ImGui::Separator();
+    ImGui::TextUnformatted("Scoring functions (nn's table)");
+    ScoringPair pair = retrieval_pair_;
+    if (draw_scoring_pair_choice(pair)) set_retrieval_pair(pair);
+  }
   ImGui::Separator();
   session().draw_controls();
   ImGui::Separator();

@@ -3,9 +3,10 @@
 // dL/dscores of every step on screen and the loss curve beside them.
 //
 //   retrieval        (first) a query must find the key it copies among
-//                    padded keys: additive and dot-product attention learn
-//                    it side by side, from the same data, their losses on
-//                    one plot.
+//                    padded keys: two scoring functions of nn's table
+//                    (additive and general_scaled by default; the knob
+//                    `scoring` or the combos choose any two) learn it side
+//                    by side, from the same data, their losses on one plot.
 //   Nadaraya-Watson  d2l's kernel regression with a learned kernel width:
 //                    training inputs are the keys, test inputs the queries;
 //                    the weight map sharpens as the width is learned.
@@ -36,13 +37,14 @@ class TrainingScene : public Scene {
   const char* label() const override { return "Training"; }
   void draw() override;
   // The shown task's data, then what the shown step used and computed: its
-  // parameters under their module names ("additive.W_q.weight", "w") and,
-  // as "shown.*", its loss, maps and parameter gradients, and its number.
+  // parameters under their functions' names ("additive.W_q.weight", "w")
+  // and, as "shown.*", its loss, maps and parameter gradients, and its number.
   std::map<std::string, Tensor> inputs() const override;
-  // task, paused, steps_per_frame, lr, seed.
+  // task, scoring, paused, steps_per_frame, lr, seed.
   std::vector<Knob> knobs() override;
   // loss_first (step 0) and loss_last (the newest step) of the shown task;
-  // for retrieval, the mean of the additive and the dot-product model's loss.
+  // for retrieval, the mean of its two models' losses, then each model's
+  // (loss_first_NAME, loss_last_NAME).
   void print_stats(std::ostream& out) const override;
 
   // ---- the controls: the buttons and sliders call these ------------------------
@@ -55,11 +57,16 @@ class TrainingScene : public Scene {
   const TrainingSession& session() const { return *sessions_[static_cast<size_t>(task_)]; }
   // For every task.
   void set_steps_per_frame(int steps);
+  // The retrieval task's two scoring functions: new models, its training
+  // starts over (paused or running as it was, at its seed and learning rate).
+  void set_retrieval_pair(const ScoringPair& pair);
+  const ScoringPair& retrieval_pair() const { return retrieval_pair_; }
 
  private:
   TrainingTask& current_task() const { return *tasks_[static_cast<size_t>(task_)]; }
   void draw_controls();
 
+  ScoringPair retrieval_pair_ = kRetrievalDefaultPair;
   std::array<std::unique_ptr<TrainingTask>, 2> tasks_;
   std::array<std::unique_ptr<TrainingSession>, 2> sessions_;
   Task task_ = Task::Retrieval;

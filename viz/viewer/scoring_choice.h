@@ -5,9 +5,11 @@
 #include <imgui.h>
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 
+#include "attograd/nn/scoring.h"
 #include "scene.h"
 
 namespace ag::viewer {
@@ -23,8 +25,20 @@ void check_scoring_pair(const ScoringPair& pair, const std::string& who);
 // tooltip; true when the learner chose another pair (a valid one: the other
 // model's name is not offered).
 bool draw_scoring_pair_choice(ScoringPair& pair);
-// The knob "scoring" (--set SCENE.scoring=general,multihead).
-Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set);
+// The knob "scoring" (--set SCENE.scoring=general,multihead); `defaults`
+// is the scene's pair before any is chosen (what --list-knobs says).
+Knob scoring_pair_knob(std::function<void(const ScoringPair&)> set,
+                       const ScoringPair& defaults = kDefaultScoringPair);
+
+// How many numbers `function`'s parameters hold.
+int64_t parameter_numbers(const nn::ScoringFunction& function);
+// Compared function m (its colour), by the table: its name, the table's
+// one-line summary, and what its parameters are: "additive: 3 parameter
+// tensors (W_k, W_q, w_v), 40 numbers, as initialised (the seed draws the
+// random ones), never trained" or "dot: no parameters, nothing to train".
+// For the scenes that run the functions as built, untrained.
+void draw_untrained_function(size_t m, const std::string& name,
+                             const nn::ScoringFunction& function);
 
 // The models' colours, in the plot and the maps' titles (tab10's first four:
 // the first model, additive by default, blue; the second orange; ...).

@@ -1,83 +1,108 @@
-// The training scene's retrieval task (see training_tasks.h): additive and
-// dot-product attention learn the same retrieval side by side.
+// The training scene's retrieval task (see training_tasks.h): two scoring
+// functions of nn's table learn the same retrieval side by side.
 //
 // Legend: B examples, T keys per example, d key and query size, v value
-// size, h additive attention's hidden units.
+// size, h hidden units (additive's, multihead's).
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <string>
 
 #include "heatmap_widget.h"
-#include "plot.h"
 #include "scene.h"
 #include "training_tasks.h"
 
 namespace ag::viewer {
 namespace {
 
-// ---- retrieval, additive vs dot product ------------------------------------------
+// ---- retrieval, two scoring functions of nn's table ---------------------------------
 // B examples, each with T keys and values of which the first valid_len are
 // real and the rest padding (masked with d2l's valid_lens). The query is a
 // noisy copy of one valid key; the right output is that key's value. Two
-// models learn it from the same data:
-//   additive     d2l's AdditiveAttention: w_v . tanh(W_q q + W_k k), h hidden units
-//   dot product  learned projections W_q, W_k, then (W_q q) . (W_k k) / sqrt(d)
-// with about as many parameters (h = 8: 136 vs 128). Loss: mean squared error
-// of the output against the right value, full batch, one Adam per model.
+// models learn it from the same data, each a scoring function of nn's table
+// built for these sizes (nn::make_scoring_function):
+//   scores  = a(q, k)                              the function's scores()
+//   weights = masked_softmax(scores, valid_lens)
+//   output  = weights @ values
+// The task pools the values itself, as they are (a multihead's W_v and W_o
+// go unused), so that the two models differ in their scores alone. Loss:
+// mean squared error of the output against the right value, full batch, one
+// Adam per model that has parameters; one without (dot) has nothing to
+// train, and its loss stays where it starts.
 constexpr int64_t kExamples = 16, kKeys = 8, kSize = 8, kValueSize = 4, kHiddens = 8;
+const nn::ScoringSizes kSizes{
+    .query_size = kSize, .key_size = kSize, .num_hiddens = kHiddens, .value_size = kValueSize};
 
-struct Model {
-  const char* name;  // "additive", "dot": the record's prefix
-  const char* label;
-  ImU32 color;
-};
-const Model kModels[] = {{"additive", "additive", kAdditiveColor},
-                         {"dot", "dot product", kDotColor}};
-
-// The parameters by module name, and their shapes.
-const std::pair<const char*, Shape> kRetrievalParameters[] = {
-    {"additive.W_k.weight", {kHiddens, kSize}},
-    {"additive.W_q.weight", {kHiddens, kSize}},
-    {"additive.w_v.weight", {1, kHiddens}},
-    {"dot.W_q.weight", {kSize, kSize}},
-    {"dot.W_k.weight", {kSize, kSize}}};
-
-std::vector<RecordField> retrieval_fields() {
-  std::vector<RecordField> fields;
-  for (const auto& [name, shape] : kRetrievalParameters) {
-    fields.push_back({name, shape});
-    fields.push_back({std::string("shown.grad.") + name, shape});
+// What function `name` learns here, from the parameters given a gradient:
+// "additive: learns its 136 numbers (W_k, W_q, w_v)", "multihead: learns 128
+// of its 200 numbers (W_q, W_k); W_v, W_o unused: the task pools the values
+// as they are", or "dot: no parameters, nothing to train: its loss stays flat".
+std::string learning_line(const std::string& name, const nn::ScoringFunction& function) {
+  const auto parameters = function.named_parameters();
+  if (parameters.empty()) return name + ": no parameters, nothing to train: its loss stays flat";
+  std::string learned, unused;
+  int64_t learned_numbers = 0;
+  for (const auto& [parameter, p] : parameters) {
+    std::string& list = p.grad().defined() ? learned : unused;
+    list += (list.empty() ? "" : ", ") + parameter.substr(0, parameter.find('.'));
+    if (p.grad().defined()) learned_numbers += p.numel();
   }
-  for (const Model& model : kModels) {
-    const std::string prefix = std::string("shown.") + model.name;
-    fields.push_back({prefix + ".loss", {1}});
-    for (const char* map : {".weights", ".grad_weights", ".grad_scores"}) {
-      fields.push_back({prefix + map, {kExamples, kKeys}});
-    }
-  }
-  return fields;
+  const int64_t all = parameter_numbers(function);
+  std::string line = name + ": learns " +
+                     (learned_numbers == all
+                          ? "its " + std::to_string(all)
+                          : std::to_string(learned_numbers) + " of its " + std::to_string(all)) +
+                     " numbers (" + learned + ")";
+  if (!unused.empty()) line += "; " + unused + " unused: the task pools the values as they are";
+  return line;
 }
 
 class RetrievalTask : public AdamTask {
  public:
-  const char* title() const override { return "Retrieval: additive vs dot product"; }
-  std::vector<RecordField> fields() const override { return retrieval_fields(); }
+  // Builds the functions once for their parameters' names and shapes (the
+  // record's fields); start() builds them again from the session's seed.
+  explicit RetrievalTask(const ScoringPair& pair)
+      : pair_(pair), title_("Retrieval: " + pair[0] + " vs " + pair[1]) {
+    build_functions(0);
+  }
+  const char* title() const override { return title_.c_str(); }
+
+  // Per function NAME: its parameters ("NAME.W_q.weight") and their
+  // gradients ("shown.grad.NAME.W_q.weight"), its loss and its three maps
+  // ("shown.NAME.weights", ...).
+  std::vector<RecordField> fields() const override {
+    std::vector<RecordField> fields;
+    for (size_t m = 0; m < 2; ++m) {
+      for (const auto& [name, p] : functions_[m]->named_parameters()) {
+        fields.push_back({pair_[m] + "." + name, p.shape()});
+        fields.push_back({"shown.grad." + pair_[m] + "." + name, p.shape()});
+      }
+      const std::string prefix = "shown." + pair_[m];
+      fields.push_back({prefix + ".loss", {1}});
+      for (const char* map : {".weights", ".grad_weights", ".grad_scores"}) {
+        fields.push_back({prefix + map, {kExamples, kKeys}});
+      }
+    }
+    return fields;
+  }
   std::vector<Series> series() const override {
-    return {{"shown.additive.loss", "additive", kAdditiveColor},
-            {"shown.dot.loss", "dot product", kDotColor}};
+    return {{"shown." + pair_[0] + ".loss", pair_[0], kScoringColors[0]},
+            {"shown." + pair_[1] + ".loss", pair_[1], kScoringColors[1]}};
   }
   double default_learning_rate() const override { return 0.01; }
   const char* note() const override {
     return "Each of the 16 examples has 8 keys, some of them padding (hatched: past its "
            "valid_len, masked), and a query that is a noisy copy of one valid key (framed in "
            "red). The right output is that key's value, so the right weights put 1 on the "
-           "framed key. Both models start from random parameters and see the same data; "
-           "each has its own Adam. Dot product compares q and k directly, so learning W_q and "
-           "W_k to match them is easy; additive attention must build a match test out of "
-           "tanh units, and learns more slowly.";
+           "framed key. Each model is a scoring function of nn's table (choose two above): its "
+           "scores go through the masked softmax, and the weights average the values. Both see "
+           "the same data, each with its own Adam, from the parameters its constructor draws. A "
+           "function without parameters (the table's dot) cannot learn: its loss stays where it "
+           "starts. Hence the default pair, additive and general_scaled: general_scaled, q^T W_a "
+           "k / sqrt(d), is the dot product with a learned matrix between q and k.";
   }
   std::map<std::string, Tensor> data() const override {
     return {{"queries", queries_},       {"keys", keys_},     {"values", values_},
@@ -115,12 +140,10 @@ class RetrievalTask : public AdamTask {
     // colours mean equal numbers across the pair.
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, 1.0};
     draw_pair(record, "weights", "weights (framed: the right key)", weight_scale, map_size);
-    const viz::ColorScale grad_weights_scale = gradient_scale(
-        {record.at("shown.additive.grad_weights"), record.at("shown.dot.grad_weights")});
+    const viz::ColorScale grad_weights_scale = gradient_scale(both(record, "grad_weights"));
     ImGui::SameLine();
     draw_pair(record, "grad_weights", "dL/dweights", grad_weights_scale, map_size);
-    const viz::ColorScale grad_scores_scale = gradient_scale(
-        {record.at("shown.additive.grad_scores"), record.at("shown.dot.grad_scores")});
+    const viz::ColorScale grad_scores_scale = gradient_scale(both(record, "grad_scores"));
     ImGui::SameLine();
     draw_pair(record, "grad_scores", "dL/dscores", grad_scores_scale, map_size);
   }
@@ -140,20 +163,17 @@ class RetrievalTask : public AdamTask {
     queries_ = bmm(pick, keys_) + 0.3 * randn({kExamples, 1, kSize});
     answer_ = bmm(pick, values_);
     keep_ = sequence_mask(valid_lens_, kKeys);
-    additive_ = std::make_unique<nn::AdditiveAttention>(kSize, kSize, kHiddens);
-    dot_W_q_ = std::make_unique<nn::Linear>(kSize, kSize, /*bias=*/false);
-    dot_W_k_ = std::make_unique<nn::Linear>(kSize, kSize, /*bias=*/false);
+    // One more draw seeds both functions' parameters: a function starts from
+    // the same parameters whatever its partner, so its curve is the same in
+    // every pair, and two functions whose parameters have one shape start
+    // from the same numbers (as in the compare scene).
+    build_functions(static_cast<uint64_t>(rand({1}).item() * 0x1p31));
   }
   std::vector<std::vector<Tensor>> parameter_groups() const override {
-    return {additive_->parameters(), {dot_W_q_->weight, dot_W_k_->weight}};
+    return {functions_[0]->parameters(), functions_[1]->parameters()};
   }
 
   std::map<std::string, Tensor> evaluate() override {
-    // Scores [B, 1, T] as the two modules compute them inside their forward.
-    const Tensor additive = additive_scores(additive_->W_q(queries_), additive_->W_k(keys_),
-                                            reshape(additive_->w_v.weight, {kHiddens}));
-    const Tensor dot_scores =
-        bmm((*dot_W_q_)(queries_), transpose((*dot_W_k_)(keys_), 1, 2)) / std::sqrt(double{kSize});
     const auto weights_of = [&](const Tensor& scores) {
       return masked_softmax(scores, valid_lens_);
     };
@@ -161,24 +181,27 @@ class RetrievalTask : public AdamTask {
       return mse_loss(bmm(weights, values_), answer_);
     };
     std::map<std::string, Tensor> record;
-    const std::pair<const char*, Tensor> scores[] = {{"additive", additive}, {"dot", dot_scores}};
-    for (const auto& [name, model_scores] : scores) {
-      const Staged staged = staged_backward(model_scores, weights_of, loss_of);
-      const std::string prefix = std::string("shown.") + name;
+    for (size_t m = 0; m < 2; ++m) {
+      nn::ScoringFunction& function = *functions_[m];
+      // Scores [B, 1, T]. Those of a function without parameters need no
+      // gradient: a leaf that asks for one, so that dL/dscores still shows
+      // what they would need.
+      Tensor scores = function.scores(queries_, function.remember(keys_, values_));
+      if (!scores.requires_grad()) scores = scores.detach().requires_grad_();
+      const Staged staged = staged_backward(scores, weights_of, loss_of);
+      const std::string prefix = "shown." + pair_[m];
       record[prefix + ".loss"] = reshape(staged.loss, {1});
       record[prefix + ".weights"] = reshape(staged.weights, {kExamples, kKeys});
       record[prefix + ".grad_weights"] = reshape(staged.grad_weights, {kExamples, kKeys});
       record[prefix + ".grad_scores"] = reshape(staged.grad_scores, {kExamples, kKeys});
-    }
-    const std::pair<std::string, Tensor> parameters[] = {
-        {"additive.W_k.weight", additive_->W_k.weight},
-        {"additive.W_q.weight", additive_->W_q.weight},
-        {"additive.w_v.weight", additive_->w_v.weight},
-        {"dot.W_q.weight", dot_W_q_->weight},
-        {"dot.W_k.weight", dot_W_k_->weight}};
-    for (const auto& [name, p] : parameters) {
-      record[name] = p.detach().clone();
-      record["shown.grad." + name] = p.grad().clone();
+      for (const auto& [name, p] : function.named_parameters()) {
+        record[pair_[m] + "." + name] = p.detach().clone();
+        // A parameter the scores do not use (multihead's W_v, W_o) gets no
+        // gradient: 0 in the record.
+        record["shown.grad." + pair_[m] + "." + name] =
+            p.grad().defined() ? p.grad().clone() : zeros(p.shape(), p.dtype());
+      }
+      learning_[m] = learning_line(pair_[m], function);
     }
     return record;
   }
@@ -200,11 +223,11 @@ class RetrievalTask : public AdamTask {
     ImGui::TableSetupColumn("loss");
     ImGui::TableSetupColumn("right key");
     ImGui::TableHeadersRow();
-    for (const Model& model : kModels) {
-      const std::string prefix = std::string("shown.") + model.name;
+    for (size_t m = 0; m < 2; ++m) {
+      const std::string prefix = "shown." + pair_[m];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(model.color), "%s", model.label);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[m]), "%s", pair_[m].c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%.5f", record.at(prefix + ".loss").item());
       ImGui::TableNextColumn();
@@ -214,17 +237,24 @@ class RetrievalTask : public AdamTask {
     show_note(
         "right key: how many of the 16 examples put their largest weight on the key their "
         "query copies (chance: about 1 in 6).");
+    for (size_t m = 0; m < 2; ++m) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kScoringColors[m]);
+      ImGui::TextWrapped("%s", learning_[m].c_str());
+      ImGui::PopStyleColor();
+    }
     ImGui::Spacing();
     ImGui::TextUnformatted("Try this");
     show_note(
-        "- Dot product's rows gather on their framed keys within about 50 steps, and its "
-        "gradient maps fade to white as its loss falls. Additive attention learns more slowly "
-        "and, at the default settings, levels off with a few rows wrong.\n"
+        "- Compare the two loss curves and the right-key column: which function learns the "
+        "match faster, and does it get every row right? (With the default pair and seed 0, "
+        "general_scaled's loss falls faster than additive's; after 300 steps each still has a "
+        "row or two on a wrong key.)\n"
         "- Padding: the hatched keys never get weight, and dL/dscores there is exactly 0: no "
         "gradient passes a masked score.\n"
-        "- Set the learning rate to about 0.1 and press Reset: dot-product scores grow so fast "
-        "that the softmax saturates. One example locks onto a wrong key with weight 1, and its "
-        "row of dL/dscores turns white: no gradient is left to pull it back.\n"
+        "- Set the learning rate to about 0.1 and press Reset: the scores grow faster. (With the "
+        "default pair and seed 0, general_scaled gets all 16 rows right within 200 steps; "
+        "additive keeps two wrong, and the gradient left on their rows of dL/dscores is nearly "
+        "0: too little to pull them back.)\n"
         "- Drag the history slider back to look at any of the last 300 steps.");
   }
 
@@ -239,8 +269,8 @@ class RetrievalTask : public AdamTask {
   static constexpr float kMaxNarrowCell = 12.0f;
 
   // The narrow layout: one row per model, one column per quantity (weights,
-  // dL/dweights, dL/dscores), each column's colour bar beside the dot-product
-  // map, under a loss plot at least kMinPlotHeight tall; the cells are as
+  // dL/dweights, dL/dscores), each column's colour bar beside the second
+  // model's map, under a loss plot at least kMinPlotHeight tall; the cells are as
   // large as that leaves room for, and the table and notes beside the plot
   // scroll in their own child.
   void draw_by_model(const TrainingSession& session, const std::map<std::string, Tensor>& record,
@@ -270,28 +300,24 @@ class RetrievalTask : public AdamTask {
     const char* const fields[] = {"weights", "grad_weights", "grad_scores"};
     const char* const titles[] = {"weights", "dL/dweights", "dL/dscores"};
     const viz::ColorScale scales[] = {{viz::Colormap::Viridis, 0.0, 1.0},
-                                      gradient_scale({record.at("shown.additive.grad_weights"),
-                                                      record.at("shown.dot.grad_weights")}),
-                                      gradient_scale({record.at("shown.additive.grad_scores"),
-                                                      record.at("shown.dot.grad_scores")})};
+                                      gradient_scale(both(record, "grad_weights")),
+                                      gradient_scale(both(record, "grad_scores"))};
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    for (size_t m = 0; m < std::size(kModels); ++m) {
-      const Model& model = kModels[m];
+    for (size_t m = 0; m < 2; ++m) {
       const float row_y = origin.y + row_height * static_cast<float>(m);
       ImGui::SetCursorScreenPos(ImVec2(origin.x, row_y));
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(model.color), "%s", model.label);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kScoringColors[m]), "%s", pair_[m].c_str());
       const float maps_y = ImGui::GetCursorScreenPos().y;
       for (size_t q = 0; q < std::size(fields); ++q) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x + column_width * static_cast<float>(q), maps_y));
         const bool weights = q == 0;
-        draw_heatmap(
-            {std::string("training/") + model.name + "_" + fields[q], titles[q],
-             record.at(std::string("shown.") + model.name + "." + fields[q]),
-             weights ? keep_ : Tensor(), scales[q], "key", "example", "example", "key", cell},
-            ImVec2(column_width - bar, row_height));
+        draw_heatmap({"training/" + pair_[m] + "_" + fields[q], titles[q],
+                      record.at("shown." + pair_[m] + "." + fields[q]), weights ? keep_ : Tensor(),
+                      scales[q], "key", "example", "example", "key", cell},
+                     ImVec2(column_width - bar, row_height));
         if (weights) frame_target_keys(drawn_heatmaps().back());
         // The bar of a column, once, beside its lower map.
-        if (m + 1 == std::size(kModels)) {
+        if (m == 1) {
           colorbar_beside_last_map((std::string(fields[q]) + " bar").c_str(), scales[q]);
         }
       }
@@ -300,8 +326,8 @@ class RetrievalTask : public AdamTask {
     ImGui::Dummy(ImVec2(avail.x, 0));
   }
 
-  // The additive and the dot-product map of one quantity ("weights",
-  // "grad_weights", "grad_scores"), then their shared colour bar. The
+  // Both models' maps of one quantity ("weights", "grad_weights",
+  // "grad_scores"), then their shared colour bar. The
   // weights hatch the padding and frame each example's target key; the
   // gradients show every number (dL/dscores is exactly 0 at the padding).
   void draw_pair(const std::map<std::string, Tensor>& record, const char* field, const char* title,
@@ -310,10 +336,9 @@ class RetrievalTask : public AdamTask {
     ImGui::BeginGroup();
     ImGui::TextUnformatted(title);
     ImGui::BeginGroup();
-    for (const Model& model : kModels) {
-      const std::string id = std::string("training/") + model.name + "_" + field;
+    for (const std::string& name : pair_) {
       draw_heatmap(
-          {id, model.label, record.at(std::string("shown.") + model.name + "." + field),
+          {"training/" + name + "_" + field, name, record.at("shown." + name + "." + field),
            weights ? keep_ : Tensor(), scale, "key", "example", "example", "key", kMaxCell},
           size);
       if (weights) frame_target_keys(drawn_heatmaps().back());
@@ -340,14 +365,31 @@ class RetrievalTask : public AdamTask {
   Tensor queries_, keys_, values_, answer_;  // [B, 1, d], [B, T, d], [B, T, v], [B, 1, v]
   Tensor valid_lens_, target_;               // int64 [B]
   Tensor keep_;                              // bool [B, T]: false at padding
-  std::unique_ptr<nn::AdditiveAttention> additive_;
-  std::unique_ptr<nn::Linear> dot_W_q_, dot_W_k_;
+  const ScoringPair pair_;
+  const std::string title_;
+  std::array<std::unique_ptr<nn::ScoringFunction>, 2> functions_;
+  // What each function learns (learning_line), as the last evaluation found.
+  std::array<std::string, 2> learning_;
+
+  // The two functions, each drawing its parameters after manual_seed(seed).
+  void build_functions(uint64_t seed) {
+    for (size_t m = 0; m < 2; ++m) {
+      manual_seed(seed);
+      functions_[m] = nn::make_scoring_function(pair_[m], kSizes);
+    }
+  }
+
+  // Both models' map `field` of `record`, for one colour scale.
+  std::vector<Tensor> both(const std::map<std::string, Tensor>& record, const char* field) const {
+    return {record.at("shown." + pair_[0] + "." + field),
+            record.at("shown." + pair_[1] + "." + field)};
+  }
 };
 
 }  // namespace
 
-std::unique_ptr<TrainingTask> make_retrieval_task() {
-  return std::make_unique<RetrievalTask>();
+std::unique_ptr<TrainingTask> make_retrieval_task(const ScoringPair& pair) {
+  return std::make_unique<RetrievalTask>(pair);
 }
 
 }  // namespace ag::viewer

@@ -145,6 +145,7 @@ void TrainingSession::record(const std::map<std::string, Tensor>& record) {
         "the " + series.label + " curve is no longer finite; lower the learning rate and reset");
   }
   history_.push(record);
+  last_values_ = values;
   double loss_sum = 0, fraction_sum = 0;
   int losses = 0, fractions = 0;
   for (size_t c = 0; c < series_.size(); ++c) {
@@ -211,6 +212,7 @@ void TrainingSession::restart(std::unique_lock<std::mutex>& lock) {
   }
   // On an error the history holds no step, and the scene shows error() instead.
   first_loss_ = last_loss_;
+  first_values_ = last_values_;
 }
 
 void TrainingSession::run_command(std::unique_lock<std::mutex>& lock, Command command,
@@ -475,6 +477,11 @@ void TrainingSession::print_stats(std::ostream& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   out << "loss_first " << first_loss_ << "\n";
   out << "loss_last " << last_loss_ << "\n";
+  for (size_t c = 0; series_.size() > 1 && c < last_values_.size(); ++c) {
+    if (series_[c].axis != Trainer::Axis::Loss) continue;
+    out << "loss_first_" << series_[c].label << " " << first_values_[c] << "\n";
+    out << "loss_last_" << series_[c].label << " " << last_values_[c] << "\n";
+  }
   for (const Trainer::Series& series : series_) {
     if (series.axis == Trainer::Axis::Fraction) {
       out << "accuracy " << last_fraction_ << "\n";

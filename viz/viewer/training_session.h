@@ -223,8 +223,11 @@ class TrainingSession {
   // Mean over the loss series of the loss at step 0 and at the newest step.
   double first_loss() const;
   double last_loss() const;
-  // "loss_first X", "loss_last X" and, when the trainer has fraction series,
-  // "accuracy X" (their mean at the newest step): the lines --stats prints.
+  // "loss_first X", "loss_last X"; with two or more series, each loss
+  // series' own ("loss_first_LABEL X", "loss_last_LABEL X": labels of one
+  // word, such as the retrieval task's function names); and, when the
+  // trainer has fraction series, "accuracy X" (their mean at the newest
+  // step): the lines --stats prints.
   void print_stats(std::ostream& out) const;
 
   // ---- drawing ----------------------------------------------------------------------
@@ -268,6 +271,7 @@ class TrainingSession {
   bool paused_ = false;
   std::string error_;
   double first_loss_ = 0, last_loss_ = 0, last_fraction_ = 0;
+  std::vector<double> first_values_, last_values_;  // each series' at step 0 and the newest
   struct Pending {
     Command command;
     bool rerecord = false;

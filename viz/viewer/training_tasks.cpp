@@ -24,7 +24,7 @@ void AdamTask::set_learning_rate(double lr) {
 void AdamTask::rebuild_optimizers() {
   optimizers_.clear();
   for (auto& group : parameter_groups()) {
-    optimizers_.push_back(std::make_unique<optim::Adam>(group, lr_));
+    if (!group.empty()) optimizers_.push_back(std::make_unique<optim::Adam>(group, lr_));
   }
 }
 

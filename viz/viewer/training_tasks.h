@@ -1,7 +1,7 @@
 // The training scene's tasks (scene_training.h): each is a Trainer
 // (training_session.h) that also says what it is and draws its steps.
 //
-//   training_retrieval.cpp        additive vs dot product on a retrieval task
+//   training_retrieval.cpp        two scoring functions of nn's table on a retrieval task
 //   training_nadaraya_watson.cpp  d2l's kernel regression with a learned width
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "scoring_choice.h"
 #include "training_session.h"
 
 namespace ag::viewer {
@@ -25,7 +26,8 @@ class TrainingTask : public Trainer {
 
 // A task whose models each train with their own Adam, full batch: a step is
 // an Adam step on the gradients of the last evaluation, then the next
-// evaluation (forward and backward), whose record is the step's.
+// evaluation (forward and backward), whose record is the step's. A model
+// without parameters has no Adam (nothing to step).
 class AdamTask : public TrainingTask {
  public:
   std::map<std::string, Tensor> start(double lr) override;
@@ -37,7 +39,7 @@ class AdamTask : public TrainingTask {
  protected:
   // Data and initial parameters (the seed is set).
   virtual void init() = 0;
-  // One Adam for each group (each model).
+  // One Adam for each group (each model) that is not empty.
   virtual std::vector<std::vector<Tensor>> parameter_groups() const = 0;
   // Forward and backward at the current parameters (their grad() filled for
   // Adam): the record of this step, with the fields the history holds.
@@ -51,7 +53,13 @@ class AdamTask : public TrainingTask {
   double lr_ = 0;
 };
 
-std::unique_ptr<TrainingTask> make_retrieval_task();
+// The retrieval task's pair before any is chosen: two functions that learn.
+// The table's dot has no parameters, so on this task its loss could not move;
+// general_scaled, q^T W_a k / sqrt(d), is the dot product with a learned W_a
+// ((W_q q) . (W_k k) / sqrt(d), the hand-made model this task had before the
+// table, is the same function with W_a = W_q^T W_k).
+inline const ScoringPair kRetrievalDefaultPair = {"additive", "general_scaled"};
+std::unique_ptr<TrainingTask> make_retrieval_task(const ScoringPair& pair);
 std::unique_ptr<TrainingTask> make_nadaraya_watson_task();
 
 // ---- the chain rule one link at a time ------------------------------------------------
