@@ -34,7 +34,7 @@ int main() {
   ag::manual_seed(0);
   std::cout << "== 1. Masked softmax: positions past the valid length get no weight ==\n";
   const ag::Tensor scores = ag::rand({2, 2, 4});
-  std::cout << ag::masked_softmax(scores, ag::tensor({2, 3}, {2}, ag::kInt64)) << "\n\n";
+  std::cout << ag::nn::masked_softmax(scores, ag::tensor({2, 3}, {2}, ag::kInt64)) << "\n\n";
 
   std::cout << "== 2. The toy example: 2 batches, 1 query, 10 key-value pairs ==\n";
   // keys are all ones, values are 0..39 in 10 rows of 4; valid lengths 2 and 6.

@@ -154,7 +154,7 @@ TEST(MultiHeadAttentionTest, EqualsPerHeadScaledDotProductAttention) {
   auto split = [](const Tensor& x) {
     return permute(reshape(x, {x.size(0), x.size(1), 2, 4}), {0, 2, 1, 3});
   };
-  Tensor keep = unsqueeze(unsqueeze(sequence_mask(lens({2, 4}), 5), 1), 1);  // [B, 1, 1, Tk]
+  Tensor keep = unsqueeze(unsqueeze(nn::sequence_mask(lens({2, 4}), 5), 1), 1);  // [B, 1, 1, Tk]
   auto [heads, weights] = F::scaled_dot_product_attention_with_weights(
       split(attention.W_q(q)), split(attention.W_k(k)), split(attention.W_v(v)), keep);
   Tensor expected = attention.W_o(reshape(permute(heads, {0, 2, 1, 3}), {2, 3, 8}));
@@ -167,11 +167,11 @@ TEST(AttentionModulesTest, MasksAgreeWithValidLengths) {
   nn::DotProductAttention attention;
   Tensor q = randn({2, 3, 4}), k = randn({2, 5, 4}), v = randn({2, 5, 2});
   Tensor by_lens = attention(q, k, v, lens({2, 4}));
-  Tensor keep = key_keep_to_keep(sequence_mask(lens({2, 4}), 5), {2, 3, 5});
+  Tensor keep = nn::key_keep_to_keep(nn::sequence_mask(lens({2, 4}), 5), {2, 3, 5});
   EXPECT_TRUE(all_close(attention(q, k, v, Tensor(), keep), by_lens, 1e-6));
-  EXPECT_TRUE(all_close(attention(q, k, v, Tensor(), keep_to_additive(keep)), by_lens, 1e-6));
+  EXPECT_TRUE(all_close(attention(q, k, v, Tensor(), nn::keep_to_additive(keep)), by_lens, 1e-6));
   // Both at once: a key must be allowed by both.
-  attention(q, k, v, lens({2, 4}), causal_mask(3, 5));
+  attention(q, k, v, lens({2, 4}), nn::causal_mask(3, 5));
   const std::vector<double> w = attention.attention_weights().to_vector();
   EXPECT_EQ(w[1], 0.0);               // item 0, query 0: only key 0
   EXPECT_NE(w[5 + 1], 0.0);           // item 0, query 1: keys 0, 1
@@ -190,9 +190,9 @@ TEST(AttentionModulesTest, MultiHeadMasksBroadcastOverHeads) {
   EXPECT_TRUE(all_close(attention(q, k, k, Tensor(), unsqueeze(keep3, 1)), out3, 0, 0));
   // ... and lengths agree with their keep mask; [Tq, Tk] broadcasts.
   Tensor by_lens = attention(q, k, k, lens({1, 3}));
-  EXPECT_TRUE(all_close(attention(q, k, k, Tensor(), lengths_to_keep(lens({1, 3}), {2, 3, 4})),
+  EXPECT_TRUE(all_close(attention(q, k, k, Tensor(), nn::lengths_to_keep(lens({1, 3}), {2, 3, 4})),
                         by_lens, 0, 0));
-  attention(q, k, k, Tensor(), causal_mask(3, 4));
+  attention(q, k, k, Tensor(), nn::causal_mask(3, 4));
   EXPECT_EQ(attention.attention_weights().to_vector()[1], 0.0);
   // [B, H, Tq, Tk]: a different mask per head.
   Tensor per_head = bools({1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0,  //
@@ -228,7 +228,7 @@ TEST(AttentionModulesTest, FullyMaskedRowsUniformByDefaultZeroOnRequest) {
   mha(q, k, v, valid);
   EXPECT_TRUE(all_close(narrow(mha.attention_weights(), 0, 0, 1), ones({1, 2, 2, 4}) * 0.25, 1e-7));
   // MaskedRows::Zero: zero weights, zero output rows (before W_o for MHA).
-  dot.masked_rows = additive.masked_rows = mha.masked_rows = MaskedRows::Zero;
+  dot.masked_rows = additive.masked_rows = mha.masked_rows = nn::MaskedRows::Zero;
   EXPECT_TRUE(all_close(narrow(dot(q, k, v, valid), 0, 0, 1), zeros({1, 2, 2}), 0, 0));
   EXPECT_TRUE(all_close(narrow(additive(q, k, v, valid), 0, 0, 1), zeros({1, 2, 2}), 0, 0));
   Tensor mha_out = mha(q, k, v, valid);
@@ -236,7 +236,7 @@ TEST(AttentionModulesTest, FullyMaskedRowsUniformByDefaultZeroOnRequest) {
   EXPECT_FALSE(has_nan(mha_out));
   // Rows with valid keys are the same under both choices.
   Tensor zero_rows = dot(q, k, v, valid);
-  dot.masked_rows = MaskedRows::Uniform;
+  dot.masked_rows = nn::MaskedRows::Uniform;
   EXPECT_TRUE(all_close(narrow(dot(q, k, v, valid), 0, 1, 1), narrow(zero_rows, 0, 1, 1), 0, 0));
 }
 
@@ -312,10 +312,12 @@ TEST(ScaledDotProductAttentionTest, MasksAndCausal) {
   Tensor scores = matmul(q, transpose(k, 1, 2)) / 2.0;
   // is_causal == a bool causal mask == an additive -inf mask
   Tensor causal = F::scaled_dot_product_attention(q, k, v, {}, 0, true);
-  EXPECT_TRUE(all_close(F::scaled_dot_product_attention(q, k, v, causal_mask(3, 3)), causal, 0, 0));
-  EXPECT_TRUE(all_close(F::scaled_dot_product_attention(
-                            q, k, v, keep_to_additive(causal_mask(3, 3), kFloat64, -INFINITY)),
-                        causal, 1e-15));
+  EXPECT_TRUE(
+      all_close(F::scaled_dot_product_attention(q, k, v, nn::causal_mask(3, 3)), causal, 0, 0));
+  EXPECT_TRUE(
+      all_close(F::scaled_dot_product_attention(
+                    q, k, v, nn::keep_to_additive(nn::causal_mask(3, 3), kFloat64, -INFINITY)),
+                causal, 1e-15));
   // A float mask is added to the scores.
   Tensor bias = randn({3, 3}, kFloat64);
   EXPECT_TRUE(all_close(F::scaled_dot_product_attention(q, k, v, bias),
@@ -323,11 +325,12 @@ TEST(ScaledDotProductAttentionTest, MasksAndCausal) {
   // is_causal and a mask combine (PyTorch would refuse).
   Tensor keep = bools({1, 0, 1, 1, 1, 0, 1, 1, 1}, {3, 3});
   Tensor w = F::scaled_dot_product_attention_with_weights(q, k, v, keep, 0, true).weights;
-  EXPECT_EQ(logical_and(keep, causal_mask(3, 3)).to_vector(),
+  EXPECT_EQ(logical_and(keep, nn::causal_mask(3, 3)).to_vector(),
             (std::vector<double>{1, 0, 0, 1, 1, 0, 1, 1, 1}));
-  EXPECT_TRUE(all_close(
-      w, masked_softmax_keep(scores, logical_and(keep, causal_mask(3, 3)), MaskedRows::Zero),
-      1e-15));
+  EXPECT_TRUE(all_close(w,
+                        nn::masked_softmax_keep(scores, logical_and(keep, nn::causal_mask(3, 3)),
+                                                nn::MaskedRows::Zero),
+                        1e-15));
 }
 
 TEST(ScaledDotProductAttentionTest, FullyMaskedRowsGiveZerosNotNaN) {
@@ -343,7 +346,7 @@ TEST(ScaledDotProductAttentionTest, FullyMaskedRowsGiveZerosNotNaN) {
   for (const Tensor& t : {q, k, v}) EXPECT_FALSE(has_nan(t.grad()));
   EXPECT_EQ(narrow(q.grad(), 1, 0, 1).to_vector(), (std::vector<double>{0, 0, 0}));
   // The same with -inf in a float mask.
-  Tensor bias = keep_to_additive(keep, kFloat64, -INFINITY);
+  Tensor bias = nn::keep_to_additive(keep, kFloat64, -INFINITY);
   EXPECT_TRUE(all_close(F::scaled_dot_product_attention(q, k, v, bias), out, 1e-15));
 }
 
@@ -394,7 +397,7 @@ std::vector<MaskKind> mask_kinds() {
               1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1, 0},
              {2, 3, 4})},
       {"additive", {}, additive},
-      {"causal", {}, causal_mask(3, 4)},
+      {"causal", {}, nn::causal_mask(3, 4)},
   };
 }
 
@@ -414,7 +417,7 @@ void check_module_gradients(M& module, const std::vector<Tensor*>& slots, int64_
                              leaf64({2, 4, value_size})};
   for (Tensor* slot : slots) inputs.push_back(*slot);
   for (const MaskKind& kind : mask_kinds()) {
-    for (MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero}) {
+    for (nn::MaskedRows rows : {nn::MaskedRows::Uniform, nn::MaskedRows::Zero}) {
       auto fn = [&](const std::vector<Tensor>& in) {
         for (size_t i = 0; i < slots.size(); ++i) *slots[i] = in[3 + i];
         return module(in[0], in[1], in[2], kind.valid_lens, kind.attn_mask);
@@ -422,7 +425,7 @@ void check_module_gradients(M& module, const std::vector<Tensor*>& slots, int64_
       module.masked_rows = rows;
       EXPECT_TRUE(grad_ok(fn, inputs))
           << module.type_name() << ", mask " << kind.name
-          << (rows == MaskedRows::Zero ? ", zero rows" : ", uniform rows");
+          << (rows == nn::MaskedRows::Zero ? ", zero rows" : ", uniform rows");
     }
   }
 }
@@ -472,7 +475,7 @@ TEST(AttentionGradcheckTest, ScaledDotProductAttention) {
   std::vector<Tensor> broadcast{leaf64({2, 2, 3, 3}), leaf64({4, 3}), leaf64({2, 1, 4, 2})};
   EXPECT_TRUE(grad_ok(
       [](const std::vector<Tensor>& in) {
-        return F::scaled_dot_product_attention(in[0], in[1], in[2], causal_mask(3, 4));
+        return F::scaled_dot_product_attention(in[0], in[1], in[2], nn::causal_mask(3, 4));
       },
       broadcast))
       << "broadcast";

@@ -68,7 +68,7 @@ std::vector<Masks> masks_for(int64_t B, int64_t Tq, int64_t Tk, DType dtype) {
 
 TEST(NeedWeightsTest, DotProductAttentionStreamsTheSameResult) {
   for (const DType dtype : {kFloat64, kFloat32}) {
-    for (const MaskedRows rows : {MaskedRows::Uniform, MaskedRows::Zero}) {
+    for (const nn::MaskedRows rows : {nn::MaskedRows::Uniform, nn::MaskedRows::Zero}) {
       nn::DotProductAttention attention(0.5);
       attention.eval();
       attention.masked_rows = rows;

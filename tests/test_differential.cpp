@@ -284,20 +284,22 @@ const std::map<std::string, OpFn>& ops() {
          masks.masked_rows_uniform = a.flag(9);
          return flash_attention(a.t(1), a.t(2), a.t(3), a.f64(4), masks);
        }},
-      {"masked_softmax", [](const Args& a) { return masked_softmax(a.t(1), a.t(2), a.f64(3)); }},
+      {"masked_softmax",
+       [](const Args& a) { return nn::masked_softmax(a.t(1), a.t(2), a.f64(3)); }},
       {"masked_softmax_keep",
        [](const Args& a) {
-         return masked_softmax_keep(a.t(1), a.t(2),
-                                    a.flag(3) ? MaskedRows::Zero : MaskedRows::Uniform, a.f64(4));
+         return nn::masked_softmax_keep(
+             a.t(1), a.t(2), a.flag(3) ? nn::MaskedRows::Zero : nn::MaskedRows::Uniform, a.f64(4));
        }},
       {"attention_softmax",
        [](const Args& a) {
-         return attention_softmax(
-             a.t(1), {.valid_lens = a.t(2),
-                      .attn_mask = a.t(3),
-                      .is_causal = a.flag(4),
-                      .fully_masked_rows = a.flag(5) ? MaskedRows::Zero : MaskedRows::Uniform,
-                      .mask_value = a.f64(6)});
+         return nn::attention_softmax(
+             a.t(1),
+             {.valid_lens = a.t(2),
+              .attn_mask = a.t(3),
+              .is_causal = a.flag(4),
+              .fully_masked_rows = a.flag(5) ? nn::MaskedRows::Zero : nn::MaskedRows::Uniform,
+              .mask_value = a.f64(6)});
        }},
       {"transpose_qkv", [](const Args& a) { return nn::transpose_qkv(a.t(1), a.i64(2)); }},
       {"transpose_output", [](const Args& a) { return nn::transpose_output(a.t(1), a.i64(2)); }},
@@ -343,9 +345,9 @@ const std::map<std::string, OpFn>& ops() {
          return embedding(a.t(2));
        }},
       // masks (compared, not differentiated)
-      {"sequence_mask", [](const Args& a) { return sequence_mask(a.t(1), a.i64(2)); }},
-      {"causal_mask", [](const Args& a) { return causal_mask(a.i64(1), a.i64(2)); }},
-      {"keep_to_additive", [](const Args& a) { return keep_to_additive(a.t(1), a.dtype(2)); }},
+      {"sequence_mask", [](const Args& a) { return nn::sequence_mask(a.t(1), a.i64(2)); }},
+      {"causal_mask", [](const Args& a) { return nn::causal_mask(a.i64(1), a.i64(2)); }},
+      {"keep_to_additive", [](const Args& a) { return nn::keep_to_additive(a.t(1), a.dtype(2)); }},
   };
   return kOps;
 }

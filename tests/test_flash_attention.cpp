@@ -178,7 +178,7 @@ TEST(FlashAttentionTest, LengthsMatchTheirKeepMask) {
       AttentionMasks masks;
       masks.lengths = lengths.dim() == 1 ? reshape(lengths, {3, 1}) : lengths;
       const Tensor streamed = flash_attention(q, k, v, 0.3, masks);
-      const Tensor keep = lengths_to_keep(lengths, {3, 70, 600});
+      const Tensor keep = nn::lengths_to_keep(lengths, {3, 70, 600});
       const Tensor reference =
           F::scaled_dot_product_attention_with_weights(q, k, v, keep, 0.0, false, 0.3).output;
       EXPECT_TRUE(all_close(streamed, reference, dtype == kFloat64 ? 1e-12 : 2e-5, 1e-5));

@@ -309,7 +309,7 @@ TEST(GruTest, BidirectionalWithLengthsMatchesTorchsPackedSequences) {
   Tensor x = fix("x").clone().requires_grad_();
   auto [output, h_n] = gru(x, Tensor(), lengths);
   // Zero past each length, as pad_packed_sequence (what a caller masks anyway).
-  const Tensor valid = sequence_mask(lengths, 5);  // [B, T] bool
+  const Tensor valid = nn::sequence_mask(lengths, 5);  // [B, T] bool
   const Tensor masked = where(unsqueeze(transpose(valid, 0, 1), 2), output, zeros_like(output));
   EXPECT_TRUE(all_close(masked, fix("packed.output"), 1e-10, 1e-10));
   EXPECT_TRUE(all_close(h_n, fix("packed.h_n"), 1e-10, 1e-10));

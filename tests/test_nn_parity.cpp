@@ -78,7 +78,7 @@ TEST_F(NnParityTest, MaskedSoftmax) {
       Tensor X = leaf(file, "X", tol.dtype);
       const Tensor valid =
           has(file, c + ".valid_lens") ? entry(file, c + ".valid_lens", tol.dtype) : Tensor();
-      Tensor out = masked_softmax(X, valid);
+      Tensor out = nn::masked_softmax(X, valid);
       EXPECT_TRUE(close(out, fixture_tensor(file, c + ".output"), tol));
       sum(out * entry(file, c + ".w", tol.dtype)).backward();
       EXPECT_TRUE(close(X.grad(), fixture_tensor(file, c + ".grad.X"), tol));

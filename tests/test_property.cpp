@@ -373,49 +373,49 @@ std::vector<std::pair<std::string, Op>> all_ops() {
   add_op("mask makers", [](Gen& g) {
     switch (g.below(4)) {
       case 0:
-        return sequence_mask(g.lengths(g.shape(2), 3), g.size() * 2);
+        return nn::sequence_mask(g.lengths(g.shape(2), 3), g.size() * 2);
       case 1:
-        return causal_mask(g.size(), g.size());
+        return nn::causal_mask(g.size(), g.size());
       case 2:
-        return lengths_to_keep(g.lengths(g.shape(2), 3), g.shape());
+        return nn::lengths_to_keep(g.lengths(g.shape(2), 3), g.shape());
       default:
-        return key_keep_to_keep(g.tensor(g.shape(2), kBool), g.shape());
+        return nn::key_keep_to_keep(g.tensor(g.shape(2), kBool), g.shape());
     }
   });
   add_op("mask conversions", [](Gen& g) {
     const Tensor m = g.tensor();
     switch (g.below(6)) {
       case 0:
-        return keep_to_additive(m, g.dtype(), g.value());
+        return nn::keep_to_additive(m, g.dtype(), g.value());
       case 1:
-        return additive_to_keep(m, g.value());
+        return nn::additive_to_keep(m, g.value());
       case 2:
-        return padding_to_keep(m);
+        return nn::padding_to_keep(m);
       case 3:
-        return keep_to_padding(m, g.dtype());
+        return nn::keep_to_padding(m, g.dtype());
       case 4:
-        return padding_to_additive(m, g.value());
+        return nn::padding_to_additive(m, g.value());
       default:
-        return merge_keep(g.maybe(m), g.maybe(g.like(m)));
+        return nn::merge_keep(g.maybe(m), g.maybe(g.like(m)));
     }
   });
   add_op("masked_softmax", [](Gen& g) {
     const Tensor x = g.tensor();
     const Tensor mask = g.mask(x.shape());
-    const double fill = g.chance(70) ? kD2lMaskValue : g.value();
-    if (mask.defined() && mask.dtype() == kInt64) return masked_softmax(x, mask, fill);
-    return masked_softmax_keep(x, mask, g.chance(50) ? MaskedRows::Zero : MaskedRows::Uniform,
-                               fill);
+    const double fill = g.chance(70) ? nn::kD2lMaskValue : g.value();
+    if (mask.defined() && mask.dtype() == kInt64) return nn::masked_softmax(x, mask, fill);
+    return nn::masked_softmax_keep(
+        x, mask, g.chance(50) ? nn::MaskedRows::Zero : nn::MaskedRows::Uniform, fill);
   });
   add_op("attention_softmax", [](Gen& g) {
     const Tensor scores = g.floating(g.shape());
     const Tensor lens = g.chance(50) ? g.mask(scores.shape()) : Tensor();
-    return attention_softmax(
+    return nn::attention_softmax(
         scores, {.valid_lens = lens,
                  .attn_mask = g.mask(scores.shape()),
                  .is_causal = g.chance(30),
-                 .fully_masked_rows = g.chance(50) ? MaskedRows::Zero : MaskedRows::Uniform,
-                 .mask_value = g.chance(70) ? kMaskedScore : g.value()});
+                 .fully_masked_rows = g.chance(50) ? nn::MaskedRows::Zero : nn::MaskedRows::Uniform,
+                 .mask_value = g.chance(70) ? nn::kMaskedScore : g.value()});
   });
 
   // attention
@@ -439,7 +439,7 @@ std::vector<std::pair<std::string, Op>> all_ops() {
         g.chance(50) ? g.lengths(g.chance(50) ? Shape{B} : Shape{B, q.size(1)}, Tk) : Tensor();
     if (g.chance(50)) {
       nn::DotProductAttention attention(g.chance(80) ? 0.0 : 0.3);
-      attention.masked_rows = g.chance(50) ? MaskedRows::Zero : MaskedRows::Uniform;
+      attention.masked_rows = g.chance(50) ? nn::MaskedRows::Zero : nn::MaskedRows::Uniform;
       return attention(q, k, v, lens, g.mask(scores));
     }
     nn::AdditiveAttention attention(g.chance(85) ? k.size(2) : g.size(), d, g.size());

@@ -306,28 +306,30 @@ TEST(RobustnessTest, MaskValuesBeyondTheDtypeNeverGiveNaN) {
   const Tensor keep = bools({1, 0, 1, 0, 0, 0}, {2, 3});  // row 1 fully masked
   for (const double fill : {-1e300, -std::numeric_limits<double>::infinity()}) {
     for (const DType dtype : {kFloat32, kFloat64}) {
-      const Tensor w = masked_softmax_keep(scores.to(dtype), keep, MaskedRows::Uniform, fill);
+      const Tensor w =
+          nn::masked_softmax_keep(scores.to(dtype), keep, nn::MaskedRows::Uniform, fill);
       EXPECT_FALSE(testing::has_nan(w)) << fill;
       EXPECT_TRUE(testing::all_close(
           w, {1 / (1 + std::exp(2.0)), 0, 1 / (1 + std::exp(-2.0)), 1 / 3.0, 1 / 3.0, 1 / 3.0}));
     }
-    const Tensor w = masked_softmax(scores, lens({2, 0}), fill);
+    const Tensor w = nn::masked_softmax(scores, lens({2, 0}), fill);
     EXPECT_FALSE(testing::has_nan(w)) << fill;
   }
-  EXPECT_TRUE(throws_error([&] { masked_softmax_keep(scores, keep, MaskedRows::Zero, NAN); },
-                           {"masked_softmax", "NaN"}));
+  EXPECT_TRUE(
+      throws_error([&] { nn::masked_softmax_keep(scores, keep, nn::MaskedRows::Zero, NAN); },
+                   {"masked_softmax", "NaN"}));
   EXPECT_TRUE(throws_error(
       [&] {
-        masked_softmax(scores, lens({1, 1}), NAN);
+        nn::masked_softmax(scores, lens({1, 1}), NAN);
       },
       {"masked_softmax", "NaN"}));
   // float64 scores far below float32's range still beat the masked keys
   // under the default (lowest finite) fill...
   const Tensor low = tensor({-1e300, 0}, {1, 2}, kFloat64);
-  const Tensor w = masked_softmax_keep(low, bools({1, 0}, {1, 2}), MaskedRows::Uniform);
+  const Tensor w = nn::masked_softmax_keep(low, bools({1, 0}, {1, 2}), nn::MaskedRows::Uniform);
   EXPECT_EQ(w.to_vector(), (std::vector<double>{1, 0}));
   // ...while d2l's -1e6 fill loses to them, as the book's code does (documented).
-  const Tensor d2l = masked_softmax(tensor({-1e7, 0}, {1, 2}, kFloat64), lens({1}));
+  const Tensor d2l = nn::masked_softmax(tensor({-1e7, 0}, {1, 2}, kFloat64), lens({1}));
   EXPECT_EQ(d2l.to_vector(), (std::vector<double>{0, 1}));
 }
 
@@ -403,14 +405,14 @@ TEST(RobustnessTest, ErrorsNameTheFunctionCalled) {
       {"masked_fill:"}));
   EXPECT_TRUE(throws_error([] { where(bools({1, 0}, {2}), zeros({2}, kInt64), NAN); }, {"where:"}));
   // Empty key and query sequences are accepted, as in PyTorch.
-  EXPECT_EQ(sequence_mask(lens({0, 0}), 0).shape(), (Shape{2, 0}));
-  EXPECT_EQ(causal_mask(0, 3).shape(), (Shape{0, 3}));
-  EXPECT_EQ(causal_mask(2, 0).shape(), (Shape{2, 0}));
-  EXPECT_EQ(masked_softmax(zeros({2, 0}), lens({0, 0})).shape(), (Shape{2, 0}));
-  EXPECT_EQ(attention_softmax(zeros({1, 2, 0}), {.valid_lens = lens({0}),
-                                                 .is_causal = true,
-                                                 .fully_masked_rows = MaskedRows::Zero,
-                                                 .mask_value = kMaskedScore})
+  EXPECT_EQ(nn::sequence_mask(lens({0, 0}), 0).shape(), (Shape{2, 0}));
+  EXPECT_EQ(nn::causal_mask(0, 3).shape(), (Shape{0, 3}));
+  EXPECT_EQ(nn::causal_mask(2, 0).shape(), (Shape{2, 0}));
+  EXPECT_EQ(nn::masked_softmax(zeros({2, 0}), lens({0, 0})).shape(), (Shape{2, 0}));
+  EXPECT_EQ(nn::attention_softmax(zeros({1, 2, 0}), {.valid_lens = lens({0}),
+                                                     .is_causal = true,
+                                                     .fully_masked_rows = nn::MaskedRows::Zero,
+                                                     .mask_value = nn::kMaskedScore})
                 .shape(),
             (Shape{1, 2, 0}));
   nn::keras::Attention keras_attention;

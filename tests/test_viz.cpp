@@ -167,8 +167,8 @@ TEST(ShowHeatmapsTest, PngCellsAreMaskedSoftmaxWeights) {
   manual_seed(7);
   const Tensor valid_lens = lens({2, 3});
   const Tensor weights =
-      masked_softmax(rand({2, 2, 4}), valid_lens);  // [2, 2, 4], one row of 2 maps
-  const Tensor keep = lengths_to_keep(valid_lens, weights.shape());
+      nn::masked_softmax(rand({2, 2, 4}), valid_lens);  // [2, 2, 4], one row of 2 maps
+  const Tensor keep = nn::lengths_to_keep(valid_lens, weights.shape());
   viz::HeatmapOptions options;
   options.keep_mask = keep;
   options.titles = {"batch 0", "batch 1"};
@@ -358,9 +358,9 @@ std::vector<SvgCell> svg_cells(const std::string& svg) {
 TEST(ShowHeatmapsTest, SvgTitlesHoldTheValues) {
   manual_seed(5);
   const Tensor valid_lens = lens({1, 4, 2});
-  const Tensor weights = masked_softmax(rand({3, 2, 5}), valid_lens);
+  const Tensor weights = nn::masked_softmax(rand({3, 2, 5}), valid_lens);
   viz::HeatmapOptions options;
-  options.keep_mask = lengths_to_keep(valid_lens, weights.shape());
+  options.keep_mask = nn::lengths_to_keep(valid_lens, weights.shape());
   options.titles = {"a & b", "<c>", "\"d\""};
   options.xlabel = "Keys <x>";
   const std::string path = temp_path("weights.svg");

@@ -32,9 +32,9 @@ int main(int argc, char** argv) {
          "weight. d2l passes valid lengths: valid_lens = [2, 3] means batch item 0 has 2 "
          "real keys and item 1 has 3; every query row of an item shares its length. The "
          "keep mask is what the lengths mean: true where key j < length.");
-  const ag::Tensor lens_per_item = ag::tensor({2, 3}, {2}, ag::kInt64);    // [B]
-  const ag::Tensor W1 = ag::masked_softmax(X, lens_per_item);              // [2, 2, 4]
-  const ag::Tensor keep1 = ag::lengths_to_keep(lens_per_item, X.shape());  // bool [2, 2, 4]
+  const ag::Tensor lens_per_item = ag::tensor({2, 3}, {2}, ag::kInt64);        // [B]
+  const ag::Tensor W1 = ag::nn::masked_softmax(X, lens_per_item);              // [2, 2, 4]
+  const ag::Tensor keep1 = ag::nn::lengths_to_keep(lens_per_item, X.shape());  // bool [2, 2, 4]
   t.show("keep", keep1);
   t.show("masked_softmax(X, [2, 3])", W1);
   t.check("lengths per item: zero weight past each valid length",
@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
          "length per query row. [[1, 3], [2, 4]] gives row 0 of item 0 a single key, so "
          "all its weight lands there, and row 1 of item 1 all four keys, a plain softmax.");
   const ag::Tensor lens_per_row = ag::tensor({1, 3, 2, 4}, {2, 2}, ag::kInt64);  // [B, Tq]
-  const ag::Tensor W2 = ag::masked_softmax(X, lens_per_row);                     // [2, 2, 4]
-  const ag::Tensor keep2 = ag::lengths_to_keep(lens_per_row, X.shape());
+  const ag::Tensor W2 = ag::nn::masked_softmax(X, lens_per_row);                 // [2, 2, 4]
+  const ag::Tensor keep2 = ag::nn::lengths_to_keep(lens_per_row, X.shape());
   t.show("masked_softmax(X, [[1, 3], [2, 4]])", W2);
   t.check("lengths per row: zero weight past each valid length",
           tut::masked_weight(W2, keep2) == 0.0);
@@ -77,13 +77,13 @@ int main(int argc, char** argv) {
          "in float64), so it rounds to exactly 0: the masked keys get exactly zero weight, "
          "not a small one. A mild fill value would leak: with -1 the padding still gets a "
          "share, because the real scores lie in [0, 1) and e^-1 is not small next to e^0.");
-  const ag::Tensor filled = ag::masked_fill(X, ag::logical_not(keep1), ag::kD2lMaskValue);
+  const ag::Tensor filled = ag::masked_fill(X, ag::logical_not(keep1), ag::nn::kD2lMaskValue);
   t.show("X with masked scores replaced by -1e6", filled);
   const ag::Tensor underflow32 = ag::exp(ag::tensor({-1e6}, {1}));
   const ag::Tensor underflow64 = ag::exp(ag::tensor({-1e6}, {1}, ag::kFloat64));
   t.show("exp(-1e6) in float32", underflow32);
   t.show("exp(-1e6) in float64", underflow64);
-  const ag::Tensor leaky = ag::masked_softmax(X, lens_per_item, /*mask_value=*/-1.0);
+  const ag::Tensor leaky = ag::nn::masked_softmax(X, lens_per_item, /*mask_value=*/-1.0);
   t.show("masked_softmax(X, [2, 3], mask_value = -1)", leaky);
   t.check("exp(-1e6) is exactly 0 in float32 and float64",
           underflow32.item() == 0.0 && underflow64.item() == 0.0);
@@ -98,9 +98,9 @@ int main(int argc, char** argv) {
          "divides 0 by 0: the row becomes NaN, which then spreads through every later "
          "computation.");
   const ag::Tensor lens_empty = ag::tensor({2, 0}, {2}, ag::kInt64);  // item 1: no key
-  const ag::Tensor keep_empty = ag::lengths_to_keep(lens_empty, X.shape());
-  const ag::Tensor uniform = ag::masked_softmax(X, lens_empty);
-  const ag::Tensor zero = ag::masked_softmax_keep(X, keep_empty, ag::MaskedRows::Zero);
+  const ag::Tensor keep_empty = ag::nn::lengths_to_keep(lens_empty, X.shape());
+  const ag::Tensor uniform = ag::nn::masked_softmax(X, lens_empty);
+  const ag::Tensor zero = ag::nn::masked_softmax_keep(X, keep_empty, ag::nn::MaskedRows::Zero);
   const ag::Tensor nan = ag::softmax(
       ag::masked_fill(X, ag::logical_not(keep_empty), -std::numeric_limits<double>::infinity()),
       -1);

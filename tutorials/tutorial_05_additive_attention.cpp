@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   t.show("scores", scores);
   const ag::Tensor weights = attention.attention_weights();  // [2, 1, 10]
   t.show("attention.attention_weights()", weights);
-  const ag::Tensor keep = ag::lengths_to_keep(valid_lens, weights.shape());  // [2, 1, 10]
+  const ag::Tensor keep = ag::nn::lengths_to_keep(valid_lens, weights.shape());  // [2, 1, 10]
   const ag::Tensor expected = ag::where(
       keep, ag::reshape(ag::tensor({0.5, 1.0 / 6}, {2}), {2, 1, 1}), 0.0);  // 1/len, then 0
   t.check("every key of a query gets the same score",

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   const double difference = tut::max_abs_diff(differ.additive, differ.dot);
   t.check("with random keys the maps differ", difference > 0.05,
           "max |difference| " + tut::num(difference));
-  const ag::Tensor keep = ag::lengths_to_keep(valid_lens, differ.dot.shape());  // [2, 4, 10]
+  const ag::Tensor keep = ag::nn::lengths_to_keep(valid_lens, differ.dot.shape());  // [2, 4, 10]
   t.check("both still give zero weight past each valid length",
           tut::masked_weight(differ.additive, keep) == 0.0 &&
               tut::masked_weight(differ.dot, keep) == 0.0);
@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
   const ag::Tensor projected_queries = ag::unsqueeze(additive.W_q(queries), 2);  // [2, 4, 1, 8]
   const ag::Tensor projected_keys = ag::unsqueeze(additive.W_k(keys), 1);        // [2, 1, 10, 8]
   const ag::Tensor linear_weights =
-      ag::masked_softmax(ag::squeeze(additive.w_v(projected_queries + projected_keys), -1),
-                         valid_lens)
+      ag::nn::masked_softmax(ag::squeeze(additive.w_v(projected_queries + projected_keys), -1),
+                             valid_lens)
           .detach();  // [2, 4, 10]
   const double largest_input = ag::max(ag::abs(projected_queries + projected_keys)).item();
   std::cout << "largest |W_q q + W_k k|: " << tut::num(largest_input, "%.3f")

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   const ag::Tensor vec = ag::tensor({2, 0.5, 0.8, 1, 0, 0, 0, 0}, {8});
   const ag::Tensor M = ag::tensor({0, 0, 0, 0, 1, 1, 1, 1}, {8});  // 1 = padding
   const ag::Tensor before = ag::softmax(vec, -1);
-  const ag::Tensor after = ag::softmax(vec + ag::padding_to_additive(M), -1);  // vec - 1e9 M
+  const ag::Tensor after = ag::softmax(vec + ag::nn::padding_to_additive(M), -1);  // vec - 1e9 M
   t.show("softmax(vec)", before);
   t.show("softmax(vec - 1e9 * M)", after);
   t.check("before: the post's [0.41, 0.09, 0.12, 0.15, 0.06, 0.06, 0.06, 0.06]",
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   t.check("after: the post's [0.53, 0.12, 0.16, 0.19, 0, 0, 0, 0]",
           tut::max_abs_diff(after, ag::tensor({0.53, 0.12, 0.16, 0.19, 0, 0, 0, 0}, {8})) < 0.005);
   t.check("padding_to_additive(M) is -1e9 * M",
-          tut::max_abs_diff(ag::padding_to_additive(M), M * -1e9) == 0.0);
+          tut::max_abs_diff(ag::nn::padding_to_additive(M), M * -1e9) == 0.0);
 
   t.step("A look-ahead mask for a decoder",
          "A decoder predicts token t from tokens before it; in training it sees the whole "
@@ -42,13 +42,13 @@ int main(int argc, char** argv) {
          "triangular. The post writes the same thing as M = 1 above the diagonal and adds "
          "-1e9 * M.");
   const int64_t T = 5;
-  const ag::Tensor causal = ag::causal_mask(T, T);  // bool [5, 5]
+  const ag::Tensor causal = ag::nn::causal_mask(T, T);  // bool [5, 5]
   t.show("causal_mask(5, 5)", causal);
   const ag::Tensor x = ag::randn({1, T, 4});  // self-attention: queries = keys = values
   const F::AttentionResult decoder =
       F::scaled_dot_product_attention_with_weights(x, x, x, {}, 0.0, /*is_causal=*/true);
   const F::AttentionResult by_post = F::scaled_dot_product_attention_with_weights(
-      x, x, x, ag::padding_to_additive(ag::keep_to_padding(causal)));  // scores += -1e9 * M
+      x, x, x, ag::nn::padding_to_additive(ag::nn::keep_to_padding(causal)));  // scores += -1e9 * M
   t.show("weights with is_causal", decoder.weights);
   t.check("nothing above the diagonal", tut::masked_weight(decoder.weights, causal) == 0.0);
   t.check("query 0 sees only key 0, so its output is value 0",
@@ -63,9 +63,9 @@ int main(int argc, char** argv) {
   const ag::Tensor query = ag::randn({2, 3, 4});  // [B, Tq, dim]
   const ag::Tensor value = ag::randn({2, 6, 4});  // [B, Tv, dim]
   const ag::Tensor value_mask =
-      ag::sequence_mask(ag::tensor({3, 5}, {2}, ag::kInt64), 6);  // [2, 6]
+      ag::nn::sequence_mask(ag::tensor({3, 5}, {2}, ag::kInt64), 6);  // [2, 6]
   const ag::Tensor query_mask =
-      ag::sequence_mask(ag::tensor({3, 2}, {2}, ag::kInt64), 3);  // [2, 3]
+      ag::nn::sequence_mask(ag::tensor({3, 2}, {2}, ag::kInt64), 3);  // [2, 3]
   ag::nn::keras::Attention keras_attention;  // Luong (dot-product) attention, unscaled
   const ag::Tensor keras_output =
       keras_attention(query, value, /*key=*/{}, query_mask, value_mask);  // [2, 3, 4]
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   t.say(
       "(-0.0000 is a negative zero: Keras zeroes a masked query's row by multiplying it "
       "by 0, and a negative number times 0 is -0.)");
-  const ag::Tensor value_keep = ag::key_keep_to_keep(value_mask, {2, 3, 6});  // [2, 1, 6]
+  const ag::Tensor value_keep = ag::nn::key_keep_to_keep(value_mask, {2, 3, 6});  // [2, 1, 6]
   t.check("masked values get zero weight",
           tut::masked_weight(keras_attention.attention_weights(), value_keep) == 0.0);
   t.check("masked queries get a zero output row",
@@ -91,11 +91,11 @@ int main(int argc, char** argv) {
   const ag::Shape scores_shape = {2, 6, 6};  // self-attention over 6 tokens
   const ag::Tensor lens = ag::tensor({3, 5}, {2}, ag::kInt64);
   const ag::Tensor padding =
-      ag::unsqueeze(ag::keep_to_padding(value_mask), 1);                    // [2, 1, 6], 1 = pad
-  const ag::Tensor from_lengths = ag::lengths_to_keep(lens, scores_shape);  // [2, 6, 6]
-  const ag::Tensor from_padding = ag::padding_to_keep(padding);             // [2, 1, 6]
-  const ag::Tensor from_additive = ag::additive_to_keep(ag::padding_to_additive(padding));
-  const ag::Tensor from_keras = ag::key_keep_to_keep(value_mask, scores_shape);  // [2, 1, 6]
+      ag::unsqueeze(ag::nn::keep_to_padding(value_mask), 1);  // [2, 1, 6], 1 = pad
+  const ag::Tensor from_lengths = ag::nn::lengths_to_keep(lens, scores_shape);  // [2, 6, 6]
+  const ag::Tensor from_padding = ag::nn::padding_to_keep(padding);             // [2, 1, 6]
+  const ag::Tensor from_additive = ag::nn::additive_to_keep(ag::nn::padding_to_additive(padding));
+  const ag::Tensor from_keras = ag::nn::key_keep_to_keep(value_mask, scores_shape);  // [2, 1, 6]
   t.show("padding indicator M", padding);
   t.show("keep mask from the lengths", from_lengths);
   const auto same_mask = [&](const ag::Tensor& keep) {
@@ -110,14 +110,15 @@ int main(int argc, char** argv) {
   const ag::Tensor with_lengths = attention.attention_weights();
   attention(tokens, tokens, tokens, /*valid_lens=*/{}, from_padding);
   const ag::Tensor with_keep = attention.attention_weights();
-  attention(tokens, tokens, tokens, /*valid_lens=*/{}, ag::padding_to_additive(padding));
+  attention(tokens, tokens, tokens, /*valid_lens=*/{}, ag::nn::padding_to_additive(padding));
   const ag::Tensor with_additive = attention.attention_weights();
   t.check("attention gives the same weights under each form",
           tut::max_abs_diff(with_lengths, with_keep) < 1e-7 &&
               tut::max_abs_diff(with_lengths, with_additive) < 1e-7,
           "max |difference| " + tut::num(std::max(tut::max_abs_diff(with_lengths, with_keep),
                                                   tut::max_abs_diff(with_lengths, with_additive))));
-  const ag::Tensor merged = ag::merge_keep(from_padding, ag::causal_mask(6, 6));  // [2, 6, 6]
+  const ag::Tensor merged =
+      ag::nn::merge_keep(from_padding, ag::nn::causal_mask(6, 6));  // [2, 6, 6]
   attention(tokens, tokens, tokens, /*valid_lens=*/{}, merged);
   const ag::Tensor decoder_weights = attention.attention_weights();  // [2, 6, 6]
   t.show("padding and look-ahead merged (item 1)", ag::narrow(merged, 0, 1, 1));
@@ -133,8 +134,8 @@ int main(int argc, char** argv) {
   t.heatmap(
       "masks",
       ag::stack({ag::broadcast_to(ag::narrow(from_padding, 0, 1, 1), {1, 6, 6}).to(ag::kFloat32),
-                 ag::unsqueeze(ag::causal_mask(6, 6), 0).to(ag::kFloat32), item1.to(ag::kFloat32),
-                 ag::narrow(decoder_weights, 0, 1, 1)},
+                 ag::unsqueeze(ag::nn::causal_mask(6, 6), 0).to(ag::kFloat32),
+                 item1.to(ag::kFloat32), ag::narrow(decoder_weights, 0, 1, 1)},
                 1),  // [1, 4, 6, 6]
       masks);
   t.say(

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   t.show("item 0, head 0",
          ag::reshape(ag::narrow(ag::narrow(weights.detach(), 0, 0, 1), 1, 0, 1), {4, 6}));
   const ag::Tensor keep =
-      ag::unsqueeze(ag::lengths_to_keep(valid_lens, {2, 4, 6}), 1);  // [2, 1, 4, 6]
+      ag::unsqueeze(ag::nn::lengths_to_keep(valid_lens, {2, 4, 6}), 1);  // [2, 1, 4, 6]
   t.check("output [2, 4, 100] and weights [2, 5, 4, 6]",
           output.shape() == ag::Shape{2, 4, 100} && weights.shape() == ag::Shape{2, 5, 4, 6});
   t.check("every head: rows sum to one", tut::row_sum_error(weights) < 1e-6);

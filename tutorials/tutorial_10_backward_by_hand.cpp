@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
   const ag::Tensor V = ag::randn({2, 5, 3}, f64).requires_grad_();  // [B, Tk, v]
   const ag::Tensor G = ag::randn({2, 3, 3}, f64);                   // [B, Tq, v]
   const ag::Tensor valid_lens = ag::tensor({3, 5}, {2}, ag::kInt64);
-  const ag::Tensor keep = ag::lengths_to_keep(valid_lens, {2, 3, 5});  // [B, Tq, Tk]
-  const double scale = 1.0 / std::sqrt(6.0);                           // 1/sqrt(d)
+  const ag::Tensor keep = ag::nn::lengths_to_keep(valid_lens, {2, 3, 5});  // [B, Tq, Tk]
+  const double scale = 1.0 / std::sqrt(6.0);                               // 1/sqrt(d)
 
   t.step("Forward, one line per op",
          "The whole of scaled dot-product attention, broken into lines small enough to "
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     ag::Tensor dS, dSm, dW, dO;
   } autograd;
   const ag::Tensor S = tap(ag::bmm(Q, ag::transpose(K, 1, 2)) * scale, autograd.dS);
-  const ag::Tensor Sm = tap(ag::where(keep, S, ag::kD2lMaskValue), autograd.dSm);
+  const ag::Tensor Sm = tap(ag::where(keep, S, ag::nn::kD2lMaskValue), autograd.dSm);
   const ag::Tensor W = tap(ag::softmax(Sm, -1), autograd.dW);
   const ag::Tensor O = tap(ag::bmm(W, V), autograd.dO);
   const ag::Tensor L = ag::sum(O * G);
@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   const auto loss_at = [&](const ag::Tensor& queries) {
     ag::NoGradGuard no_grad;
     const ag::Tensor scores = ag::bmm(queries, ag::transpose(K.detach(), 1, 2)) * scale;
-    const ag::Tensor weights = ag::softmax(ag::where(keep, scores, ag::kD2lMaskValue), -1);
+    const ag::Tensor weights = ag::softmax(ag::where(keep, scores, ag::nn::kD2lMaskValue), -1);
     return ag::sum(ag::bmm(weights, V.detach()) * G).item();
   };
   ag::Tensor shifted = Q.detach().clone();
@@ -220,10 +220,10 @@ int main(int argc, char** argv) {
   ag::Tensor Qp, Kp, F, Wa;
   {
     ag::NoGradGuard no_grad;
-    Qp = ag::linear(Qa.detach(), Wq);                           // [B, Tq, h]
-    Kp = ag::linear(Ka.detach(), Wk);                           // [B, Tk, h]
-    F = ag::tanh(ag::unsqueeze(Qp, 2) + ag::unsqueeze(Kp, 1));  // [B, Tq, Tk, h]
-    Wa = ag::masked_softmax(ag::sum(F * wv, -1), valid_lens);   // [B, Tq, Tk]
+    Qp = ag::linear(Qa.detach(), Wq);                              // [B, Tq, h]
+    Kp = ag::linear(Ka.detach(), Wk);                              // [B, Tk, h]
+    F = ag::tanh(ag::unsqueeze(Qp, 2) + ag::unsqueeze(Kp, 1));     // [B, Tq, Tk, h]
+    Wa = ag::nn::masked_softmax(ag::sum(F * wv, -1), valid_lens);  // [B, Tq, Tk]
   }
   t.check("our forward gives the module's weights",
           tut::max_abs_diff(Wa, additive.attention_weights()) <= 1e-12);

@@ -23,7 +23,7 @@ struct Pooled {
 };
 
 Pooled pool(const ag::Tensor& scores, const ag::Tensor& values, const ag::Tensor& valid_lens) {
-  const ag::Tensor weights = ag::masked_softmax(scores, valid_lens);
+  const ag::Tensor weights = ag::nn::masked_softmax(scores, valid_lens);
   return {weights, ag::bmm(weights, values)};
 }
 
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
          "argument of tutorial 4). Check it on random keys against the library's "
          "scaled_dot_product_attention with scale = 1.");
   const Pooled bilinear = pool(bilinear_scores(queries, W, random_keys), values, valid_lens);
-  const ag::Tensor keep = ag::lengths_to_keep(valid_lens, {2, 1, 10});  // bool [2, 1, 10]
+  const ag::Tensor keep = ag::nn::lengths_to_keep(valid_lens, {2, 1, 10});  // bool [2, 1, 10]
   const F::AttentionResult projected = F::scaled_dot_product_attention_with_weights(
       ag::matmul(queries, W), random_keys, values, keep, 0.0, false, /*scale=*/1.0);
   t.show("bilinear weights", bilinear.weights);

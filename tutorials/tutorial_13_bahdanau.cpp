@@ -162,9 +162,9 @@ int main(int argc, char** argv) {
     const ag::Tensor scores = ag::reference::additive_scores(
         affine(query, additive.parameter("W_q.weight")),
         affine(enc_outputs, additive.parameter("W_k.weight")),
-        ag::reshape(additive.parameter("w_v.weight"), {-1}));              // [B, 1, T]
-    const ag::Tensor weights = ag::masked_softmax(scores, src_valid_len);  // [B, 1, T]
-    const ag::Tensor context = ag::matmul(weights, enc_outputs);           // [B, 1, H]
+        ag::reshape(additive.parameter("w_v.weight"), {-1}));                  // [B, 1, T]
+    const ag::Tensor weights = ag::nn::masked_softmax(scores, src_valid_len);  // [B, 1, T]
+    const ag::Tensor context = ag::matmul(weights, enc_outputs);               // [B, 1, H]
     t.show("weights over the source (untrained: nearly uniform)", weights);
     t.show("context (first 6 units)", ag::narrow(context, 2, 0, 6));
 

@@ -52,7 +52,7 @@ ag::Tensor multihead_by_hand(const ag::nn::MultiHeadAttention& mha, const ag::Te
   const ag::Tensor V = heads(affine(keys_values, mha.W_v.weight), Tk);
   const ag::Tensor scores = ag::matmul(Q, ag::transpose(K, 2, 3)) / std::sqrt(double(dh));
   const ag::Tensor weights =
-      ag::masked_softmax_keep(scores, keep, ag::MaskedRows::Uniform);  // [B, H, Tq, Tk]
+      ag::nn::masked_softmax_keep(scores, keep, ag::nn::MaskedRows::Uniform);  // [B, H, Tq, Tk]
   const ag::Tensor joined =
       ag::reshape(ag::permute(ag::matmul(weights, V), {0, 2, 1, 3}), {B, Tq, h});
   return affine(joined, mha.W_o.weight);
@@ -150,21 +150,23 @@ int main(int argc, char** argv) {
          "one mask; hatched cells are masked.");
   const int64_t T = 6;
   const ag::Tensor lens = ag::tensor({3, 5}, {2}, ag::kInt64);
-  const ag::Tensor padding = ag::unsqueeze(ag::sequence_mask(lens, T), 1);  // [B, 1, T]
-  const ag::Tensor look_ahead = ag::causal_mask(T, T);                      // [T, T]
+  const ag::Tensor padding = ag::unsqueeze(ag::nn::sequence_mask(lens, T), 1);  // [B, 1, T]
+  const ag::Tensor look_ahead = ag::nn::causal_mask(T, T);                      // [T, T]
   // d2l's form of the look-ahead mask: valid lengths 1..T per query row.
   const ag::Tensor row_lens =
       ag::expand(ag::reshape(ag::arange(T, ag::kInt64) + 1, {1, T}), {2, T});
   t.check("the look-ahead mask is sequence_mask of the row lengths 1, 2, ..., T",
-          tut::max_abs_diff(ag::sequence_mask(row_lens, T).to(ag::kFloat32),
+          tut::max_abs_diff(ag::nn::sequence_mask(row_lens, T).to(ag::kFloat32),
                             ag::unsqueeze(look_ahead, 0).to(ag::kFloat32)) == 0.0);
   const ag::Tensor both = ag::logical_and(padding, look_ahead);  // [B, T, T]
   t.show("padding keep mask [B, 1, T]", padding.to(ag::kInt64));
   t.show("look-ahead keep mask [T, T]", look_ahead.to(ag::kInt64));
   const ag::Tensor scores = ag::randn({2, T, T});
-  const ag::Tensor w_padding = ag::masked_softmax_keep(scores, padding, ag::MaskedRows::Uniform);
-  const ag::Tensor w_ahead = ag::masked_softmax_keep(scores, look_ahead, ag::MaskedRows::Uniform);
-  const ag::Tensor w_both = ag::masked_softmax_keep(scores, both, ag::MaskedRows::Uniform);
+  const ag::Tensor w_padding =
+      ag::nn::masked_softmax_keep(scores, padding, ag::nn::MaskedRows::Uniform);
+  const ag::Tensor w_ahead =
+      ag::nn::masked_softmax_keep(scores, look_ahead, ag::nn::MaskedRows::Uniform);
+  const ag::Tensor w_both = ag::nn::masked_softmax_keep(scores, both, ag::nn::MaskedRows::Uniform);
   t.check("padding: zero weight on padded keys, rows sum to one",
           tut::masked_weight(w_padding, padding) == 0.0 && tut::row_sum_error(w_padding) < 1e-6);
   t.check("look-ahead: zero weight on the future, rows sum to one",
@@ -201,8 +203,8 @@ int main(int argc, char** argv) {
     ag::nn::TransformerDecoderBlock block(d, 16, 2, /*dropout=*/0.0, /*i=*/0);
     const ag::Tensor X = ag::randn({2, Tout, d});
     const ag::Tensor enc = ag::randn({2, T, d});
-    const ag::Tensor self_keep = ag::causal_mask(Tout, Tout);  // [Tout, Tout]
-    const ag::Tensor cross_keep = ag::unsqueeze(padding, 1);   // [B, 1, 1, T]
+    const ag::Tensor self_keep = ag::nn::causal_mask(Tout, Tout);  // [Tout, Tout]
+    const ag::Tensor cross_keep = ag::unsqueeze(padding, 1);       // [B, 1, 1, T]
     const auto add_norm = [](const ag::nn::AddNorm& an, const ag::Tensor& x, const ag::Tensor& y) {
       return layer_norm_by_hand(x + y, an.ln);
     };
@@ -322,7 +324,7 @@ int main(int argc, char** argv) {
         "every map is [2 blocks, 4 heads, Tq, Tk]",
         enc_maps.shape() == ag::Shape{2, 4, n, n} && cross_maps.shape() == ag::Shape{2, 4, n, n});
     t.check("the decoder's self-attention has nothing above the diagonal",
-            tut::masked_weight(self_maps, ag::causal_mask(n, n)) == 0.0);
+            tut::masked_weight(self_maps, ag::nn::causal_mask(n, n)) == 0.0);
     // The last block's cross-attention, averaged over the heads: output step
     // i should look most at source position n - 2 - i (the character it
     // copies; position n - 1 is <eos>).
@@ -380,7 +382,7 @@ int main(int argc, char** argv) {
       o.xlabel = "Decoder input (keys)";
       o.ylabel = "Decoder input (queries)";
       o.titles = titles;
-      o.keep_mask = ag::causal_mask(n, n);
+      o.keep_mask = ag::nn::causal_mask(n, n);
       o.vmin = 0.0;
       o.vmax = 1.0;
       o.xticklabels = decoder_in;

@@ -250,8 +250,8 @@ int main(int argc, char** argv) {
         affine(query, additive.parameter("W_q.weight")),
         affine(keys, additive.parameter("W_k.weight")),
         ag::reshape(additive.parameter("w_v.weight"), {-1}));
-    const ag::Tensor weights = ag::masked_softmax(scores, src_len);  // [B, 1, T]
-    const ag::Tensor context = ag::matmul(weights, keys);            // [B, 1, 2H]
+    const ag::Tensor weights = ag::nn::masked_softmax(scores, src_len);  // [B, 1, T]
+    const ag::Tensor context = ag::matmul(weights, keys);                // [B, 1, 2H]
     const ag::Tensor bos = ag::tensor({double(tr::Vocab::kBos)}, {1, 1}, ag::kInt64);
     ag::Tensor h = ag::cat({ag::squeeze(context, 1),
                             ag::index_select(decoder.embedding.weight, 0, ag::reshape(bos, {1}))},

@@ -18,7 +18,7 @@
 #include "masks_checked.h"
 #include "shape_text.h"
 
-namespace ag {
+namespace ag::nn {
 
 namespace {
 
@@ -245,4 +245,4 @@ void check_mask(const Tensor& mask, const Shape& scores_shape, DType scores_dtyp
                " does not broadcast to the scores' shape " + shape_str(scores_shape));
 }
 
-}  // namespace ag
+}  // namespace ag::nn

@@ -6,10 +6,10 @@
 
 #include "attograd/nn/masks.h"
 
-namespace ag::detail {
+namespace ag::nn::detail {
 
 // attention_softmax(scores, options), its lengths and mask already checked
 // against the scores.
 Tensor attention_softmax_checked(const Tensor& scores, const AttentionSoftmaxOptions& options);
 
-}  // namespace ag::detail
+}  // namespace ag::nn::detail

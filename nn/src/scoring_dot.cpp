@@ -12,6 +12,14 @@
 
 namespace ag::nn {
 
+// scores = (Q / sqrt(d)) K^T: [B, Tq, d] @ [B, d, Tk] -> [B, Tq, Tk]
+// (dividing the Tq x d queries, not the Tq x Tk scores: the same numbers)
+// (backward: dL/dQ = dL/dscores K / sqrt(d), dL/dK = dL/dscores^T Q / sqrt(d))
+Tensor scaled_dot_scores(const Tensor& queries, const Tensor& keys) {
+  const double d = static_cast<double>(queries.size(2));
+  return bmm(queries / std::sqrt(d), transpose(keys, 1, 2));
+}
+
 namespace {
 
 class DotScoring : public ScoringFunction {
@@ -28,12 +36,9 @@ class DotScoring : public ScoringFunction {
   }
 
  protected:
-  // scores = (Q / sqrt(d)) K^T: [B, Tq, d] @ [B, d, Tk] -> [B, Tq, Tk]
-  // (dividing the Tq x d queries, not the Tq x Tk scores: the same numbers)
-  // (backward: dL/dQ = dL/dscores K / sqrt(d), dL/dK = dL/dscores^T Q / sqrt(d))
+  // (Q / sqrt(d)) K^T, above (multihead's heads use it too)
   Tensor score(const Tensor& queries, const Tensor& keys) override {
-    const double d = static_cast<double>(queries.size(2));
-    return bmm(queries / std::sqrt(d), transpose(keys, 1, 2));
+    return scaled_dot_scores(queries, keys);
   }
 
   // The same as scale * Q K^T, for the streamed path: Q and 1/sqrt(d).

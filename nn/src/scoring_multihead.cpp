@@ -52,12 +52,11 @@ class MultiHeadScoring : public ScoringFunction {
     return per_head;
   }
 
-  // Every head's scaled dot product: scores = (Q / sqrt(h / n)) K^T,
-  // [B * n, Tq, h / n] @ [B * n, h / n, Tk] -> [B * n, Tq, Tk]
+  // Every head's scaled dot product, dot's score (scoring_dot.cpp) with the
+  // heads folded into the batch: [B * n, Tq, h / n], [B * n, Tk, h / n]
+  // -> [B * n, Tq, Tk]
   Tensor score(const Tensor& queries, const Tensor& keys) override {
-    const Tensor q = queries_per_head(queries);
-    const double d = static_cast<double>(q.size(2));
-    return bmm(q / std::sqrt(d), transpose(keys, 1, 2));
+    return scaled_dot_scores(queries_per_head(queries), keys);
   }
 
   // The same as scale * Q K^T, for the streamed path: Q and 1/sqrt(h / n).

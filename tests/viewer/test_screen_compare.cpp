@@ -24,7 +24,7 @@ CompareInputs inputs_of(const SceneRun& run) {
   CompareInputs out{in.at("queries"), in.at("keys"), in.at("values"), in.at("valid_lens"), {}};
   out.d = out.queries.size(2);
   const int64_t num_queries = out.queries.size(1), num_keys = out.keys.size(1);
-  out.keep = expand(sequence_mask(out.valid_lens, num_keys), {num_queries, num_keys});
+  out.keep = expand(nn::sequence_mask(out.valid_lens, num_keys), {num_queries, num_keys});
   return out;
 }
 

@@ -22,13 +22,13 @@ Tensor general_weights(const SceneRun& run, const Tensor& W_a) {
   const Tensor& queries = run.inputs.at("queries");
   const Tensor& keys = run.inputs.at("keys");
   const Tensor scores = bmm(queries, transpose(linear(keys, W_a), 1, 2));
-  return squeeze(masked_softmax(scores, run.inputs.at("valid_lens")), 0);
+  return squeeze(nn::masked_softmax(scores, run.inputs.at("valid_lens")), 0);
 }
 
 Tensor kept_keys(const SceneRun& run) {
   const int64_t num_queries = run.inputs.at("queries").size(1);
   const int64_t num_keys = run.inputs.at("keys").size(1);
-  return expand(sequence_mask(run.inputs.at("valid_lens"), num_keys), {num_queries, num_keys});
+  return expand(nn::sequence_mask(run.inputs.at("valid_lens"), num_keys), {num_queries, num_keys});
 }
 
 TEST(Exercise11Screen, TheSolutionDrawsGeneralsMapsCellForCell) {

@@ -21,7 +21,7 @@ TEST(GraphScreen, DefaultStepIsTheOutputsBmmCellByCell) {
   const Tensor v = in.at("values").detach().requires_grad_();
   // The forward up to dropout, with d2l's masked softmax.
   const Tensor scores = matmul(q, transpose(k, -2, -1)) / std::sqrt(double(q.size(-1)));
-  const Tensor weights = masked_softmax(scores, in.at("valid_lens"));
+  const Tensor weights = nn::masked_softmax(scores, in.at("valid_lens"));
   manual_seed(static_cast<uint64_t>(in.at("dropout_seed").item()));
   const Tensor dropped = dropout(weights, in.at("dropout_p").item(), in.at("training").item() != 0)
                              .detach()

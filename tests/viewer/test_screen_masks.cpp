@@ -16,8 +16,8 @@ TEST(MasksScreen, DefaultIsD2lsFirstDemonstrationCellByCell) {
   ASSERT_EQ(scores.shape(), Shape({2, 2, 4}));
   EXPECT_EQ(valid_lens.to_vector(), std::vector<double>({2, 3}));
 
-  const Tensor weights = masked_softmax(scores, valid_lens, run.inputs.at("mask_value").item());
-  const Tensor keep = lengths_to_keep(valid_lens, scores.shape());
+  const Tensor weights = nn::masked_softmax(scores, valid_lens, run.inputs.at("mask_value").item());
+  const Tensor keep = nn::lengths_to_keep(valid_lens, scores.shape());
   EXPECT_EQ(run.inputs.at("keep").to_vector(), keep.to_vector());
   for (int64_t b = 0; b < 2; ++b) {
     const std::string n = std::to_string(b);
@@ -37,8 +37,8 @@ TEST(MasksScreen, SaneAt1280x800) {
   SceneRun run = run_scene("masks", 4, {"--size", "1280x800"});
   ASSERT_EQ(run.exit_code, 0);
   const Tensor& scores = run.inputs.at("scores");
-  const Tensor weights = masked_softmax(scores, run.inputs.at("valid_lens"));
-  const Tensor keep = lengths_to_keep(run.inputs.at("valid_lens"), scores.shape());
+  const Tensor weights = nn::masked_softmax(scores, run.inputs.at("valid_lens"));
+  const Tensor keep = nn::lengths_to_keep(run.inputs.at("valid_lens"), scores.shape());
   EXPECT_TRUE(cells_match(run, "masks/weights/1", slice_of(weights, 1), slice_of(keep, 1)));
   const LayoutEntry& map = find_map(run, "masks/weights/1");
   EXPECT_LE(map.x + map.cell * 4, 1280);
@@ -52,9 +52,9 @@ TEST(MasksScreen, SetOpensTheCausalModeDirectly) {
   ASSERT_EQ(run.exit_code, 0);
   const Tensor& scores = run.inputs.at("scores");
   ASSERT_EQ(scores.shape(), Shape({1, 6, 6}));
-  const Tensor keep = broadcast_to(causal_mask(6, 6), scores.shape());
+  const Tensor keep = broadcast_to(nn::causal_mask(6, 6), scores.shape());
   EXPECT_EQ(run.inputs.at("keep").to_vector(), keep.to_vector());
-  const Tensor weights = masked_softmax_keep(scores, keep, MaskedRows::Uniform);
+  const Tensor weights = nn::masked_softmax_keep(scores, keep, nn::MaskedRows::Uniform);
   EXPECT_TRUE(cells_match(run, "masks/weights/0", slice_of(weights, 0), slice_of(keep, 0)));
   EXPECT_TRUE(cells_match(run, "masks/scores/0", slice_of(scores, 0)));
 }

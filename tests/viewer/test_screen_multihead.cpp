@@ -28,8 +28,8 @@ TEST(MultiHeadScreen, EveryHeadAndTheOutputCellByCell) {
   mha.eval();
   const Tensor output = mha(queries, keys, in.at("values"), valid_lens);
   const Tensor weights = mha.attention_weights();  // [B, heads, Tq, Tk]
-  const Tensor keep =
-      slice_of(lengths_to_keep(valid_lens, {queries.size(0), queries.size(1), keys.size(1)}), 0);
+  const Tensor keep = slice_of(
+      nn::lengths_to_keep(valid_lens, {queries.size(0), queries.size(1), keys.size(1)}), 0);
   for (int64_t h = 0; h < heads; ++h) {
     EXPECT_TRUE(cells_match(run, "multihead/head" + std::to_string(h),
                             slice_of(slice_of(weights, 0), h), keep));

@@ -60,14 +60,14 @@ Playground recompute(const std::map<std::string, Tensor>& inputs, const Pair& pa
     } else {
       EXPECT_EQ(name, "general") << "no computation of " << name << " in this test";
       const Tensor W_a = inputs.at("general.W_a.weight");  // [q, k]: W_a k has the query's width
-      weights = masked_softmax(bmm(queries, transpose(linear(keys, W_a), 1, 2)), valid_lens);
+      weights = nn::masked_softmax(bmm(queries, transpose(linear(keys, W_a), 1, 2)), valid_lens);
       output = bmm(weights, values);
     }
     out.outputs[name] = reshape(output, {-1});
     out.weights[name] = squeeze(weights, 0);
   }
   const int64_t num_queries = queries.size(1), num_keys = keys.size(1);
-  out.keep = expand(sequence_mask(valid_lens, num_keys), {num_queries, num_keys});
+  out.keep = expand(nn::sequence_mask(valid_lens, num_keys), {num_queries, num_keys});
   return out;
 }
 
@@ -90,7 +90,7 @@ void check_playground(const SceneRun& run, const Pair& pair = {"additive", "dot"
         1e-5);
     // The printed scores are the ones whose masked softmax gives the maps.
     const Tensor scores = unsqueeze(run.inputs.at("shown." + name + "_scores"), 0);
-    EXPECT_LT(max_abs_difference(squeeze(masked_softmax(scores, valid_lens), 0),
+    EXPECT_LT(max_abs_difference(squeeze(nn::masked_softmax(scores, valid_lens), 0),
                                  expected.weights.at(name)),
               1e-5);
   }

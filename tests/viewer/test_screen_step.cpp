@@ -27,7 +27,7 @@ struct Call {
         p(in.at("dropout_p").item()),
         training(in.at("training").item() != 0),
         seed(static_cast<uint64_t>(in.at("dropout_seed").item())) {
-    keep = lengths_to_keep(valid_lens, {1, q.size(1), k.size(1)});
+    keep = nn::lengths_to_keep(valid_lens, {1, q.size(1), k.size(1)});
   }
 
   // Stage s (0 scores .. 5 output) from stage s - 1 (`x`).
@@ -38,7 +38,7 @@ struct Call {
       case 1:
         return x / std::sqrt(static_cast<double>(q.size(-1)));
       case 2:
-        return masked_fill(x, logical_not(keep), kD2lMaskValue);
+        return masked_fill(x, logical_not(keep), nn::kD2lMaskValue);
       case 3:
         return softmax(x, -1);
       case 4:
@@ -68,7 +68,7 @@ void check_scene(const SceneRun& run) {
   const Call c(run.inputs);
   const std::vector<Tensor> stages = c.forward();
   // The forward here agrees with d2l's masked_softmax.
-  EXPECT_LT(max(abs(stages[3] - masked_softmax(stages[1], c.valid_lens))).item(), 1e-12);
+  EXPECT_LT(max(abs(stages[3] - nn::masked_softmax(stages[1], c.valid_lens))).item(), 1e-12);
   const Tensor keep = slice_of(c.keep, 0);
   const char* const names[] = {"scores", "scaled", "masked", "weights", "dropped", "output"};
   for (int s = 0; s < 6; ++s) {

@@ -63,7 +63,7 @@ Tensor weights_by_hand(const std::map<std::string, Tensor>& in, const std::strin
   const Tensor W_a = in.at(name + ".W_a.weight");  // [q, k]
   Tensor scores = bmm(queries, transpose(linear(keys, W_a), 1, 2));
   if (name == "general_scaled") scores = scores / std::sqrt(static_cast<double>(keys.size(2)));
-  return masked_softmax(scores, valid_lens);
+  return nn::masked_softmax(scores, valid_lens);
 }
 
 ::testing::AssertionResult is_retrieval(const SceneRun& run, const Pair& pair) {
@@ -86,7 +86,7 @@ void check_cells(const SceneRun& run, const Pair& pair = kDefaultPair) {
   ASSERT_TRUE(is_retrieval(run, pair));
   const auto& in = run.inputs;
   const int64_t B = in.at("queries").size(0), T = in.at("keys").size(1);
-  const Tensor keep = sequence_mask(in.at("valid_lens"), T);  // [B, T]: false at the padding
+  const Tensor keep = nn::sequence_mask(in.at("valid_lens"), T);  // [B, T]: false at the padding
   for (const std::string& name : pair) {
     SCOPED_TRACE(name);
     const Maps expected = maps_of(weights_by_hand(in, name), in.at("values"), in.at("answer"));
@@ -139,7 +139,8 @@ TEST(TrainingScreen, SetOpensNadarayaWatsonPausedAtStepZero) {
   const int64_t n = x.size(0);
   const Tensor distance = (unsqueeze(x, 1) - unsqueeze(x, 0)) * w;
   const Tensor keep = logical_not(eq(unsqueeze(arange(n), 1), unsqueeze(arange(n), 0)));
-  const Tensor weights = masked_softmax_keep(-0.5 * distance * distance, keep, MaskedRows::Zero);
+  const Tensor weights =
+      nn::masked_softmax_keep(-0.5 * distance * distance, keep, nn::MaskedRows::Zero);
   EXPECT_TRUE(cells_match(run, "training/nw_weights", weights, keep));
   const Tensor test_distance = (unsqueeze(in.at("x_test"), 1) - unsqueeze(x, 0)) * w;
   EXPECT_TRUE(cells_match(run, "training/nw_test_weights",
@@ -185,7 +186,8 @@ TEST(TrainingScreen, AnotherPairTrainsAsTheLibrarysAdamTrainsIt) {
   }
   optim::Adam adam(parameters, 0.01);
   const auto weights_of = [&](nn::ScoringFunction& function) {
-    return masked_softmax(function.scores(queries, function.remember(keys, values)), valid_lens);
+    return nn::masked_softmax(function.scores(queries, function.remember(keys, values)),
+                              valid_lens);
   };
   for (int step = 0; step < kSteps; ++step) {
     adam.zero_grad();
@@ -198,7 +200,7 @@ TEST(TrainingScreen, AnotherPairTrainsAsTheLibrarysAdamTrainsIt) {
   }
   NoGradGuard no_grad;
   const int64_t B = queries.size(0), T = keys.size(1);
-  const Tensor keep = sequence_mask(valid_lens, T);
+  const Tensor keep = nn::sequence_mask(valid_lens, T);
   for (size_t m = 0; m < 2; ++m) {
     SCOPED_TRACE(pair[m]);
     for (const auto& [name, p] : functions[m]->named_parameters()) {

@@ -28,7 +28,7 @@ TEST(Tutorial18Screen, CosineBesideAdditiveInTheCompareScene) {
   const Tensor& keys = in.at("keys");
   const Tensor& valid_lens = in.at("valid_lens");
   const int64_t num_queries = queries.size(1), num_keys = keys.size(1);
-  const Tensor keep = expand(sequence_mask(valid_lens, num_keys), {num_queries, num_keys});
+  const Tensor keep = expand(nn::sequence_mask(valid_lens, num_keys), {num_queries, num_keys});
 
   // The tutorial's score, from the parameters the scene drew for it:
   // exp(t) cos(W_q q, k), then the masked softmax over the valid keys.
@@ -36,7 +36,7 @@ TEST(Tutorial18Screen, CosineBesideAdditiveInTheCompareScene) {
   const Tensor log_temperature = in.at("cosine.log_temperature");
   const Tensor scores = squeeze(bmm(unit(linear(queries, W_q)), transpose(unit(keys), 1, 2)), 0) *
                         exp(log_temperature);
-  const Tensor weights = masked_softmax(unsqueeze(scores, 0), valid_lens);
+  const Tensor weights = nn::masked_softmax(unsqueeze(scores, 0), valid_lens);
   EXPECT_TRUE(cells_match(run, "compare/cosine_scores", scores, keep));
   EXPECT_TRUE(cells_match(run, "compare/cosine", squeeze(weights, 0), keep));
   // And additive beside it, the table's own.
@@ -65,8 +65,8 @@ TEST(Tutorial18Screen, CosineBesideAdditiveInTheTrainingScene) {
   const Tensor scores =
       bmm(unit(linear(in.at("queries"), in.at("cosine.W_q.weight"))), transpose(unit(keys), 1, 2)) *
       exp(in.at("cosine.log_temperature"));
-  const Tensor weights = reshape(masked_softmax(scores, in.at("valid_lens")), {B, T});
-  const Tensor keep = sequence_mask(in.at("valid_lens"), T);
+  const Tensor weights = reshape(nn::masked_softmax(scores, in.at("valid_lens")), {B, T});
+  const Tensor keep = nn::sequence_mask(in.at("valid_lens"), T);
   EXPECT_TRUE(cells_match(start, "training/cosine_weights", weights, keep));
   EXPECT_LT(max(abs(in.at("shown.cosine.weights") - weights)).item(), 1e-5);
   EXPECT_NO_THROW(find_map(start, "training/additive_weights"));

@@ -244,7 +244,7 @@ TEST_F(TrainingUi, TryThisNotesHold) {
     EXPECT_LE(wrong, 2) << model;
   }
   // "Padding: ... dL/dscores there is exactly 0: no gradient passes a masked score."
-  const Tensor padding = logical_not(sequence_mask(in.at("valid_lens"), in.at("keys").size(1)));
+  const Tensor padding = logical_not(nn::sequence_mask(in.at("valid_lens"), in.at("keys").size(1)));
   for (const char* model : {"shown.additive.grad_scores", "shown.general_scaled.grad_scores"}) {
     EXPECT_EQ(sum(abs(where(padding, in.at(model), 0.0))).item(), 0.0) << model;
   }
@@ -368,7 +368,7 @@ TEST_F(TrainingUi, RetrievalGradientsAgreeWithFiniteDifferences) {
   };
   // From the scores on: d2l's masked softmax first.
   const auto loss_of_scores = [&](const Tensor& scores) {
-    return loss_of_weights(masked_softmax(reshape(scores, {B, 1, T}), valid_lens));
+    return loss_of_weights(nn::masked_softmax(reshape(scores, {B, 1, T}), valid_lens));
   };
   for (const std::string model : {"additive", "general_scaled"}) {
     SCOPED_TRACE(model);
@@ -401,7 +401,7 @@ TEST_F(TrainingUi, RetrievalGradientsAgreeWithFiniteDifferences) {
                             {"w_v.weight", in.at("additive.w_v.weight")}});
   Tensor W_a = in.at("general_scaled.W_a.weight").clone().requires_grad_();
   const Tensor& keys = in.at("keys");
-  const Tensor general_scaled_weights = masked_softmax(
+  const Tensor general_scaled_weights = nn::masked_softmax(
       bmm(in.at("queries"), transpose(linear(keys, W_a), 1, 2)) / std::sqrt(double(keys.size(2))),
       valid_lens);
   const Tensor additive_loss =
@@ -431,7 +431,7 @@ TEST_F(TrainingUi, NadarayaWatsonGradientsAgreeWithFiniteDifferences) {
     return mse_loss(matmul(weights, y), y).item();
   };
   const auto loss_of_scores = [&](const Tensor& scores) {
-    return loss_of_weights(masked_softmax_keep(scores, keep, MaskedRows::Zero));
+    return loss_of_weights(nn::masked_softmax_keep(scores, keep, nn::MaskedRows::Zero));
   };
   EXPECT_TRUE(agree(in.at("shown.grad_weights"),
                     numeric_gradient(loss_of_weights, in.at("shown.weights"))));
@@ -448,7 +448,7 @@ TEST_F(TrainingUi, NadarayaWatsonGradientsAgreeWithFiniteDifferences) {
             numeric_gradient([&](const Tensor& v) { return loss_of_scores(scores_of(v)); }, w)));
   // The weights shown are the masked softmax of those scores: 0 on the diagonal.
   EXPECT_LT(max(abs(in.at("shown.weights").to(kFloat64) -
-                    masked_softmax_keep(scores_of(w), keep, MaskedRows::Zero)))
+                    nn::masked_softmax_keep(scores_of(w), keep, nn::MaskedRows::Zero)))
                 .item(),
             1e-6);
 }

@@ -162,7 +162,7 @@ TEST_F(NullBackend, KnobsChangeWhatTheSceneFeedsTheLibrary) {
   // Causal mode: valid_lens make way for the lower triangle.
   apply_setting(scenes, "masks.mode=causal");
   const Tensor keep = scene_named("masks").inputs().at("keep");
-  EXPECT_EQ(keep.to_vector(), expand(causal_mask(6, 6), {1, 6, 6}).to_vector());
+  EXPECT_EQ(keep.to_vector(), expand(nn::causal_mask(6, 6), {1, 6, 6}).to_vector());
   // Training: the other task, and numbers within range.
   apply_setting(scenes, "training.task=nadaraya-watson");
   EXPECT_EQ(scene_named("training").inputs().count("x_train"), 1u);

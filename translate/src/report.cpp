@@ -280,7 +280,8 @@ std::vector<std::string> transformer_heatmaps(const Translation& t, const Transf
       for (int64_t h = 0; h < g.maps.size(1); ++h)
         options.titles.push_back("block " + std::to_string(b) + ", head " + std::to_string(h));
     // The decoder's look-ahead mask: hatched, not drawn as weight 0.
-    if (&g.maps == &maps.decoder) options.keep_mask = causal_mask(g.maps.size(2), g.maps.size(3));
+    if (&g.maps == &maps.decoder)
+      options.keep_mask = nn::causal_mask(g.maps.size(2), g.maps.size(3));
     written.push_back(stem + "-" + g.name + extension);
     viz::show_heatmaps(g.maps, written.back(), options);
   }

@@ -44,7 +44,7 @@ AttentionCall::AttentionCall(const CallKnobs& knobs)
   // forward redraws exactly the mask the real forward drew.
   dropout_seed = seed + 1;
   valid_lens = tensor({static_cast<double>(knobs.valid_len)}, {1}, kInt64);
-  keep = lengths_to_keep(valid_lens, {1, kQueries, kKeys});
+  keep = nn::lengths_to_keep(valid_lens, {1, kQueries, kKeys});
 
   Tensor previous;
   for (int s = 0; s < kNumStages; ++s) {
@@ -76,7 +76,7 @@ Tensor AttentionCall::run_stage(int s, const Tensor& previous, const Tensor& q, 
     case kScaled:
       return previous / std::sqrt(static_cast<double>(kDim));
     case kMasked:
-      return where(keep, previous, kD2lMaskValue);
+      return where(keep, previous, nn::kD2lMaskValue);
     case kWeights:
       return softmax(previous, -1);
     case kDropped:

@@ -248,7 +248,7 @@ class CompareScene : public Scene {
   void export_weights() {
     viz::HeatmapOptions options;
     options.titles = {pair_[0], pair_[1]};
-    options.keep_mask = sequence_mask(valid_lens_, num_keys_);
+    options.keep_mask = nn::sequence_mask(valid_lens_, num_keys_);
     const Tensor both = reshape(stack({weights_[0], weights_[1]}), {1, 2, num_queries_, num_keys_});
     try {
       for (const char* path : {"attograd-compare.png", "attograd-compare.svg"}) {
@@ -358,7 +358,8 @@ class CompareScene : public Scene {
   // Each colour bar sits beside the map it belongs to, level with its cells;
   // the maps of a row share what the bars' labels leave of the width.
   void draw_maps() {
-    const Tensor keep = expand(sequence_mask(valid_lens_, num_keys_), {num_queries_, num_keys_});
+    const Tensor keep =
+        expand(nn::sequence_mask(valid_lens_, num_keys_), {num_queries_, num_keys_});
     const float row_height = std::floor((ImGui::GetContentRegionAvail().y - 30) / 3);
     const float width = ImGui::GetContentRegionAvail().x;
     const float spacing = ImGui::GetStyle().ItemSpacing.x;

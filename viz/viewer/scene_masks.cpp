@@ -63,7 +63,7 @@ const char* const kModeNotes[] = {
     "are drawn in colour so that you see what they get."};
 
 const char* const kMaskValueNames[] = {"-1e6 (d2l)", "-1e9 (Keras)", "-inf"};
-const double kMaskValues[] = {kD2lMaskValue, kAdditiveMaskValue,
+const double kMaskValues[] = {nn::kD2lMaskValue, nn::kAdditiveMaskValue,
                               -std::numeric_limits<double>::infinity()};
 
 constexpr int64_t kBatch = 2;  // the d2l demonstrations' batch of two
@@ -148,7 +148,7 @@ class MasksScene : public Scene {
 
   Mode mode() const { return static_cast<Mode>(mode_); }
   double mask_value() const {
-    return mode() == Mode::MaskValue ? kMaskValues[mask_value_] : kD2lMaskValue;
+    return mode() == Mode::MaskValue ? kMaskValues[mask_value_] : nn::kD2lMaskValue;
   }
 
   // Inputs from the knobs (seeded), then the library's masking of them.
@@ -163,8 +163,8 @@ class MasksScene : public Scene {
         case Mode::BatchLengths:
           scores_ = rand({kBatch, 2, 4});
           valid_lens_ = lengths({batch_lens_[0], batch_lens_[1]}, {kBatch});
-          weights_ = masked_softmax(scores_, valid_lens_);
-          keep_ = lengths_to_keep(valid_lens_, scores_.shape());
+          weights_ = nn::masked_softmax(scores_, valid_lens_);
+          keep_ = nn::lengths_to_keep(valid_lens_, scores_.shape());
           break;
         case Mode::RowLengths:
         case Mode::MaskValue:
@@ -173,14 +173,14 @@ class MasksScene : public Scene {
           scores_ = rand({kBatch, 2, 4});
           if (mode() == Mode::MaskValue && shift_scores_) scores_ = scores_ - 1e7;
           valid_lens_ = lengths({lens[0][0], lens[0][1], lens[1][0], lens[1][1]}, {kBatch, 2});
-          keep_ = lengths_to_keep(valid_lens_, scores_.shape());
+          keep_ = nn::lengths_to_keep(valid_lens_, scores_.shape());
           if (mode() != Mode::FullyMasked) {
-            weights_ = masked_softmax(scores_, valid_lens_, mask_value());
+            weights_ = nn::masked_softmax(scores_, valid_lens_, mask_value());
             break;
           }
           // Both policies on the same keep mask, and what they pool.
-          weights_ = masked_softmax_keep(scores_, keep_, MaskedRows::Uniform);
-          zero_weights_ = masked_softmax_keep(scores_, keep_, MaskedRows::Zero);
+          weights_ = nn::masked_softmax_keep(scores_, keep_, nn::MaskedRows::Uniform);
+          zero_weights_ = nn::masked_softmax_keep(scores_, keep_, nn::MaskedRows::Zero);
           values_ = reshape(arange(kBatch * 4 * kValueSize), {kBatch, 4, kValueSize});
           output_ = bmm(weights_, values_);
           zero_output_ = bmm(zero_weights_, values_);
@@ -188,31 +188,31 @@ class MasksScene : public Scene {
         }
         case Mode::Causal:
           scores_ = rand({1, causal_queries_, causal_keys_});
-          keep_ = broadcast_to(causal_mask(causal_queries_, causal_keys_), scores_.shape());
-          weights_ = masked_softmax_keep(scores_, keep_, MaskedRows::Uniform);
+          keep_ = broadcast_to(nn::causal_mask(causal_queries_, causal_keys_), scores_.shape());
+          weights_ = nn::masked_softmax_keep(scores_, keep_, nn::MaskedRows::Uniform);
           break;
         case Mode::Padding: {
           scores_ = rand({kBatch, 3, 5});
           const Tensor lens = lengths({padding_lens_[0], padding_lens_[1]}, {kBatch});
-          padding_ = keep_to_padding(sequence_mask(lens, 5));  // M: 1 at padding keys
-          const Tensor additive = padding_to_additive(unsqueeze(padding_, 1));  // [B, 1, Tk]
+          padding_ = nn::keep_to_padding(nn::sequence_mask(lens, 5));  // M: 1 at padding keys
+          const Tensor additive = nn::padding_to_additive(unsqueeze(padding_, 1));  // [B, 1, Tk]
           weights_ = softmax(scores_ + additive, -1);
-          keep_ = broadcast_to(additive_to_keep(additive), scores_.shape());
+          keep_ = broadcast_to(nn::additive_to_keep(additive), scores_.shape());
           break;
         }
         case Mode::Keras: {
           query_ = randn({kBatch, 3, 2});
           value_ = randn({kBatch, 4, 2});
           query_mask_ =
-              sequence_mask(lengths({keras_query_lens_[0], keras_query_lens_[1]}, {kBatch}), 3);
+              nn::sequence_mask(lengths({keras_query_lens_[0], keras_query_lens_[1]}, {kBatch}), 3);
           value_mask_ =
-              sequence_mask(lengths({keras_value_lens_[0], keras_value_lens_[1]}, {kBatch}), 4);
+              nn::sequence_mask(lengths({keras_value_lens_[0], keras_value_lens_[1]}, {kBatch}), 4);
           nn::keras::Attention layer;  // score_mode "dot", no scale: scores = query key^T
           output_ = layer(query_, value_, Tensor(), query_mask_, value_mask_, keras_causal_);
           weights_ = layer.attention_weights();
           scores_ = matmul(query_, transpose(value_, 1, 2));
-          keep_ = broadcast_to(merge_keep(key_keep_to_keep(value_mask_, scores_.shape()),
-                                          keras_causal_ ? causal_mask(3, 4) : Tensor()),
+          keep_ = broadcast_to(nn::merge_keep(nn::key_keep_to_keep(value_mask_, scores_.shape()),
+                                              keras_causal_ ? nn::causal_mask(3, 4) : Tensor()),
                                scores_.shape());
           break;
         }

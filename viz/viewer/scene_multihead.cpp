@@ -154,7 +154,8 @@ class MultiHeadScene : public Scene {
     const Tensor item_weights = squeeze(narrow(weights_, 0, item_, 1), 0);  // [heads, Tq, Tk]
     const Tensor item_output = squeeze(narrow(output_, 0, item_, 1), 0);    // [Tq, h]
     const Tensor keep = squeeze(
-        narrow(lengths_to_keep(valid_lens_, {kBatch, num_queries_, num_keys_}), 0, item_, 1), 0);
+        narrow(nn::lengths_to_keep(valid_lens_, {kBatch, num_queries_, num_keys_}), 0, item_, 1),
+        0);
     const double top = max(item_weights).item();
     const viz::ColorScale weight_scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};
 

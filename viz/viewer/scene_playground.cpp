@@ -432,7 +432,7 @@ class PlaygroundScene : public Scene {
     const viz::ColorScale scale{viz::Colormap::Viridis, 0.0, top > 0 ? top : 1.0};
     const int64_t num_queries = static_cast<int64_t>(points_.queries.size());
     const int64_t num_keys = static_cast<int64_t>(points_.keys.size());
-    const Tensor keep = expand(sequence_mask(valid_lens_, num_keys), {num_queries, num_keys});
+    const Tensor keep = expand(nn::sequence_mask(valid_lens_, num_keys), {num_queries, num_keys});
     // The two maps one above the other, sharing one colour bar on their right.
     const float bar_width = 70.0f;
     const ImVec2 map_size(ImGui::GetContentRegionAvail().x - bar_width,

@@ -146,7 +146,9 @@ class NadarayaWatsonTask : public AdamTask {
   std::map<std::string, Tensor> evaluate() override {
     const Staged staged = staged_backward(
         nw_scores(x_train_, x_train_, w_),
-        [&](const Tensor& scores) { return masked_softmax_keep(scores, keep_, MaskedRows::Zero); },
+        [&](const Tensor& scores) {
+          return nn::masked_softmax_keep(scores, keep_, nn::MaskedRows::Zero);
+        },
         [&](const Tensor& weights) { return mse_loss(matmul(weights, y_train_), y_train_); });
     NoGradGuard no_grad;
     const Tensor test_weights = softmax(nw_scores(x_test_, x_train_, w_), -1);

@@ -162,7 +162,7 @@ class RetrievalTask : public AdamTask {
         unsqueeze(eq(unsqueeze(target_, 1), unsqueeze(arange(kKeys, kInt64), 0)).to(kFloat32), 1);
     queries_ = bmm(pick, keys_) + 0.3 * randn({kExamples, 1, kSize});
     answer_ = bmm(pick, values_);
-    keep_ = sequence_mask(valid_lens_, kKeys);
+    keep_ = nn::sequence_mask(valid_lens_, kKeys);
     // One more draw seeds both functions' parameters: a function starts from
     // the same parameters whatever its partner, so its curve is the same in
     // every pair, and two functions whose parameters have one shape start
@@ -175,7 +175,7 @@ class RetrievalTask : public AdamTask {
 
   std::map<std::string, Tensor> evaluate() override {
     const auto weights_of = [&](const Tensor& scores) {
-      return masked_softmax(scores, valid_lens_);
+      return nn::masked_softmax(scores, valid_lens_);
     };
     const auto loss_of = [&](const Tensor& weights) {
       return mse_loss(bmm(weights, values_), answer_);

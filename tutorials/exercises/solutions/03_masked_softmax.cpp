@@ -7,7 +7,7 @@
 namespace ex {
 
 Tensor masked_softmax(const Tensor& X, const Tensor& valid_lens) {
-  return ag::masked_softmax(X, valid_lens);
+  return ag::nn::masked_softmax(X, valid_lens);
 }
 
 }  // namespace ex

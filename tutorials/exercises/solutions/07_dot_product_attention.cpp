@@ -14,7 +14,7 @@ Tensor dot_product_attention(const Tensor& queries, const Tensor& keys, const Te
   const double d = static_cast<double>(queries.size(-1));
   const Tensor scores = ag::bmm(queries, ag::transpose(keys, 1, 2)) / std::sqrt(d);
   const Tensor weights =
-      ag::attention_softmax(scores, {.valid_lens = valid_lens, .is_causal = causal});
+      ag::nn::attention_softmax(scores, {.valid_lens = valid_lens, .is_causal = causal});
   return ag::bmm(weights, values);
 }
 

@@ -24,7 +24,7 @@
 //   5. output = output * query_mask[..., None] (rows of masked queries are 0)
 //
 // Masks are bool keep masks, as Keras': true = attend. The -1e9 is added, not
-// written over the score (ag::keep_to_additive, masks.h), exactly as Keras
+// written over the score (ag::nn::keep_to_additive, masks.h), exactly as Keras
 // does, so a masked key gets weight exp(-1e9) = 0 beside any kept key.
 // A fully masked row (every key masked, e.g. value_mask all false, or causal
 // and value_mask together leaving nothing) gets the same -1e9 on every score.

@@ -44,7 +44,7 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 
-namespace ag {
+namespace ag::nn {
 
 // d2l's mask value: masked scores become -1e6 before the softmax.
 inline constexpr double kD2lMaskValue = -1e6;
@@ -164,4 +164,4 @@ void check_valid_lens(const Tensor& valid_lens, const Shape& scores_shape, std::
 void check_mask(const Tensor& mask, const Shape& scores_shape, DType scores_dtype,
                 std::string_view op);
 
-}  // namespace ag
+}  // namespace ag::nn
