@@ -69,6 +69,29 @@ inline ag::Tensor linear_by_loops(const ag::Tensor& x, const ag::Tensor& W) {
   return ag::tensor(y, shape, x.dtype());
 }
 
+// Softmax of w[0, valid) in place, by loops: exp(w_j - max) / sum, with the
+// entries from valid to n set to 0 (masked keys; a row with no valid entry
+// is all 0).
+inline void softmax_in_place(double* w, int64_t n, int64_t valid) {
+  double largest = -1e300, total = 0;
+  for (int64_t j = 0; j < valid; ++j) largest = std::max(largest, w[j]);
+  for (int64_t j = 0; j < valid; ++j) total += (w[j] = std::exp(w[j] - largest));
+  for (int64_t j = 0; j < valid; ++j) w[j] /= total;
+  for (int64_t j = valid; j < n; ++j) w[j] = 0;
+}
+
+// Softmax over the last axis by loops over the plain numbers, with no ag op:
+// row r keeps its first valid[r] entries (every entry when `valid` is
+// empty), as softmax_in_place. scores [..., T] -> the same shape and dtype.
+inline ag::Tensor softmax_by_loops(const ag::Tensor& scores,
+                                   const std::vector<int64_t>& valid = {}) {
+  const int64_t n = scores.size(-1), rows = scores.numel() / n;
+  std::vector<double> w = scores.to_vector();
+  for (int64_t r = 0; r < rows; ++r)
+    softmax_in_place(w.data() + r * n, n, valid.empty() ? n : valid[static_cast<size_t>(r)]);
+  return ag::tensor(w, scores.shape(), scores.dtype());
+}
+
 // Scaled dot-product attention by loops over the plain numbers, with no ag
 // op: weights[b, i, j] = softmax over j < valid_lens[b] of q_i . k_j * scale
 // (every key when valid_lens is empty; the keys past it get 0), and
@@ -90,20 +113,16 @@ inline LoopAttention attention_by_loops(const ag::Tensor& q, const ag::Tensor& k
     const int64_t valid = valid_lens.empty() ? Tk : valid_lens[at(b)];
     for (int64_t i = 0; i < Tq; ++i) {
       double* w = weights.data() + at((b * Tq + i) * Tk);
-      double largest = -1e300, total = 0;
       for (int64_t j = 0; j < valid; ++j) {
         double dot = 0;
         for (int64_t x = 0; x < d; ++x)
           dot += qs[at((b * Tq + i) * d + x)] * ks[at((b * Tk + j) * d + x)];
         w[j] = dot * scale;
-        largest = std::max(largest, w[j]);
       }
-      for (int64_t j = 0; j < valid; ++j) total += (w[j] = std::exp(w[j] - largest));
-      for (int64_t j = 0; j < valid; ++j) {
-        w[j] /= total;
+      softmax_in_place(w, Tk, valid);
+      for (int64_t j = 0; j < valid; ++j)
         for (int64_t x = 0; x < dv; ++x)
           output[at((b * Tq + i) * dv + x)] += w[j] * vs[at((b * Tk + j) * dv + x)];
-      }
     }
   }
   return {ag::tensor(weights, {B, Tq, Tk}, q.dtype()), ag::tensor(output, {B, Tq, dv}, q.dtype())};

@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
   t.show("softmax(X, -1)", plain);
   t.check("softmax: rows sum to one", tut::row_sum_error(plain) < 1e-6,
           "max error " + tut::num(tut::row_sum_error(plain)));
+  // The formula in plain loops with std::exp (tutorial.h), no attograd op.
+  const double plain_diff = tut::max_abs_diff(plain, tut::softmax_by_loops(X));
+  t.check("softmax: w_j = exp(s_j) / sum_k exp(s_k), by loops", plain_diff < 1e-6,
+          "max |difference| " + tut::num(plain_diff));
 
   t.step("One valid length per batch item",
          "Sequences in a batch are padded to one length, and the padding must get no "
@@ -40,6 +44,9 @@ int main(int argc, char** argv) {
   t.check("lengths per item: zero weight past each valid length",
           tut::masked_weight(W1, keep1) == 0.0);
   t.check("lengths per item: rows sum to one", tut::row_sum_error(W1) < 1e-6);
+  // By loops: the softmax of each row's first 2 (item 0) or 3 (item 1) scores.
+  t.check("lengths per item: the softmax of the valid keys' scores, by loops",
+          tut::max_abs_diff(W1, tut::softmax_by_loops(X, {2, 2, 3, 3})) < 1e-6);
   ag::viz::HeatmapOptions options;
   options.titles = {"batch 0: length 2", "batch 1: length 3"};
   options.keep_mask = ag::reshape(keep1, {1, 2, 2, 4});
@@ -61,6 +68,8 @@ int main(int argc, char** argv) {
   t.check("lengths per row: zero weight past each valid length",
           tut::masked_weight(W2, keep2) == 0.0);
   t.check("lengths per row: rows sum to one", tut::row_sum_error(W2) < 1e-6);
+  t.check("lengths per row: the softmax of the valid keys' scores, by loops",
+          tut::max_abs_diff(W2, tut::softmax_by_loops(X, {1, 3, 2, 4})) < 1e-6);
   t.check("a row of length 1 is [1, 0, 0, 0]",
           tut::max_abs_diff(ag::narrow(ag::narrow(W2, 0, 0, 1), 1, 0, 1),
                             ag::tensor({1, 0, 0, 0}, {1, 1, 4})) == 0.0);
@@ -73,10 +82,12 @@ int main(int argc, char** argv) {
 
   t.step("What the -1e6 does",
          "masked_softmax writes -1e6 over every masked score before the softmax. "
-         "exp(-1e6 - max) is far below the smallest float (about 1e-45 in float32, 1e-324 "
-         "in float64), so it rounds to exactly 0: the masked keys get exactly zero weight, "
-         "not a small one. A mild fill value would leak: with -1 the padding still gets a "
-         "share, because the real scores lie in [0, 1) and e^-1 is not small next to e^0.");
+         "exp(-1e6 - max) is far below the smallest positive float (printed below), so it "
+         "rounds to exactly 0: the masked keys get exactly zero weight, not a small one. A "
+         "mild fill value would leak: with -1 the padding still gets a share, because the "
+         "real scores lie in [0, 1) and e^-1 is not small next to e^0.");
+  std::cout << "smallest positive float32 " << std::numeric_limits<float>::denorm_min()
+            << ", float64 " << std::numeric_limits<double>::denorm_min() << "\n";
   const ag::Tensor filled = ag::masked_fill(X, ag::logical_not(keep1), ag::nn::kD2lMaskValue);
   t.show("X with masked scores replaced by -1e6", filled);
   const ag::Tensor underflow32 = ag::exp(ag::tensor({-1e6}, {1}));
@@ -87,6 +98,8 @@ int main(int argc, char** argv) {
   t.show("masked_softmax(X, [2, 3], mask_value = -1)", leaky);
   t.check("exp(-1e6) is exactly 0 in float32 and float64",
           underflow32.item() == 0.0 && underflow64.item() == 0.0);
+  // By hand: with scores in [0, 1), a key filled with -1 among 4 keys gets at
+  // least e^-1 / (e^-1 + 3 e) = 0.043, so 0.01 holds whatever X is drawn.
   t.check("with -1 they still get weight", tut::masked_weight(leaky, keep1) > 0.01,
           "largest masked weight " + tut::num(tut::masked_weight(leaky, keep1)));
 
@@ -115,6 +128,15 @@ int main(int argc, char** argv) {
   t.check("neither policy gives NaN",
           !std::isnan(ag::sum(uniform).item()) && !std::isnan(ag::sum(zero).item()));
   t.check("filling with -inf does", std::isnan(ag::sum(nan).item()));
+  // The same empty rows through attention itself: PyTorch's function would
+  // give NaN there, attograd's gives zero weights and a zero output.
+  const ag::Tensor q = ag::randn({2, 2, 3}), k = ag::randn({2, 4, 3}), v = ag::randn({2, 4, 3});
+  const auto [output, weights] =
+      ag::nn::functional::scaled_dot_product_attention_with_weights(q, k, v, keep_empty);
+  t.show("scaled_dot_product_attention's weights with item 1 masked", weights);
+  t.check("scaled_dot_product_attention: the empty rows get zero weights and a zero output",
+          tut::max_abs_diff(ag::narrow(weights, 0, 1, 1), ag::zeros({1, 2, 4})) == 0.0 &&
+              tut::max_abs_diff(ag::narrow(output, 0, 1, 1), ag::zeros({1, 2, 3})) == 0.0);
   ag::viz::HeatmapOptions policies;
   policies.titles = {"Uniform: item 0", "Uniform: item 1 (empty)", "Zero: item 0",
                      "Zero: item 1 (empty)"};

@@ -6,6 +6,8 @@
 // lengths. All of them meet in one converter (nn/masks.h) as a bool keep mask.
 //
 // Run: build/tutorial_07_masks [--no-pause] [--out DIR]
+#include <cmath>
+
 #include "tutorial.h"
 
 namespace F = ag::nn::functional;
@@ -44,6 +46,11 @@ int main(int argc, char** argv) {
   const int64_t T = 5;
   const ag::Tensor causal = ag::nn::causal_mask(T, T);  // bool [5, 5]
   t.show("causal_mask(5, 5)", causal);
+  std::vector<double> lower(T * T);  // by hand: 1 where j <= i
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < T; ++j) lower[static_cast<size_t>(i * T + j)] = j <= i;
+  t.check("causal_mask(5, 5) is true exactly where j <= i",
+          tut::max_abs_diff(causal.to(ag::kFloat32), ag::tensor(lower, {T, T})) == 0.0);
   const ag::Tensor x = ag::randn({1, T, 4});  // self-attention: queries = keys = values
   const F::AttentionResult decoder =
       F::scaled_dot_product_attention_with_weights(x, x, x, {}, 0.0, /*is_causal=*/true);
@@ -55,6 +62,13 @@ int main(int argc, char** argv) {
           tut::max_abs_diff(ag::narrow(decoder.output, 1, 0, 1), ag::narrow(x, 1, 0, 1)) < 1e-6);
   t.check("is_causal and the post's -1e9 * M give the same weights",
           tut::max_abs_diff(decoder.weights, by_post.weights) < 1e-6);
+  // By loops: row i is the softmax of x_i . x_j / sqrt(4) over keys j <= i.
+  const ag::Tensor x0 = ag::squeeze(x, 0);  // [5, 4]
+  const double causal_diff = tut::max_abs_diff(
+      decoder.weights,
+      tut::softmax_by_loops(tut::linear_by_loops(x0, x0) * 0.5, {1, 2, 3, 4, 5}).unsqueeze(0));
+  t.check("row i is softmax(x_i . x_j / 2) over keys j <= i, by loops", causal_diff < 1e-6,
+          "max |difference| " + tut::num(causal_diff));
 
   t.step("Keras: query and value masks",
          "Keras' attention layers take two bool masks, true = real token. value_mask [B, Tv] "
@@ -81,6 +95,27 @@ int main(int argc, char** argv) {
           tut::masked_weight(keras_attention.attention_weights(), value_keep) == 0.0);
   t.check("masked queries get a zero output row",
           tut::masked_weight(keras_output, ag::unsqueeze(query_mask, -1)) == 0.0);
+  // By loops: Keras' default score is Luong's dot product, unscaled (scale 1),
+  // over the first 3 and 5 values; the value is also the key.
+  const tut::LoopAttention luong = tut::attention_by_loops(query, value, value, 1.0, {3, 5});
+  const double keras_diff = tut::max_abs_diff(keras_attention.attention_weights(), luong.weights);
+  t.check("the weights are softmax(q . k), unscaled, over the real values, by loops",
+          keras_diff < 1e-6, "max |difference| " + tut::num(keras_diff));
+  // Item 0: every query is real, so its output is the loops'.
+  const double real_diff =
+      tut::max_abs_diff(ag::narrow(keras_output, 0, 0, 1), ag::narrow(luong.output, 0, 0, 1));
+  t.check("a real query's output is those weights times the values, by loops", real_diff < 1e-6,
+          "max |difference| " + tut::num(real_diff));
+  // Item 1's query 2 is masked: each zero of its row has the sign of the
+  // output it would have had.
+  const std::vector<double> unmasked =
+      ag::narrow(ag::narrow(luong.output, 0, 1, 1), 1, 2, 1).to_vector();
+  const std::vector<double> zeroed =
+      ag::narrow(ag::narrow(keras_output, 0, 1, 1), 1, 2, 1).to_vector();
+  bool signs_match = true;
+  for (size_t i = 0; i < zeroed.size(); ++i)
+    signs_match &= zeroed[i] == 0.0 && std::signbit(zeroed[i]) == (unmasked[i] < 0);
+  t.check("the masked row's -0s are where its unmasked output is negative", signs_match);
 
   t.step("One converter",
          "Valid lengths [3, 5], a padding indicator M, an additive mask -1e9 * M and a "
@@ -98,6 +133,12 @@ int main(int argc, char** argv) {
   const ag::Tensor from_keras = ag::nn::key_keep_to_keep(value_mask, scores_shape);  // [2, 1, 6]
   t.show("padding indicator M", padding);
   t.show("keep mask from the lengths", from_lengths);
+  std::vector<double> by_hand(2 * 6 * 6);  // keep[b, i, j] = j < lens[b]
+  for (size_t b = 0; b < 2; ++b)
+    for (size_t n = 0; n < 36; ++n) by_hand[b * 36 + n] = n % 6 < (b == 0 ? 3u : 5u);
+  t.check(
+      "the keep mask from the lengths is true exactly where j < length",
+      tut::max_abs_diff(from_lengths.to(ag::kFloat32), ag::tensor(by_hand, scores_shape)) == 0.0);
   const auto same_mask = [&](const ag::Tensor& keep) {
     return ag::sum(ag::ne(ag::broadcast_to(keep, scores_shape), from_lengths).to(ag::kInt64))
                .item() == 0;
@@ -112,6 +153,11 @@ int main(int argc, char** argv) {
   const ag::Tensor with_keep = attention.attention_weights();
   attention(tokens, tokens, tokens, /*valid_lens=*/{}, ag::nn::padding_to_additive(padding));
   const ag::Tensor with_additive = attention.attention_weights();
+  // And those weights by loops: softmax(x_i . x_j / sqrt(4)) over the real keys.
+  const double lengths_diff = tut::max_abs_diff(
+      with_lengths, tut::attention_by_loops(tokens, tokens, tokens, 0.5, {3, 5}).weights);
+  t.check("with the lengths: softmax(x_i . x_j / 2) over the real keys, by loops",
+          lengths_diff < 1e-6, "max |difference| " + tut::num(lengths_diff));
   t.check("attention gives the same weights under each form",
           tut::max_abs_diff(with_lengths, with_keep) < 1e-7 &&
               tut::max_abs_diff(with_lengths, with_additive) < 1e-7,
@@ -122,6 +168,13 @@ int main(int argc, char** argv) {
   attention(tokens, tokens, tokens, /*valid_lens=*/{}, merged);
   const ag::Tensor decoder_weights = attention.attention_weights();  // [2, 6, 6]
   t.show("padding and look-ahead merged (item 1)", ag::narrow(merged, 0, 1, 1));
+  std::vector<double> merged_by_hand(2 * 6 * 6);  // j <= i and j < lens[b]
+  for (size_t n = 0; n < merged_by_hand.size(); ++n) {
+    const size_t b = n / 36, i = n / 6 % 6, j = n % 6;
+    merged_by_hand[n] = j <= i && j < (b == 0 ? 3u : 5u);
+  }
+  t.check("merged: true exactly where j <= i and j < length",
+          tut::max_abs_diff(merged.to(ag::kFloat32), ag::tensor(merged_by_hand, {2, 6, 6})) == 0.0);
   t.check("merged: zero weight on padding and on the future",
           tut::masked_weight(decoder_weights, merged) == 0.0);
   t.check("merged: rows sum to one", tut::row_sum_error(decoder_weights) < 1e-6);

@@ -6,6 +6,7 @@
 // pooling, with x as the query, the x_i as keys and the y_i as values.
 //
 // Run: build/tutorial_08_nadaraya_watson [--no-pause] [--out DIR]
+#include <algorithm>
 #include <cmath>
 
 #include "tutorial.h"
@@ -75,10 +76,33 @@ int main(int argc, char** argv) {
               << tut::num(y_kernel.to_vector()[i], "%9.3f") << "\n";
   }
   std::cout << "MSE of kernel pooling: " << tut::num(kernel_error, "%.3f") << "\n";
+  const std::vector<double> truth_values = y_truth.to_vector(),
+                            kernel_values = y_kernel.to_vector();
+  const double truth_peak = *std::max_element(truth_values.begin(), truth_values.end());
+  const double kernel_peak = *std::max_element(kernel_values.begin(), kernel_values.end());
+  std::cout << "highest value: truth " << tut::num(truth_peak, "%.3f") << " (at x = "
+            << tut::num(0.1 * static_cast<double>(
+                                  std::max_element(truth_values.begin(), truth_values.end()) -
+                                  truth_values.begin()),
+                        "%.1f")
+            << "), kernel " << tut::num(kernel_peak, "%.3f") << "\n";
   t.say(
-      "The kernel follows the shape of the truth but flattens its peak near x = 1.5: "
-      "a kernel of width 1 averages over too wide a range. Step 5 comes back to that.");
+      "The kernel follows the shape of the truth but flattens its peak: a kernel of width "
+      "1 averages over too wide a range. Step 5 comes back to that.");
+  t.check("the kernel's highest prediction is over 0.5 below the truth's peak",
+          kernel_peak < truth_peak - 0.5,
+          tut::num(kernel_peak, "%.3f") + " vs " + tut::num(truth_peak, "%.3f"));
   t.check("rows of weights sum to one", tut::row_sum_error(W) < 1e-6);
+  // The formula in plain loops with std::exp (tutorial.h's softmax_by_loops).
+  const std::vector<double> xs_test = x_test.to_vector(), xs_train = x_train.to_vector();
+  std::vector<double> gauss_scores(static_cast<size_t>(n * n));
+  for (size_t i = 0; i < xs_test.size(); ++i)
+    for (size_t j = 0; j < xs_train.size(); ++j)
+      gauss_scores[i * xs_train.size() + j] = -0.5 * std::pow(xs_test[i] - xs_train[j], 2);
+  const double kernel_diff =
+      tut::max_abs_diff(W, tut::softmax_by_loops(ag::tensor(gauss_scores, {n, n})));
+  t.check("W[i, j] = K(x_i - x_j) / sum_k K(x_i - x_k), by loops", kernel_diff < 1e-6,
+          "max |difference| " + tut::num(kernel_diff));
   t.check("kernel pooling has under 60% of average pooling's error",
           kernel_error < 0.6 * average_error,
           tut::num(kernel_error, "%.3f") + " vs " + tut::num(average_error, "%.3f"));
@@ -120,6 +144,23 @@ int main(int argc, char** argv) {
               << "\n";
   }
   t.check("a middle bandwidth beats both extremes", errors[1] < errors[0] && errors[1] < errors[2]);
+  // The two limits the text names. w = 0: every score is 0, every weight 1/50.
+  t.check(
+      "w = 0 gives every key the weight 1/50: average pooling",
+      tut::max_abs_diff(kernel_weights(x_test, x_train, 0.0), ag::full({n, n}, 1.0 / n)) < 1e-7);
+  // w -> infinity: each row becomes one-hot on the nearest x_i, so the
+  // prediction is that point's noisy y_i. (At w = 20 a test point halfway
+  // between two x_i still splits its weight; w = 1000 is near the limit.)
+  const ag::Tensor narrowest = kernel_weights(x_test, x_train, 1000.0);
+  std::vector<double> nearest_y;
+  for (const double index : nearest.to_vector())
+    nearest_y.push_back(y_train.to_vector()[static_cast<size_t>(index)]);
+  const double copy_diff =
+      tut::max_abs_diff(ag::matmul(narrowest, y_train), ag::tensor(nearest_y, {n}));
+  t.check("w = 1000: each prediction is its nearest training point's y_i", copy_diff < 1e-3,
+          "max |difference| " + tut::num(copy_diff));
+  t.check("w = 20: the largest weight is nearly 1", ag::max(maps[2]).item() > 0.99,
+          tut::num(ag::max(maps[2]).item(), "%.4f"));
   options.titles = {"w = 0.2 (wide)", "w = 2", "w = 20 (narrow)"};
   options.vmin = 0;
   options.vmax = 0.1;  // clips the narrow kernel's weights so the wide ones stay visible

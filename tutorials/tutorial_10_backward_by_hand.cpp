@@ -269,8 +269,9 @@ int main(int argc, char** argv) {
          "only subtle one, dSm = W * (dW - sum(dW * W)); masking is where(keep, ., 0); the "
          "products and the broadcast in additive attention turn into transposed products "
          "and sums.\n"
-         "In the viewer: attograd-viewer --scene step steps through this forward and "
-         "backward one line at a time.\n"
+         "In the viewer: attograd-viewer --scene step shows this forward and backward one "
+         "line per card (with a dropout line added), each gradient checked there by central "
+         "differences.\n"
          "Next: tutorial_11_training, where these gradients train a model.");
   return t.finish();
 }

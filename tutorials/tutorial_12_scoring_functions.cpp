@@ -93,6 +93,13 @@ int main(int argc, char** argv) {
   t.show("bilinear weights", bilinear.weights);
   t.check("bilinear weights = dot-product weights of the projected queries",
           tut::max_abs_diff(bilinear.weights, projected.weights) < 1e-6);
+  // And by loops (tutorial.h): linear_by_loops(x, M) is x M^T, so Q W is
+  // linear_by_loops(Q, W^T); then unscaled attention over the valid keys.
+  const ag::Tensor QW = tut::linear_by_loops(queries, ag::transpose(W, 0, 1).contiguous());
+  const double bilinear_diff = tut::max_abs_diff(
+      bilinear.weights, tut::attention_by_loops(QW, random_keys, values, 1.0, {2, 6}).weights);
+  t.check("bilinear weights = softmax(q^T W k) over the valid keys, by loops", bilinear_diff < 1e-6,
+          "max |difference| " + tut::num(bilinear_diff));
   const ag::Tensor W64 = W.to(ag::kFloat64).requires_grad_();
   const ag::GradcheckResult report = ag::gradcheck(
       [&](const std::vector<ag::Tensor>& in) {
@@ -118,8 +125,14 @@ int main(int argc, char** argv) {
   const ag::Tensor v = ag::randn({1, 8, 3});                             // [B=1, Tk=8, v=3]
   const ag::Tensor summation = ag::softmax(summation_scores(q, k), -1);  // [1, 6, 8]
   t.show("summation weights (one row per query)", summation);
-  const ag::Tensor key_only = ag::softmax(ag::unsqueeze(ag::sum(k, -1), 1), -1);  // [1, 1, 8]
-  t.check("every query's row is softmax(sum(k_j))", tut::max_abs_diff(summation, key_only) < 1e-6,
+  // softmax(sum(k_j)) by loops, no attograd op: one row, the same for all 6 queries.
+  const std::vector<double> k_entries = k.to_vector();
+  std::vector<double> key_sums(8, 0.0);
+  for (size_t j = 0; j < 8; ++j)
+    for (size_t x = 0; x < 4; ++x) key_sums[j] += k_entries[j * 4 + x];
+  const ag::Tensor key_only = tut::softmax_by_loops(ag::tensor(key_sums, {1, 1, 8}));
+  t.check("every query's row is softmax(sum(k_j)), by loops",
+          tut::max_abs_diff(summation, key_only) < 1e-6,
           "max |difference| " + tut::num(tut::max_abs_diff(summation, key_only)));
   ag::nn::DotProductAttention dot;
   dot(q, k, v);
@@ -133,15 +146,23 @@ int main(int argc, char** argv) {
          "query no longer separates from the key: tanh(q + k) is not tanh(q) + tanh(k). "
          "That is Keras' AdditiveAttention (additive attention without the projections): "
          "computed here by hand, softmax over the keys of sum(scale * tanh(q_i + k_j)) with "
-         "the layer's own scale, it gives the layer's weights. Its rows differ from query to "
+         "the layer's own scale, in plain loops, it gives the layer's weights. Its rows differ "
+         "from query to "
          "query.");
   ag::nn::keras::AdditiveAttention keras_additive(/*dim=*/4);
   keras_additive(q, v, /*key=*/k);
   const ag::Tensor tanh_weights = keras_additive.attention_weights();  // [1, 6, 8]
-  const ag::Tensor tanh_by_hand = ag::softmax(
-      ag::sum(keras_additive.scale * ag::tanh(ag::unsqueeze(q, 2) + ag::unsqueeze(k, 1)), -1),
-      -1);  // [1, 6, 8, 4] -> [1, 6, 8]
-  t.check("Keras' AdditiveAttention weights are softmax(sum(scale * tanh(q + k)))",
+  // By loops with std::tanh, no attograd op: score[i, j] = sum_x scale[x]
+  // tanh(q_i[x] + k_j[x]), then the softmax over the 8 keys.
+  const std::vector<double> q_entries = q.to_vector(),
+                            scale = keras_additive.scale.detach().to_vector();
+  std::vector<double> tanh_scores(6 * 8, 0.0);
+  for (size_t i = 0; i < 6; ++i)
+    for (size_t j = 0; j < 8; ++j)
+      for (size_t x = 0; x < 4; ++x)
+        tanh_scores[i * 8 + j] += scale[x] * std::tanh(q_entries[i * 4 + x] + k_entries[j * 4 + x]);
+  const ag::Tensor tanh_by_hand = tut::softmax_by_loops(ag::tensor(tanh_scores, {1, 6, 8}));
+  t.check("Keras' AdditiveAttention weights are softmax(sum(scale * tanh(q + k))), by loops",
           tut::max_abs_diff(tanh_weights, tanh_by_hand) < 1e-6,
           "max |difference| " + tut::num(tut::max_abs_diff(tanh_weights, tanh_by_hand), "%.1e"));
   t.check("sum(scale * tanh(q + k)) rows depend on the query", query_spread(tanh_weights) > 0.01,

@@ -246,6 +246,8 @@ int main(int argc, char** argv) {
             << "largest log P / L^0.75: " << sequence_str(best_score->tokens, true)
             << "   P = " << tut::num(std::exp(best_score->log_prob), "%.3f") << ", score "
             << tut::num(score(*best_score, 0.75), "%.4f") << "\n";
+  t.check("exhaustive search scores 40 + 81 = 121 sequences", all.size() == 121u,
+          std::to_string(all.size()));
   const auto beam_all = tr::beam_search(toy, toy_src, toy_len, 4, {1000, 0.75});
   std::map<std::pair<std::vector<int64_t>, bool>, double> by_beam;
   for (const tr::BeamCandidate& c : beam_all[0])
@@ -308,6 +310,12 @@ int main(int argc, char** argv) {
       (std::filesystem::path(ATTOGRAD_SOURCE_DIR) / "translate/models/g2p-cmudict.npz").string();
   tr::Translator translator = tr::load_translator(model_path);
   translator.model->eval();
+  int64_t parameter_count = 0;
+  for (const ag::Tensor& p : translator.model->parameters()) parameter_count += p.numel();
+  std::cout << "parameters: " << parameter_count << ", V = " << translator.tgt_vocab.size() << "\n";
+  t.check("the model has 3.1M parameters and V = 43",
+          std::abs(double(parameter_count) - 3.1e6) < 0.05e6 && translator.tgt_vocab.size() == 43,
+          std::to_string(parameter_count) + ", " + std::to_string(translator.tgt_vocab.size()));
   const tr::TaskData dict = tr::cmudict_data(tr::kDefaultCmudictPath);
   std::vector<tr::Example> examples = dict.test;
   if (kWords >= 200) std::shuffle(examples.begin(), examples.end(), std::mt19937_64(16));
@@ -344,7 +352,7 @@ int main(int argc, char** argv) {
             << tut::num(100 * exact(greedy_out), "%13.1f") << "%"
             << tut::num(greedy_seconds, "%10.2f") << "\n";
   std::map<int64_t, std::vector<std::vector<tr::BeamCandidate>>> beams;
-  std::map<int64_t, int64_t> scored;
+  std::map<int64_t, int64_t> scored, calls;
   std::map<int64_t, double> match;
   bool k1_is_greedy = true;
   for (int64_t K : {1, 2, 5, 10}) {
@@ -362,6 +370,7 @@ int main(int argc, char** argv) {
         k1_is_greedy = false;
     }
     scored[K] = counting.decoder->scored;
+    calls[K] = counting.decoder->calls;
     match[K] = exact(out);
     std::cout << "  beam " << std::to_string(K) << (K < 10 ? " " : "")
               << tut::num(double(scored[K]), "%11.0f")
@@ -377,13 +386,27 @@ int main(int argc, char** argv) {
       "not ended: with K >= 2 some word's beam always holds one that runs to the step limit "
       "(" +
       std::to_string(translator.tgt_steps) +
-      " steps). So the work grows a little faster "
-      "than K, and nowhere near exhaustive search's V^steps.");
+      " steps). So the work grows faster than K (compare beam 10's count with ten times "
+      "beam 1's), though nowhere near exhaustive search's V^steps.");
   t.check("beam search with K = 1 gives greedy's answer for every word", k1_is_greedy);
   t.check("the work grows with K",
           scored[1] < scored[2] && scored[2] < scored[5] && scored[5] < scored[10],
           std::to_string(scored[1]) + " < " + std::to_string(scored[2]) + " < " +
               std::to_string(scored[5]) + " < " + std::to_string(scored[10]));
+  // The bound by hand: words x K x V extensions per step, for every step.
+  const auto V = static_cast<int64_t>(translator.tgt_vocab.size());
+  bool within_bound = true, to_the_limit = true;
+  for (const int64_t K : {1, 2, 5, 10}) {
+    within_bound &= scored[K] <= kWords * K * V * translator.tgt_steps;
+    if (K >= 2) to_the_limit &= calls[K] == translator.tgt_steps;
+  }
+  t.check("beam search scores at most K x V extensions per word and step", within_bound);
+  t.check("with K >= 2 it runs to the step limit (" + std::to_string(translator.tgt_steps) +
+              " decoder calls)",
+          to_the_limit);
+  t.check("the work grows faster than K: beam 10 scores over 10 times beam 1's",
+          scored[10] > 10 * scored[1],
+          tut::num(double(scored[10]) / double(scored[1]), "%.1f") + " times");
   {
     // A word whose answer the beam changes, with its candidates.
     for (size_t i = 0; i < words.size(); ++i) {
@@ -442,7 +465,7 @@ int main(int argc, char** argv) {
     reference_phonemes += double(std::count(e.target.begin(), e.target.end(), ' ') + 1);
   reference_phonemes /= double(examples.size());
   std::cout << "  alpha   exact match   mean phonemes   shorter than greedy's   longer\n";
-  std::map<double, double> mean_length;
+  std::map<double, double> mean_length, alpha_match;
   for (double alpha : {0.0, 0.5, 0.75, 1.0, 1.5, 3.0}) {
     std::vector<std::string> out;
     double length = 0;
@@ -455,6 +478,7 @@ int main(int argc, char** argv) {
       longer += best->output.size() > g2p_greedy[i].output.size();
     }
     mean_length[alpha] = length / double(words.size());
+    alpha_match[alpha] = exact(out);
     std::cout << "  " << tut::num(alpha, "%5.2f") << tut::num(100 * exact(out), "%13.1f") << "%"
               << tut::num(mean_length[alpha], "%16.3f") << tut::num(double(shorter), "%24.0f")
               << tut::num(double(longer), "%9.0f") << "\n";
@@ -493,9 +517,16 @@ int main(int argc, char** argv) {
       "is among the ten (20 words, alpha 0 and 3)",
       reranking_is_search && compared > 0,
       std::to_string(compared) + " compared, " + std::to_string(cut) + " cut from the ten");
+  double lowest = 1, highest = 0;
+  for (const auto& [alpha, m] : alpha_match)
+    lowest = std::min(lowest, m), highest = std::max(highest, m);
+  t.check("alpha from 0 to 3 moves the exact match by at most 2 points",
+          highest - lowest <= 0.02 + 1e-12,
+          tut::num(100 * lowest, "%.1f") + "% to " + tut::num(100 * highest, "%.1f") + "%");
   t.say(
-      "With a model this sure of itself alpha matters little: a wrong answer is rarely a "
-      "shorter or longer version of the right one. It matters when a model would rather stop "
+      "With a model this sure of itself alpha matters little: it changes few answers, and "
+      "a changed answer is rarely the right one instead of a wrong one. It matters when a model "
+      "would rather stop "
       "early, as d2l's figures did (<eos> at P = 0.1). attograd-translate --beam K uses "
       "alpha = 0.75 everywhere; --json lists each candidate's log P and score.");
   return t.finish();

@@ -65,6 +65,17 @@ ag::Tensor flip_time(const ag::Tensor& x) {
   return ag::index_select(x, 0, ag::tensor(order, {x.size(0)}, ag::kInt64));
 }
 
+// zlib's CRC-32 by loops, one bit at a time: the reflected polynomial
+// 0xEDB88320, the register starting at and finally xor-ed with 0xFFFFFFFF.
+uint32_t crc32_by_loops(const std::string& text) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (const unsigned char c : text) {
+    crc ^= c;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
 // ---- edit distance and the scores, written out -------------------------------------
 std::vector<std::string> split_phonemes(const std::string& text) {
   std::istringstream in(text);
@@ -165,6 +176,16 @@ int main(int argc, char** argv) {
   for (const tr::CmudictEntry& e : dict.entries)
     if (tr::cmudict_split(e.word) == tr::Split::Train)
       train_pronunciations += int64_t(e.pronunciations.size());
+  // The split by hand: crc32(word) mod 20, 0 test, 1 dev, else train.
+  bool split_by_crc = true;
+  for (const tr::CmudictEntry& e : dict.entries) {
+    const uint32_t slot = crc32_by_loops(e.word) % 20;
+    const tr::Split want = slot == 0   ? tr::Split::Test
+                           : slot == 1 ? tr::Split::Dev
+                                       : tr::Split::Train;
+    split_by_crc = split_by_crc && tr::cmudict_split(e.word) == want;
+  }
+  t.check("every word's split is crc32(word) mod 20, the CRC by loops", split_by_crc);
   t.check("no dev or test word is a training example's source", held_out);
   t.check("every pronunciation of every training word is a training pair",
           int64_t(data.train.size()) == train_pronunciations,
@@ -269,7 +290,8 @@ int main(int argc, char** argv) {
             tut::max_abs_diff(decoder.init_state(module, src_len).tensors[1], s0) < 1e-5);
     t.check("its attention weights are ours",
             tut::max_abs_diff(decoder.alignment(), weights) < 1e-5);
-    t.check("and its logits", tut::max_abs_diff(logits, logits_by_hand) < 1e-4,
+    t.check("and its logits, one for each of the 43 tokens",
+            logits.size(1) == 43 && tut::max_abs_diff(logits, logits_by_hand) < 1e-4,
             "max |difference| " + tut::num(tut::max_abs_diff(logits, logits_by_hand)));
   }
 
@@ -301,7 +323,8 @@ int main(int argc, char** argv) {
   const auto queue_k_letter = std::max_element(queue_k.begin(), queue_k.end()) - queue_k.begin();
   std::cout << "\nknife: the most any phoneme puts on the k: " << tut::num(k_weight, "%.2f")
             << "\nbox: K puts " << tut::num(column_weight(box, 2, 1, box_k), "%.2f")
-            << " on the x, S " << tut::num(column_weight(box, 2, 1, box_s), "%.2f")
+            << " on the x and " << tut::num(column_weight(box, 1, 1, box_k), "%.2f")
+            << " on the o, S " << tut::num(column_weight(box, 2, 1, box_s), "%.2f")
             << " on the x and " << tut::num(column_weight(box, 3, 1, box_s), "%.2f") << " on <eos>"
             << "\nthought: T puts " << tut::num(t_on_gh, "%.2f") << " on the g and h, "
             << tut::num(t_on_t, "%.2f") << " on the final t"
@@ -316,6 +339,11 @@ int main(int argc, char** argv) {
           tut::num(k_weight, "%.4f"));
   t.check("box: the x is two sounds, K and S each put over a third of their weight on it",
           column_weight(box, 2, 1, box_k) > 1.0 / 3 && column_weight(box, 2, 1, box_s) > 1.0 / 3);
+  t.check("box: S shares its weight between the x and <eos> (over a third on each)",
+          column_weight(box, 2, 1, box_s) > 1.0 / 3 && column_weight(box, 3, 1, box_s) > 1.0 / 3);
+  t.check("box: K also reads the o before it (over a quarter of its weight)",
+          column_weight(box, 1, 1, box_k) > 0.25,
+          tut::num(column_weight(box, 1, 1, box_k), "%.2f"));
   t.check("thought: T looks at the g and h more than at the final t", t_on_gh > t_on_t,
           tut::num(t_on_gh, "%.2f") + " against " + tut::num(t_on_t, "%.2f"));
   t.check("queue: K looks most at the first e (the third letter)", queue_k_letter == 2);
@@ -432,13 +460,16 @@ int main(int argc, char** argv) {
   std::cout << "\none-way, \"" << one_date[0].input << "\":\n"
             << tr::alignment_table(one_date[0]) << "\ntwo-way:\n"
             << tr::alignment_table(two_date[0]);
+  // Measured over seeds 1-6 and 17 (the initial weights and the minibatch
+  // order): exact match 98.0-100% for both; the day's weight one-way
+  // 0.31-0.58, two-way 0.86-0.98, the two-way ahead by 0.37-0.67.
   if (kTrainedChecks) {
     t.check("both learn the dates: over 80% exact",
             one_eval.accuracy > 0.8 && two_eval.accuracy > 0.8,
             tut::num(100 * one_eval.accuracy, "%.1f") + "% and " +
                 tut::num(100 * two_eval.accuracy, "%.1f") + "%");
-    t.check("the two-way encoder's day digits look at the day more than the one-way's",
-            two_eval.figure("alignment_day") > one_eval.figure("alignment_day"),
+    t.check("the two-way encoder's day digits look at the day more than the one-way's, by over 0.2",
+            two_eval.figure("alignment_day") > one_eval.figure("alignment_day") + 0.2,
             tut::num(two_eval.figure("alignment_day"), "%.2f") + " vs " +
                 tut::num(one_eval.figure("alignment_day"), "%.2f"));
   } else {
