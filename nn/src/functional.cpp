@@ -1,7 +1,8 @@
-// Scaled dot-product attention: its scores and its checks; the rest, composed
-// from masks, softmax and matmul when the weights are wanted (the readable
-// reference) or streamed by ag::flash_attention when they are not, is
-// attention_pool (pooling.h).
+// Scaled dot-product attention, the function-shaped face of the table's `dot`:
+// its checks here, its scores dot's own (scaled_dot_scores, scoring_dot.cpp),
+// the rest attention_pool (pooling.h): composed from masks, softmax and matmul
+// when the weights are wanted (the readable reference), streamed by
+// ag::flash_attention when they are not.
 // Legend: L queries, S keys, E query/key features, Ev value features; "..."
 // the batch dims, which broadcast as in torch.matmul.
 #include "attograd/nn/functional.h"
@@ -9,6 +10,7 @@
 #include <cmath>
 
 #include "attograd/nn/pooling.h"
+#include "scoring_functions.h"
 
 namespace ag::nn::functional {
 
@@ -42,13 +44,12 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, double drop
   broadcast_shapes(broadcast_shapes(batch_dims(q), batch_dims(k), kOp), batch_dims(v), kOp);
 }
 
-// scale, or 1/sqrt(E) when it is nullopt or NaN.
-double scale_factor(const Tensor& query, std::optional<double> scale) {
+// The scale the caller gave, or nullopt for the default 1/sqrt(E) (given as
+// nullopt or NaN, as PyTorch's None).
+std::optional<double> given_scale(std::optional<double> scale) {
   AG_CHECK(!scale.has_value() || !std::isinf(*scale), kOp,
            "scale must be finite (or NaN for the default 1/sqrt(E)), got " + number_str(*scale));
-  return scale.has_value() && !std::isnan(*scale)
-             ? *scale
-             : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+  return scale.has_value() && !std::isnan(*scale) ? scale : std::nullopt;
 }
 
 // The scores' shape [..., L, S], the batch dims of all three inputs
@@ -58,17 +59,16 @@ AttentionResult pool(const Tensor& query, const Tensor& key, const Tensor& value
                      const Tensor& attn_mask, double dropout_p, bool is_causal,
                      std::optional<double> scale, bool need_weights) {
   check_inputs(query, key, value, dropout_p);
-  const double factor = scale_factor(query, scale);
+  const std::optional<double> given = given_scale(scale);
+  const double factor =
+      given.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));  // streamed path's
   Shape shape = broadcast_shapes(broadcast_shapes(batch_dims(query), batch_dims(key), kOp),
                                  batch_dims(value), kOp);
   shape.push_back(query.size(-2));
   shape.push_back(key.size(-2));
   const auto make_scores = [&] {
-    // scores = q k^T * scale: [..., L, E] @ [..., E, S] -> [..., L, S],
-    // computed as (q * scale) k^T: the same product, but the multiplication
-    // touches the L x E queries instead of the L x S scores.
-    // (backward: dL/dq = dL/dscores k * scale, dL/dk = dL/dscores^T q * scale)
-    Tensor scores = matmul(query * factor, transpose(key, -2, -1));
+    // dot's scores q k^T / sqrt(E), or q k^T * scale: [..., L, S]
+    Tensor scores = scaled_dot_scores(query, key, given);
     // When only value's batch dims are larger, the scores are expanded to
     // them (a view; its gradient sums back).
     return scores.shape() == shape ? scores : expand(scores, shape);

@@ -12,12 +12,22 @@
 
 namespace ag::nn {
 
-// scores = (Q / sqrt(d)) K^T: [B, Tq, d] @ [B, d, Tk] -> [B, Tq, Tk]
-// (dividing the Tq x d queries, not the Tq x Tk scores: the same numbers)
-// (backward: dL/dQ = dL/dscores K / sqrt(d), dL/dK = dL/dscores^T Q / sqrt(d))
-Tensor scaled_dot_scores(const Tensor& queries, const Tensor& keys) {
-  const double d = static_cast<double>(queries.size(2));
-  return bmm(queries / std::sqrt(d), transpose(keys, 1, 2));
+// scores = Q K^T / sqrt(d), or Q K^T * scale when a scale is given:
+// [..., Tq, d] @ [..., d, Tk] -> [..., Tq, Tk]. The queries are scaled
+// (Tq x d numbers), not the scores (Tq x Tk): the same product. The chapter's
+// 1/sqrt(d) divides by sqrt(d); a given scale (functional's, as PyTorch's
+// `scale`) multiplies. The product is bmm for one batch dim shared by both, as
+// d2l's DotProductAttention; matmul, whose batch dims broadcast, otherwise, as
+// PyTorch's scaled_dot_product_attention (the same kernel and bits; the names
+// matter to ATTOGRAD_FAULT and the autograd graph).
+// (backward: dL/dQ = dL/dscores K s, dL/dK = dL/dscores^T Q s, s the scale)
+Tensor scaled_dot_scores(const Tensor& queries, const Tensor& keys, std::optional<double> scale) {
+  const Tensor scaled = scale.has_value()
+                            ? queries * *scale
+                            : queries / std::sqrt(static_cast<double>(queries.size(-1)));
+  const Tensor keys_t = transpose(keys, -2, -1);
+  const bool one_batch = scaled.dim() == 3 && keys.dim() == 3 && scaled.size(0) == keys.size(0);
+  return one_batch ? bmm(scaled, keys_t) : matmul(scaled, keys_t);
 }
 
 namespace {
@@ -36,7 +46,7 @@ class DotScoring : public ScoringFunction {
   }
 
  protected:
-  // (Q / sqrt(d)) K^T, above (multihead's heads use it too)
+  // Q K^T / sqrt(d), above (multihead's heads use it too)
   Tensor score(const Tensor& queries, const Tensor& keys) override {
     return scaled_dot_scores(queries, keys);
   }

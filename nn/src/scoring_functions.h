@@ -26,10 +26,12 @@ std::unique_ptr<ScoringFunction> make_keras_additive_scoring(const ScoringSizes&
 std::unique_ptr<ScoringFunction> make_bilinear_scoring(const ScoringSizes& sizes,
                                                        const std::string& type_name, double scale);
 
-// dot's score, queries [B, Tq, d], keys [B, Tk, d] -> (Q / sqrt(d)) K^T
-// [B, Tq, Tk] (scoring_dot.cpp): multihead's per head, its heads folded
-// into the batch.
-Tensor scaled_dot_scores(const Tensor& queries, const Tensor& keys);
+// dot's score (scoring_dot.cpp): queries [..., Tq, d], keys [..., Tk, d] ->
+// Q K^T / sqrt(d), or Q K^T * scale, [..., Tq, Tk]. Multihead's per head (its
+// heads folded into the batch) and functional's scaled_dot_product_attention
+// use it: one definition of the scaled dot product.
+Tensor scaled_dot_scores(const Tensor& queries, const Tensor& keys,
+                         std::optional<double> scale = std::nullopt);
 
 // ag::Error under `who` unless the sizes give queries and keys one width
 // (query_size == key_size; 0 and 0: any one width).
