@@ -229,6 +229,16 @@ def seed_order(seed):
 
 # ---- the cells and their comparisons ---------------------------------------------
 
+def cell_key(row):
+    """(size, encoder, scoring): the cell of a test run. The Transformer's
+    recipes are set in advance, not tuned on dev and one chosen, so each is a
+    cell of its own, its scoring "transformer (RECIPE)"."""
+    scoring = row["scoring"]
+    if scoring == "transformer":
+        scoring = f"transformer ({row['recipe']})"
+    return row["size"], row["encoder"], scoring
+
+
 class Cell:
     """The test runs of one (size, encoder, scoring), one recipe, one run a seed."""
 
@@ -488,7 +498,7 @@ def main(argv):
                 continue
             answers = read_answers(os.path.join(args.results, "answers", row["run"] + ".tsv.gz"),
                                    pronunciations)
-            key = (row["size"], row["encoder"], row["scoring"])
+            key = cell_key(row)
             cells.setdefault(key, Cell(*key)).add(row, *score_run(row, answers, pronunciations))
         if not cells:
             raise Failure("runs.csv has no test run (a row with test_wer)")

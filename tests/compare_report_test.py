@@ -102,6 +102,17 @@ def write_results(root, words, test_wer_offset=0.0, drop_word=None):
                     f.write(f"{word}\t{answer}\n")
             with open(os.path.join(results, "curves", run + ".csv"), "w") as f:
                 f.write(f"step,dev_wer\n100,{60 + seed}\n200,{40 + seed}\n300,{dev}\n")
+    # The Transformer's two recipes, set in advance: a cell each, compared with nothing.
+    for recipe, wrong in (("published", 8), ("budget", 6)):
+        run = f"transformer-{recipe}-s1"
+        lines.append(f"{run},transformer,transformer,{recipe},1,900,2000,30,"
+                     f"{100 * wrong / len(words):.2f},{100 * wrong / (3 * len(words) + 1):.2f},"
+                     f",,60,5,0.5,0.9,0.8,full")
+        with gzip.open(os.path.join(results, "answers", run + ".tsv.gz"), "wt") as f:
+            f.writelines(f"{word}\t{'K AA T Z' if i == 0 else 'K AE D' if i < wrong else 'K AE T'}\n"
+                         for i, word in enumerate(words) if word != drop_word)
+        with open(os.path.join(results, "curves", run + ".csv"), "w") as f:
+            f.write("step,dev_wer\n300,50\n600,40\n900,30\n")
     with open(os.path.join(results, "runs.csv"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return dictionary, results
@@ -201,6 +212,11 @@ def main(source_dir):
         comparisons = [line for line in report.splitlines() if line.startswith("| dot − ") or
                        line.startswith("| general − ") or line.startswith("| unidirectional − ")]
         check(len(comparisons) == 4, f"{len(comparisons)} comparisons, expected 3 half + 1 full")
+
+        # The Transformer's recipes: two cells, 8 and 6 of 40 words wrong.
+        for recipe, wer in (("published", "20.00"), ("budget", "15.00")):
+            row = table_row(report, "full", "transformer", f"transformer ({recipe})")
+            check(row[3:5] == [recipe, "1"] and row[6] == wer, f"the Transformer, {recipe}: {row}")
 
         # The verdicts, and the tuning.
         support = report.split("## What the intervals support")[1]
