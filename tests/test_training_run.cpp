@@ -224,23 +224,39 @@ TEST(TrainingRunSchedule, WarmupThenInverseSquareRoot) {
   EXPECT_EQ(scheduled_lr(options, 1), 0.01);
   EXPECT_NEAR(scheduled_lr(options, 6), 0.005, 1e-15);  // half way down the half cosine
   EXPECT_TRUE(throws_error([&] { scheduled_lr(options, 0); }, {"scheduled_lr", "from 1", "0"}));
+  // the warm-up, then half a cosine over the 6 steps after it:
+  // lr (1 + cos(pi (s - 4) / 6)) / 2
+  options.warmup_steps = 4;
+  const std::vector<std::pair<int64_t, double>> warm_cosine = {
+      {2, 0.005}, {4, 0.01}, {5, 0.01 * (2 + std::sqrt(3.0)) / 4}, {7, 0.005}, {10, 0}};
+  for (const auto& [step, lr] : warm_cosine)
+    EXPECT_NEAR(scheduled_lr(options, step), lr, 1e-15) << step;
+  options.steps = 4;  // no step left for the cosine
+  EXPECT_TRUE(
+      throws_error([&] { scheduled_lr(options, 5); }, {"cosine_lr", "steps 4", "warmup_steps 4"}));
 }
 
 // Adam trains each step at the schedule's rate (its state dict's lr after
-// step s is the rate of step s), and the warm-up and cosine do not mix.
+// step s is the rate of step s), the warm-up's with or without the cosine;
+// a cosine with no step after the warm-up is refused.
 TEST(TrainingRunSchedule, TheTrainerStepsAtTheScheduledRate) {
   RunOptions options = run_options(1);
-  Translator translator = fresh_translator(options, run_config());
-  Seq2SeqTrainer trainer(translator, run_sample_data(), options.train);
-  for (int64_t s = 1; s <= 6; ++s) {
-    trainer.step();
-    EXPECT_EQ(trainer.state_dict().at("optimizer.param_groups.0.lr").item(),
-              scheduled_lr(options.train, s));
+  for (const bool cosine : {false, true}) {
+    options.train.cosine_lr = cosine;
+    Translator translator = fresh_translator(options, run_config());
+    Seq2SeqTrainer trainer(translator, run_sample_data(), options.train);
+    for (int64_t s = 1; s <= 6; ++s) {
+      trainer.step();
+      EXPECT_EQ(trainer.state_dict().at("optimizer.param_groups.0.lr").item(),
+                scheduled_lr(options.train, s))
+          << "cosine " << cosine << ", step " << s;
+    }
   }
-  options.train.cosine_lr = true;
+  Translator translator = fresh_translator(options, run_config());
+  options.train.steps = options.train.warmup_steps;
   EXPECT_TRUE(
       throws_error([&] { Seq2SeqTrainer refused(translator, run_sample_data(), options.train); },
-                   {"train_seq2seq", "warmup_steps", "cosine_lr"}));
+                   {"train_seq2seq", "warmup_steps 4", "steps 4", "cosine_lr"}));
 }
 
 // patience 1: a model that learns nothing (lr 1e-9: every dev word wrong at

@@ -222,7 +222,8 @@ TEST(TranslateCli, RunFlags) {
   EXPECT_TRUE(fails_with("--task g2p --checkpoint-every 5", "--checkpoint-every N go together"));
   EXPECT_TRUE(fails_with("--task dates --patience 3", "--patience counts dev evaluations"));
   EXPECT_TRUE(fails_with("--task g2p --patience 3 --eval-every 0", "--eval-every N > 0"));
-  EXPECT_TRUE(fails_with("--task g2p --warmup 100 --lr-schedule cosine", "not with --lr-schedule"));
+  EXPECT_TRUE(fails_with("--task g2p --warmup 100 --lr-schedule cosine --steps 100",
+                         "cosine needs steps after the warm-up, and --steps is 100"));
   EXPECT_TRUE(fails_with("--task g2p --encoder unidirectional --encoder-hidden 8",
                          "encoder_hiddens 8 with hidden size 256"));
   EXPECT_TRUE(fails_with("--task g2p --encoder bidirectional --attention dot --hidden 16",

@@ -205,7 +205,7 @@ std::vector<Flag> make_flag_table() {
                   0.0, 1.0, [](Options& o) -> double& { return o.label_smoothing; }),
       int_flag("--warmup", kTraining,
                "the Transformer's schedule: up a straight line to --lr at step N, then down as "
-               "1/sqrt(step) (not with --lr-schedule cosine)",
+               "1/sqrt(step); with --lr-schedule cosine, down half a cosine to 0 at --steps",
                1, 100'000'000, [](Options& o) -> int64_t& { return o.warmup; }),
       one_value("--seed", "S", kTraining, "data, split, initialisation and batch order (default 0)",
                 [](Options& o, const std::string& v) {
@@ -464,10 +464,13 @@ void check_options(Options& o) {
     throw UsageError{"--patience counts dev evaluations: it needs --eval-every N > 0"};
   if (!o.alignment_reference.empty() && o.evaluate.empty())
     throw UsageError{"--alignment-reference measures the attention on --evaluate's words"};
-  if (o.warmup > 0 && o.lr_schedule == "cosine")
-    throw UsageError{"--warmup is a schedule of its own: not with --lr-schedule cosine"};
-  if (o.warmup > 0) o.lr_schedule = "constant";  // the peak, shaped by the warm-up
+  // the warm-up shapes the peak --lr: down as 1/sqrt(step) unless the cosine is asked for
+  if (o.warmup > 0 && o.lr_schedule.empty()) o.lr_schedule = "constant";
   if (o.lr_schedule.empty()) o.lr_schedule = o.defaults.lr_schedule;
+  if (o.warmup > 0 && o.lr_schedule == "cosine" && o.warmup >= o.steps.value_or(o.defaults.steps))
+    throw UsageError{"--warmup " + std::to_string(o.warmup) + " with --lr-schedule cosine: the " +
+                     "cosine needs steps after the warm-up, and --steps is " +
+                     std::to_string(o.steps.value_or(o.defaults.steps))};
   // --score-outputs scores without a model: g2p's answers unless --task says.
   if (!o.score_outputs.empty() && !o.has("--task")) o.task = "g2p";
 }

@@ -61,8 +61,8 @@ void print_setup(const Translator& translator, const Dataset& d, const Options& 
                static_cast<long long>(o.eval_every));
   if (o.label_smoothing > 0) std::fprintf(stderr, "label smoothing %g\n", o.label_smoothing);
   if (o.warmup > 0)
-    std::fprintf(stderr, "warm-up %lld steps to lr %g, then 1/sqrt(step)\n",
-                 static_cast<long long>(o.warmup), o.lr);
+    std::fprintf(stderr, "warm-up %lld steps to lr %g, then %s\n", static_cast<long long>(o.warmup),
+                 o.lr, o.lr_schedule == "cosine" ? "half a cosine to 0" : "1/sqrt(step)");
   if (c.encoder_hiddens > 0)
     std::fprintf(stderr, "encoder width %lld per direction\n",
                  static_cast<long long>(c.encoder_hiddens));

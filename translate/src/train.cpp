@@ -242,10 +242,12 @@ Seq2SeqTrainer::Seq2SeqTrainer(Translator& translator, const Dataset& data,
                "]: each thread trains on a shard of the batch");
   AG_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1, "train_seq2seq",
            "label_smoothing must be in [0, 1], got " + number_str(options.label_smoothing));
-  AG_CHECK(options.warmup_steps >= 0 && !(options.cosine_lr && options.warmup_steps > 0),
-           "train_seq2seq",
-           "warmup_steps must be >= 0, and 0 with cosine_lr (one schedule at a time), got " +
-               std::to_string(options.warmup_steps));
+  AG_CHECK(
+      options.warmup_steps >= 0 && (!options.cosine_lr || options.warmup_steps < options.steps),
+      "train_seq2seq",
+      "warmup_steps must be >= 0, and below steps with cosine_lr (the cosine needs steps "
+      "after the warm-up), got warmup_steps " +
+          std::to_string(options.warmup_steps) + ", steps " + std::to_string(options.steps));
   optimizer_ = std::make_unique<optim::Adam>(params_, options_.lr);
   if (options.threads > 1)
     parallel_ = std::make_unique<DataParallel>(translator, params_, options.threads);
@@ -454,18 +456,23 @@ std::vector<std::vector<int64_t>> length_parts(const std::vector<int64_t>& src_l
 
 double scheduled_lr(const TrainOptions& options, int64_t step) {
   AG_CHECK(step >= 1, "scheduled_lr", "steps count from 1, got " + std::to_string(step));
+  const double s = static_cast<double>(step), w = static_cast<double>(options.warmup_steps);
+  if (options.warmup_steps > 0 && step <= options.warmup_steps)
+    return options.lr * (s / w);  // the line up to the peak at step w
   if (options.cosine_lr) {
-    AG_CHECK(options.steps >= 1, "train_seq2seq",
-             "cosine_lr needs the run's length: steps >= 1, got " + std::to_string(options.steps));
+    AG_CHECK(options.steps > options.warmup_steps, "train_seq2seq",
+             "cosine_lr needs the run's length: steps > warmup_steps, got steps " +
+                 std::to_string(options.steps) + ", warmup_steps " +
+                 std::to_string(options.warmup_steps));
+    // without a warm-up, step 1 is the cosine's top (s - 1 = 0); after one,
+    // step w is (s - w = 0)
+    const double into = options.warmup_steps > 0 ? s - w : s - 1;
     return options.lr * 0.5 *
-           (1 + std::cos(std::numbers::pi * static_cast<double>(step - 1) /
-                         static_cast<double>(options.steps)));
+           (1 + std::cos(std::numbers::pi * into /
+                         static_cast<double>(options.steps - options.warmup_steps)));
   }
-  if (options.warmup_steps > 0) {
-    // lr min(s / w, sqrt(w / s)): the line up to step w, then 1 / sqrt(s)
-    const double s = static_cast<double>(step), w = static_cast<double>(options.warmup_steps);
-    return step <= options.warmup_steps ? options.lr * (s / w) : options.lr * std::sqrt(w / s);
-  }
+  if (options.warmup_steps > 0)
+    return options.lr * std::sqrt(w / s);  // lr min(s / w, sqrt(w / s)) after the line
   return options.lr;
 }
 

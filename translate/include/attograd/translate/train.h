@@ -37,7 +37,11 @@ struct TrainOptions {
   // 0: no warm-up. w > 0: the Transformer's schedule (Vaswani et al. 2017;
   // tensor2tensor's linear_warmup*rsqrt_decay), step s at
   // lr min(s / w, sqrt(w / s)): up a straight line from lr / w to lr at step
-  // w, then down as 1 / sqrt(s). lr is the peak. Not with cosine_lr.
+  // w, then down as 1 / sqrt(s). lr is the peak. With cosine_lr, the same
+  // line up, then half a cosine from lr down to 0 over the steps after w:
+  // lr (1 + cos(pi (s - w) / (steps - w))) / 2 (the curve of transformers'
+  // get_cosine_schedule_with_warmup), so the late updates shrink to nothing
+  // where 1 / sqrt(s) keeps them large.
   int64_t warmup_steps = 0;
   double max_grad_norm = 1.0;
   // nn::masked_softmax_ce_loss's label_smoothing: 0 (d2l's) trains towards
@@ -57,7 +61,7 @@ struct TrainOptions {
 };
 
 // The learning rate of step `step` (1-based) under the options' schedule:
-// constant, cosine_lr's or warmup_steps'. ag::Error for step < 1 or a
+// constant, cosine_lr's, warmup_steps' or both's. ag::Error for step < 1 or a
 // schedule that needs the run's length (cosine) without it.
 double scheduled_lr(const TrainOptions& options, int64_t step);
 
