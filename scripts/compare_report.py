@@ -15,8 +15,11 @@ has its format: runs.csv, answers/RUN.tsv.gz, curves/RUN.csv).
    runs.csv differs by more than 0.01 points the script stops (exit 1).
 3. The report, in Markdown (stdout unless --out): the cells (size x encoder x
    scoring: recipe, seeds, parameters, test WER and PER mean +- sd), how
-   they attend and what they cost, the tuning on dev, the comparisons, and
-   which differences the intervals support.
+   they attend and what they cost, the tuning on dev, the comparisons, the
+   Transformer's recipes (each set in advance and a cell of its own: the one
+   of lowest mean dev WER is chosen; each against the first recipe, the
+   chosen one against full-size additive), and which differences the
+   intervals support.
 4. --curves PNG: dev WER against steps, a panel per size and encoder, a line per
    scoring function (the mean over its seeds) in a band from the lowest to
    the highest seed. Needs matplotlib (Debian's python3-matplotlib for
@@ -247,7 +250,9 @@ class Cell:
         self.runs = {}  # seed -> (row, errors, wer, per)
 
     def label(self):
-        return f"{self.scoring} ({self.encoder}, {self.size})"
+        # the Transformer's scoring already names it and its recipe
+        where = self.size if self.encoder == "transformer" else f"{self.encoder}, {self.size}"
+        return f"{self.scoring} ({where})"
 
     def add(self, row, errors, wer, per):
         if row["seed"] in self.runs:
@@ -365,21 +370,56 @@ def tuning_table(rows, cells):
         ["", *notes] if notes else [])
 
 
+def comparison_figures(r):
+    """A comparison's difference, interval and McNemar column."""
+    tests = r["mcnemar"]
+    seeds = ("; ".join(f"seed {s}: {p:.3g} ({x}/{y})" for s, x, y, p in tests) or
+             "no common seed")
+    below = sum(p < SIGNIFICANCE for *_, p in tests)
+    return [f"{r['difference']:+.2f}", f"[{r['low']:+.2f}, {r['high']:+.2f}]",
+            f"{seeds}; {below} of {len(tests)} below {SIGNIFICANCE}"]
+
+
+FIGURES_HEADER = ["WER difference (points)", "95% interval",
+                  "McNemar p per seed pair (A-only/B-only errors)"]
+
+
 def comparison_table(results, varied):
     rows = []
     for r in results:
         a, b = r["a"], r["b"]
         shared = (a.encoder if varied == "scoring" else a.scoring) + ", " + a.size
-        tests = r["mcnemar"]
-        seeds = ("; ".join(f"seed {s}: {p:.3g} ({x}/{y})" for s, x, y, p in tests) or
-                 "no common seed")
-        below = sum(p < SIGNIFICANCE for *_, p in tests)
         rows.append([f"{getattr(a, varied)} − {getattr(b, varied)}", shared,
-                     f"{r['difference']:+.2f}", f"[{r['low']:+.2f}, {r['high']:+.2f}]",
-                     f"{seeds}; {below} of {len(tests)} below {SIGNIFICANCE}"])
+                     *comparison_figures(r)])
     other = ("encoder" if varied == "scoring" else "scoring") + ", size"
-    return table([varied, other, "WER difference (points)", "95% interval",
-                  "McNemar p per seed pair (A-only/B-only errors)"], rows)
+    return table([varied, other, *FIGURES_HEADER], rows)
+
+
+def transformer_section(cells):
+    """The Transformer's recipes (each a cell, set in advance): their dev
+    WER, the one of lowest mean dev WER (chosen on dev), each recipe against
+    the first, and the chosen one against the full-size reference cell."""
+    recipes = [cell for (_, encoder, _), cell in cells.items() if encoder == "transformer"]
+    if not recipes:
+        return [], []
+    dev = {cell: statistics.fmean(r["dev_wer"] for r in cell.rows()) for cell in recipes}
+    chosen = min(recipes, key=lambda cell: dev[cell])  # the first among equals
+    rows = [[cell.rows()[0]["recipe"] + (" (chosen on dev)" if cell is chosen else ""),
+             len(cell.runs),
+             figure_sd([r["dev_wer"] for r in cell.rows()]),
+             figure_sd([wer for _, _, wer, _ in cell.runs.values()])] for cell in recipes]
+    results = [compare(cell, recipes[0]) for cell in recipes[1:]]
+    gru = cells.get((chosen.size, REFERENCE_ENCODER, REFERENCE_SCORING))
+    if gru:
+        results.append(compare(chosen, gru))
+    lines = [*table(["recipe", "seeds", "dev WER %", "test WER %"], rows), "",
+             f"A − B as above, each recipe against {recipes[0].rows()[0]['recipe']} and the one "
+             f"chosen on dev against {REFERENCE_SCORING} ({REFERENCE_ENCODER}, {chosen.size}).",
+             "",
+             *table(["A − B", *FIGURES_HEADER],
+                    [[f"{r['a'].label()} − {r['b'].label()}", *comparison_figures(r)]
+                     for r in results])]
+    return lines, results
 
 
 def supported(results):
@@ -410,6 +450,7 @@ def compute_line(rows):
 
 def report(directory, dict_path, rows, cells, test_words):
     against_scoring, against_encoder = comparisons(cells)
+    transformer_lines, against_transformer = transformer_section(cells)
     lines = [
         "<!-- written by scripts/compare_report.py; edit the results, not this file -->",
         "# Scoring functions and encoders compared", "",
@@ -430,7 +471,10 @@ def report(directory, dict_path, rows, cells, test_words):
         f"## One encoder against the {REFERENCE_ENCODER} one, same scoring function and size",
         "",
         *comparison_table(against_encoder, "encoder"), "",
-        "## What the intervals support", "", *supported(against_scoring + against_encoder)]
+        *(["## The Transformer's recipes", "", *transformer_lines, ""] if transformer_lines
+          else []),
+        "## What the intervals support", "",
+        *supported(against_scoring + against_encoder + against_transformer)]
     return "\n".join(lines) + "\n"
 
 

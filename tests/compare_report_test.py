@@ -109,12 +109,13 @@ def write_results(root, words, test_wer_offset=0.0, drop_word=None):
                          f"{wer + 1:.2f},{per + 1:.2f},60,5,0.5,0.9,0.8,{size}")
             with open(os.path.join(results, "curves", run + ".csv"), "w") as f:
                 f.write(f"step,dev_wer\n100,{60 + seed}\n200,{40 + seed}\n300,{dev}\n")
-    # The Transformer's two recipes, set in advance: a cell each, compared with nothing.
-    for recipe, wrong in (("published", 8), ("budget", 6)):
+    # The Transformer's three recipes, set in advance: a cell each; cosine has
+    # the lowest dev WER, so it is the one compared with full-size additive.
+    for recipe, wrong, dev in (("published", 8, 30), ("budget", 6, 28), ("cosine", 4, 25)):
         run = f"transformer-{recipe}-s1"
         wer, per = write_answers(results, run, words, set(range(wrong)), "transformer", drop_word)
-        lines.append(f"{run},transformer,transformer,{recipe},1,900,2000,30,{wer:.2f},{per:.2f},"
-                     ",,60,5,0.5,0.9,0.8,full")
+        lines.append(f"{run},transformer,transformer,{recipe},1,900,2000,{dev},{wer:.2f},"
+                     f"{per:.2f},,,60,5,0.5,0.9,0.8,full")
         with open(os.path.join(results, "curves", run + ".csv"), "w") as f:
             f.write("step,dev_wer\n300,50\n600,40\n900,30\n")
     with open(os.path.join(results, "runs.csv"), "w") as f:
@@ -217,10 +218,22 @@ def main(source_dir):
                        line.startswith("| general − ") or line.startswith("| unidirectional − ")]
         check(len(comparisons) == 4, f"{len(comparisons)} comparisons, expected 3 half + 1 full")
 
-        # The Transformer's recipes: two cells, 8 and 6 of 40 words wrong.
-        for recipe, wer in (("published", "20.00"), ("budget", "15.00")):
+        # The Transformer's recipes: three cells, 8, 6 and 4 of 40 words wrong;
+        # cosine chosen on dev (25 against 28 and 30), against additive's 2 of
+        # 40 (seed 1: words 2 and 3 wrong in cosine only, McNemar p = 2 / 4).
+        for recipe, wer in (("published", "20.00"), ("budget", "15.00"), ("cosine", "10.00")):
             row = table_row(report, "full", "transformer", f"transformer ({recipe})")
             check(row[3:5] == [recipe, "1"] and row[6] == wer, f"the Transformer, {recipe}: {row}")
+        check(table_row(report, "cosine (chosen on dev)")[1:4] == ["1", "25.00", "10.00"],
+              "the Transformer's recipe of lowest dev WER is not the one chosen")
+        for a, b, difference in (("budget", "published", "-5.00"), ("cosine", "published", "-10.00"),
+                                 ("cosine", "additive", "+5.00")):
+            against = (f"transformer ({b}) (full)" if b != "additive" else
+                       "additive (bidirectional, full)")
+            row = table_row(report, f"transformer ({a}) (full) − {against}")
+            check(row[1] == difference, f"transformer ({a}) − {b}: {row}")
+        check(p_values(table_row(report, "transformer (cosine) (full) − additive (bidirectional, "
+                                 "full)")[3]) == [(0.5, 2, 0)], "cosine − additive McNemar")
 
         # The verdicts, and the tuning.
         support = report.split("## What the intervals support")[1]
