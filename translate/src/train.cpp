@@ -242,12 +242,12 @@ Seq2SeqTrainer::Seq2SeqTrainer(Translator& translator, const Dataset& data,
                "]: each thread trains on a shard of the batch");
   AG_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1, "train_seq2seq",
            "label_smoothing must be in [0, 1], got " + number_str(options.label_smoothing));
-  AG_CHECK(
-      options.warmup_steps >= 0 && (!options.cosine_lr || options.warmup_steps < options.steps),
-      "train_seq2seq",
-      "warmup_steps must be >= 0, and below steps with cosine_lr (the cosine needs steps "
-      "after the warm-up), got warmup_steps " +
-          std::to_string(options.warmup_steps) + ", steps " + std::to_string(options.steps));
+  AG_CHECK(options.warmup_steps >= 0 && (!options.cosine_lr || options.warmup_steps == 0 ||
+                                         options.warmup_steps < options.steps),
+           "train_seq2seq",
+           "warmup_steps must be >= 0, and below steps with cosine_lr (the cosine needs steps "
+           "after the warm-up), got warmup_steps " +
+               std::to_string(options.warmup_steps) + ", steps " + std::to_string(options.steps));
   optimizer_ = std::make_unique<optim::Adam>(params_, options_.lr);
   if (options.threads > 1)
     parallel_ = std::make_unique<DataParallel>(translator, params_, options.threads);
@@ -461,7 +461,7 @@ double scheduled_lr(const TrainOptions& options, int64_t step) {
     return options.lr * (s / w);  // the line up to the peak at step w
   if (options.cosine_lr) {
     AG_CHECK(options.steps > options.warmup_steps, "train_seq2seq",
-             "cosine_lr needs the run's length: steps > warmup_steps, got steps " +
+             "cosine_lr needs the run's length: steps >= 1 after the warm-up, got steps " +
                  std::to_string(options.steps) + ", warmup_steps " +
                  std::to_string(options.warmup_steps));
     // without a warm-up, step 1 is the cosine's top (s - 1 = 0); after one,
