@@ -164,10 +164,12 @@ class PauseClock:
     """The seconds this process has spent stopped (kill -STOP ... kill -CONT
     of the grid's process group): a thread wakes every second; a wake-up 5
     seconds or more after the last one, less that second, was a pause (a
-    stopped process's threads stop with it). Shorter pauses go uncounted."""
+    stopped process's threads stop with it). Shorter pauses go uncounted.
+    on_pause, if set, is called after each pause is counted."""
 
     def __init__(self):
         self.paused = 0.0
+        self.on_pause = None
         threading.Thread(target=self._watch, daemon=True).start()
 
     def _watch(self):
@@ -177,6 +179,8 @@ class PauseClock:
             now = time.monotonic()
             if now - last >= 5:
                 self.paused += now - last - 1
+                if self.on_pause:
+                    self.on_pause()
             last = now
 
 
@@ -348,14 +352,24 @@ def do_run(run, args, size, program):
 
     def train():
         resume = ["--resume", checkpoint] if os.path.exists(checkpoint) else []
-        paused = CLOCK.paused if CLOCK else 0.0
+        # The run's pauses in earlier sittings (the program's train_seconds
+        # spans its sittings), kept in WORK/RUN.paused at every pause.
+        paused_file = base + ".paused"
+        earlier = float(open(paused_file).read()) if resume and os.path.exists(paused_file) else 0
+        start = CLOCK.paused if CLOCK else 0.0
+
+        def paused():
+            return earlier + (CLOCK.paused if CLOCK else 0.0) - start
+        if CLOCK:
+            CLOCK.on_pause = lambda: write_atomic(paused_file, str(paused()))
         out = run_program(program, ["--task", "g2p", "--dict", args.dict, *run.flags,
                                     "--checkpoint", checkpoint, "--checkpoint-every",
                                     str(size["checkpoint_every"]), *resume,
                                     "--curve", base + ".curve.csv", "--skip-test",
                                     "--save", base + ".model.npz", "--stats"], log, args.threads)
-        paused = (CLOCK.paused if CLOCK else 0.0) - paused
-        return out + f"grid_paused_seconds {paused}\n"
+        if CLOCK:
+            CLOCK.on_pause = None
+        return out + f"grid_paused_seconds {paused()}\n"
 
     stats = read_stats(stage(base + ".train.stats", train))
     row = {"run": run.name, "encoder": run.encoder, "scoring": run.scoring,

@@ -18,7 +18,8 @@ figures made up from the run's flags), standard library only:
    in the middle of a test run's scoring, then started again each time: the
    training resumes from its checkpoint (--resume), the scoring goes on
    without training again, and the results are the uninterrupted run's, byte
-   for byte.
+   for byte, but for the killed training run's paused_s: a pause of its
+   first sitting (its WORK/RUN.paused) is carried into its row.
 3. --dry-run: the plan, each run's state, the total.
 4. A new machine: --collect copies the finished runs into another results
    directory (the repository's docs/compare); with it and an empty work
@@ -182,11 +183,23 @@ def main():
         os.makedirs(killed)
         first = run_grid(source, build, killed, kill="training:uni-general-lr0.01-ls0.1-s0:20")
         check(first.returncode != 0, "the first sitting was not killed")
+        # a pause in the first sitting of the run it killed, as the pause clock keeps it
+        with open(os.path.join(killed, "uni-general-lr0.01-ls0.1-s0.paused"), "w") as f:
+            f.write("7.5")
         second = run_grid(source, build, killed, kill="beam:bi-dot-lr0.01-ls0-s1")
         check(second.returncode != 0, "the second sitting was not killed")
         third = run_grid(source, build, killed)
         check(third.returncode == 0, f"the third sitting failed: {third.stderr[-2000:]}")
-        check(results(killed) == files, "the killed grid's results differ from the whole one's")
+        got = results(killed)
+        rows_killed = list(csv.DictReader(got.pop("runs.csv").decode().splitlines()))
+        paused = {r["run"]: r.pop("paused_s") for r in rows_killed}
+        check(paused["uni-general-lr0.01-ls0.1-s0"] == "7.5" and
+              set(paused.values()) == {"7.5", "0.0"},
+              "the resumed run's paused_s is not its earlier sitting's pause")
+        for r in rows:
+            r.pop("paused_s")
+        check(rows_killed == rows and got == {k: v for k, v in files.items() if k != "runs.csv"},
+              "the killed grid's results differ from the whole one's")
         trained = [c for c in calls(killed) if "--save" in c]
         resumed = [c for c in trained if "--resume" in c]
         check(len(resumed) == 1 and "uni-general-lr0.01-ls0.1-s0" in resumed[0][
@@ -215,7 +228,7 @@ def main():
             for name in names:
                 with open(os.path.join(folder, name), "rb") as f:
                     copied[os.path.relpath(os.path.join(folder, name), repo)] = f.read()
-        check(copied == files, "the collected results differ from the grid's")
+        check(copied == results(killed), "the collected results differ from the grid's")
         new = os.path.join(tmp, "new")
         os.makedirs(new)
         plan = run_grid(source, build, new, dry_run=True, more=["--results", repo])
