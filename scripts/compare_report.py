@@ -59,7 +59,7 @@ from cmudict import read_pronunciations, split_of
 DEFAULT_DICT = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 COLUMNS = ("run encoder scoring recipe seed steps parameters dev_wer test_wer test_per "
            "test_wer_beam5 test_per_beam5 wall_s steps_per_s entropy monotonic "
-           "alignment_agreement size").split()
+           "alignment_agreement paused_s size").split()
 TEXT_COLUMNS = {"run", "encoder", "scoring", "recipe", "seed", "size"}
 REFERENCE_SCORING = "additive"
 REFERENCE_ENCODER = "bidirectional"
@@ -437,15 +437,16 @@ def supported(results):
 
 
 def compute_line(rows):
+    """The training time: each run's wall_s less the grid's pauses in it."""
     def hours(subset):
-        walls = [r["wall_s"] for r in subset if r["wall_s"] is not None]
+        walls = [r["wall_s"] - (r["paused_s"] or 0) for r in subset if r["wall_s"] is not None]
         unknown = len(subset) - len(walls)
         return (f"{len(subset)} runs, {sum(walls) / 3600:.1f} h" +
                 (f" ({unknown} without a wall time)" if unknown else ""))
     tests = [r for r in rows if r["test_wer"] is not None]
     tuning = [r for r in rows if r["test_wer"] is None]
-    return (f"Compute: {hours(rows)} of training wall time; tuning {hours(tuning)}, "
-            f"test {hours(tests)}.")
+    return (f"Compute: {hours(rows)} of training (wall time less the grid's pauses); "
+            f"tuning {hours(tuning)}, test {hours(tests)}.")
 
 
 def report(directory, dict_path, rows, cells, test_words):
