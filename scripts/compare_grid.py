@@ -362,13 +362,16 @@ def do_run(run, args, size, program):
             return earlier + (CLOCK.paused if CLOCK else 0.0) - start
         if CLOCK:
             CLOCK.on_pause = lambda: write_atomic(paused_file, str(paused()))
-        out = run_program(program, ["--task", "g2p", "--dict", args.dict, *run.flags,
-                                    "--checkpoint", checkpoint, "--checkpoint-every",
-                                    str(size["checkpoint_every"]), *resume,
-                                    "--curve", base + ".curve.csv", "--skip-test",
-                                    "--save", base + ".model.npz", "--stats"], log, args.threads)
-        if CLOCK:
-            CLOCK.on_pause = None
+        try:
+            out = run_program(program, ["--task", "g2p", "--dict", args.dict, *run.flags,
+                                        "--checkpoint", checkpoint, "--checkpoint-every",
+                                        str(size["checkpoint_every"]), *resume,
+                                        "--curve", base + ".curve.csv", "--skip-test",
+                                        "--save", base + ".model.npz", "--stats"], log,
+                                       args.threads)
+        finally:  # a failed run's file is not written for by later pauses
+            if CLOCK:
+                CLOCK.on_pause = None
         return out + f"grid_paused_seconds {paused()}\n"
 
     stats = read_stats(stage(base + ".train.stats", train))
