@@ -125,11 +125,11 @@ def main():
         check(done.returncode == 0, f"the grid failed: {done.stderr[-2000:]}")
         files = results(whole)
         rows = list(csv.DictReader(files["runs.csv"].decode().splitlines()))
-        check(len(rows) == 42, f"{len(rows)} rows, expected 20 tuning + 10 test + 3 Transformers "
+        check(len(rows) == 43, f"{len(rows)} rows, expected 20 tuning + 10 test + 4 Transformers "
               "+ 3 x (2 tuning + 1 test) at full size")
         check(not any(f.endswith(".partial") for f in files), "a .partial file was left")
         training = [c for c in calls(whole) if "--save" in c]
-        check(len(training) == 42, f"{len(training)} trainings, expected one a run")
+        check(len(training) == 43, f"{len(training)} trainings, expected one a run")
         check(not any("--resume" in c for c in training), "an uninterrupted run resumed")
         tests = {(r["size"], r["encoder"], r["scoring"]): r["recipe"]
                  for r in rows if r["test_wer"]}
@@ -141,15 +141,26 @@ def main():
                       f"{size} {encoder} {scoring} chose {recipe}, not {expected}")
         check(len(tests) == 14, f"{len(tests)} cells with test runs, expected 14")
         transformers = {r["recipe"]: r["steps"] for r in rows if r["scoring"] == "transformer"}
-        check(transformers == {"published": "40", "budget": "50", "cosine": "50"},
+        check(transformers == {"published": "40", "budget": "50", "cosine": "50",
+                               "cosine-dropout0.3": "50"},
               f"the Transformer's recipes and their step caps: {transformers}")
         schedules = {c[c.index("--checkpoint") + 1].split("/")[-1]:
                      c[c.index("--lr-schedule") + 1] if "--lr-schedule" in c else None
                      for c in training if "--warmup" in c}
         check(schedules == {"transformer-published-s1.ckpt.npz": None,
                             "transformer-budget-s1.ckpt.npz": None,
-                            "transformer-cosine-s1.ckpt.npz": "cosine"},
+                            "transformer-cosine-s1.ckpt.npz": "cosine",
+                            "transformer-cosine-dropout0.3-s1.ckpt.npz": "cosine"},
               f"the Transformer's warm-up runs and their decays: {schedules}")
+        # The last --dropout is the one the program keeps.
+        dropouts = {c[c.index("--checkpoint") + 1].split("/")[-1]:
+                    [a for i, a in enumerate(c) if i and c[i - 1] == "--dropout"][-1]
+                    for c in training if "--warmup" in c}
+        check(dropouts == {"transformer-published-s1.ckpt.npz": "0.1",
+                           "transformer-budget-s1.ckpt.npz": "0.1",
+                           "transformer-cosine-s1.ckpt.npz": "0.1",
+                           "transformer-cosine-dropout0.3-s1.ckpt.npz": "0.3"},
+              f"the Transformer's warm-up runs and their dropout: {dropouts}")
         full = sorted((e, s) for size, e, s in tests if size == "full" and s != "transformer")
         check(full == [("bidirectional", "dot"), ("unidirectional", "additive"),
                        ("unidirectional", "dot")], f"the cells confirmed at full size: {full}")
@@ -211,17 +222,17 @@ def main():
 
         # 3. The plan.
         plan = run_grid(source, build, killed, dry_run=True)
-        check(plan.returncode == 0 and "42 runs planned, 0 of them to do" in plan.stdout and
+        check(plan.returncode == 0 and "43 runs planned, 0 of them to do" in plan.stdout and
               "bi-multihead-lr0.01-ls0-s1" in plan.stdout, f"--dry-run: {plan.stdout[-500:]}")
         fresh = run_grid(source, build, os.path.join(tmp, "fresh"), dry_run=True)
-        check("23 runs planned, 23 of them to do" in fresh.stdout and
+        check("24 runs planned, 24 of them to do" in fresh.stdout and
               "19 runs wait for tuning" in fresh.stdout,
               f"--dry-run before anything: {fresh.stdout[-500:]}")
 
         # 4. Collected into a repository's results, carried to an empty work directory.
         repo = os.path.join(tmp, "repo")
         collected = run_grid(source, build, killed, more=["--collect", repo])
-        check(collected.returncode == 0 and "42 finished runs" in collected.stdout,
+        check(collected.returncode == 0 and "43 finished runs" in collected.stdout,
               f"--collect: {collected.stdout[-500:]} {collected.stderr[-500:]}")
         copied = {}
         for folder, _, names in os.walk(repo):
@@ -232,7 +243,7 @@ def main():
         new = os.path.join(tmp, "new")
         os.makedirs(new)
         plan = run_grid(source, build, new, dry_run=True, more=["--results", repo])
-        check("42 runs planned, 0 of them to do" in plan.stdout,
+        check("43 runs planned, 0 of them to do" in plan.stdout,
               f"--dry-run on a new machine: {plan.stdout[-500:]}")
         again = run_grid(source, build, new, more=["--results", repo])
         check(again.returncode == 0 and not os.path.exists(os.path.join(new, "stub.log")),
