@@ -109,14 +109,17 @@ def write_results(root, words, test_wer_offset=0.0, drop_word=None):
                          f"{wer + 1:.2f},{per + 1:.2f},60,5,0.5,0.9,0.8,0,{size}")
             with open(os.path.join(results, "curves", run + ".csv"), "w") as f:
                 f.write(f"step,dev_wer\n100,{60 + seed}\n200,{40 + seed}\n300,{dev}\n")
-    # The Transformer's three recipes, set in advance: a cell each; cosine has
-    # the lowest dev WER, so it is the one compared with full-size additive.
-    # cosine's 5,400 s include a 1,800 s pause of the grid.
-    for recipe, wrong, dev, wall, paused in (("published", 8, 30, 60, 0), ("budget", 6, 28, 60, 0),
-                                             ("cosine", 4, 25, 5400, 1800)):
-        run = f"transformer-{recipe}-s1"
+    # The Transformer's three recipes: a cell each; cosine has the lowest dev
+    # WER at seed 1, the seed they all have, so it is the one chosen and
+    # compared with full-size additive (its seed 2's dev WER puts its mean
+    # above budget's: the mean does not choose). cosine-s1's 5,400 s include
+    # a 1,800 s pause of the grid.
+    for recipe, seed, wrong, dev, wall, paused in (
+            ("published", 1, 8, 30, 60, 0), ("budget", 1, 6, 28, 60, 0),
+            ("cosine", 1, 4, 25, 5400, 1800), ("cosine", 2, 4, 35, 60, 0)):
+        run = f"transformer-{recipe}-s{seed}"
         wer, per = write_answers(results, run, words, set(range(wrong)), "transformer", drop_word)
-        lines.append(f"{run},transformer,transformer,{recipe},1,900,2000,{dev},{wer:.2f},"
+        lines.append(f"{run},transformer,transformer,{recipe},{seed},900,2000,{dev},{wer:.2f},"
                      f"{per:.2f},,,{wall},5,0.5,0.9,0.8,{paused},full")
         with open(os.path.join(results, "curves", run + ".csv"), "w") as f:
             f.write("step,dev_wer\n300,50\n600,40\n900,30\n")
@@ -221,13 +224,18 @@ def main(source_dir):
         check(len(comparisons) == 4, f"{len(comparisons)} comparisons, expected 3 half + 1 full")
 
         # The Transformer's recipes: three cells, 8, 6 and 4 of 40 words wrong;
-        # cosine chosen on dev (25 against 28 and 30), against additive's 2 of
-        # 40 (seed 1: words 2 and 3 wrong in cosine only, McNemar p = 2 / 4).
-        for recipe, wer in (("published", "20.00"), ("budget", "15.00"), ("cosine", "10.00")):
+        # cosine chosen on seed 1's dev WER (25 against 28 and 30; its mean,
+        # 30, is budget's 28 and more), against additive's 2 of 40 (seeds 1
+        # and 2: words 2 and 3 wrong in cosine only, McNemar p = 2 / 4).
+        for recipe, seeds, wer in (("published", "1", "20.00"), ("budget", "1", "15.00"),
+                                   ("cosine", "2", "10.00 ± 0.00")):
             row = table_row(report, "full", "transformer", f"transformer ({recipe})")
-            check(row[3:5] == [recipe, "1"] and row[6] == wer, f"the Transformer, {recipe}: {row}")
-        check(table_row(report, "cosine (chosen on dev)")[1:4] == ["1", "25.00", "10.00"],
-              "the Transformer's recipe of lowest dev WER is not the one chosen")
+            check(row[3:5] == [recipe, seeds] and row[6] == wer, f"the Transformer, {recipe}: {row}")
+        check(table_row(report, "cosine (chosen on dev)")[1:4] == ["2", "30.00 ± 7.07",
+                                                                   "10.00 ± 0.00"],
+              "the Transformer's recipe of lowest dev WER at seed 1 is not the one chosen")
+        check("Chosen on dev: the recipe of lowest dev WER at seed 1" in report,
+              "the report does not say how the Transformer's recipe is chosen")
         for a, b, difference in (("budget", "published", "-5.00"), ("cosine", "published", "-10.00"),
                                  ("cosine", "additive", "+5.00")):
             against = (f"transformer ({b}) (full)" if b != "additive" else
@@ -235,12 +243,12 @@ def main(source_dir):
             row = table_row(report, f"transformer ({a}) (full) − {against}")
             check(row[1] == difference, f"transformer ({a}) − {b}: {row}")
         check(p_values(table_row(report, "transformer (cosine) (full) − additive (bidirectional, "
-                                 "full)")[3]) == [(0.5, 2, 0)], "cosine − additive McNemar")
+                                 "full)")[3]) == [(0.5, 2, 0)] * 2, "cosine − additive McNemar")
 
         # The training time: 2 tuning runs of 50 and 40 s; 18 test runs of 60 s,
-        # the Transformer's 60, 60 and 5,400 - 1,800 s: 4,890 s in all.
-        check("Compute: 23 runs, 1.4 h of training (wall time less the grid's pauses); "
-              "tuning 2 runs, 0.0 h, test 21 runs, 1.3 h." in report,
+        # the Transformer's 60, 60, 5,400 - 1,800 and 60 s: 4,950 s in all.
+        check("Compute: 24 runs, 1.4 h of training (wall time less the grid's pauses); "
+              "tuning 2 runs, 0.0 h, test 22 runs, 1.4 h." in report,
               f"the compute line: {[l for l in report.splitlines() if 'Compute' in l]}")
 
         # The verdicts, and the tuning.
