@@ -252,8 +252,8 @@ def transformer_run(size, recipe, seed):
 
 
 def transformer_runs(size, rows):
-    """(runs, notes) of the Transformer: every recipe's first seed, the tuning
-    seed: then the first recipe's other seeds (published, the figure the
+    """(runs, notes) of the Transformer: every recipe's first seed (the tuning
+    seed), then the first recipe's other seeds (published, the figure the
     others are measured against); then, once every recipe's first seed has
     its row, the other seeds of the recipe of lowest dev WER among them (the
     first among equals), as a GRU cell's seeds follow its tuning; a note
