@@ -128,11 +128,11 @@ def main():
         check(done.returncode == 0, f"the grid failed: {done.stderr[-2000:]}")
         files = results(whole)
         rows = list(csv.DictReader(files["runs.csv"].decode().splitlines()))
-        check(len(rows) == 45, f"{len(rows)} rows, expected 20 tuning + 10 test + 6 Transformers "
+        check(len(rows) == 46, f"{len(rows)} rows, expected 20 tuning + 10 test + 7 Transformers "
               "+ 3 x (2 tuning + 1 test) at full size")
         check(not any(f.endswith(".partial") for f in files), "a .partial file was left")
         training = [c for c in calls(whole) if "--save" in c]
-        check(len(training) == 45, f"{len(training)} trainings, expected one a run")
+        check(len(training) == 46, f"{len(training)} trainings, expected one a run")
         check(not any("--resume" in c for c in training), "an uninterrupted run resumed")
         tests = {(r["size"], r["encoder"], r["scoring"]): r["recipe"]
                  for r in rows if r["test_wer"]}
@@ -147,6 +147,7 @@ def main():
                         for r in rows if r["scoring"] == "transformer"}
         check(transformers == {("published", "1"): "40", ("budget", "1"): "50",
                                ("cosine", "1"): "50", ("cosine-dropout0.3", "1"): "50",
+                               ("cosine-40000", "1"): "60",
                                ("published", "2"): "40", ("cosine-dropout0.3", "2"): "50"},
               f"the Transformer's recipes, seeds and step caps: {transformers}")
         schedules = {c[c.index("--checkpoint") + 1].split("/")[-1]:
@@ -156,6 +157,7 @@ def main():
                             "transformer-budget-s1.ckpt.npz": None,
                             "transformer-cosine-s1.ckpt.npz": "cosine",
                             "transformer-cosine-dropout0.3-s1.ckpt.npz": "cosine",
+                            "transformer-cosine-40000-s1.ckpt.npz": "cosine",
                             "transformer-published-s2.ckpt.npz": None,
                             "transformer-cosine-dropout0.3-s2.ckpt.npz": "cosine"},
               f"the Transformer's warm-up runs and their decays: {schedules}")
@@ -167,6 +169,7 @@ def main():
                            "transformer-budget-s1.ckpt.npz": "0.1",
                            "transformer-cosine-s1.ckpt.npz": "0.1",
                            "transformer-cosine-dropout0.3-s1.ckpt.npz": "0.3",
+                           "transformer-cosine-40000-s1.ckpt.npz": "0.1",
                            "transformer-published-s2.ckpt.npz": "0.1",
                            "transformer-cosine-dropout0.3-s2.ckpt.npz": "0.3"},
               f"the Transformer's warm-up runs and their dropout: {dropouts}")
@@ -231,17 +234,17 @@ def main():
 
         # 3. The plan.
         plan = run_grid(source, build, killed, dry_run=True)
-        check(plan.returncode == 0 and "45 runs planned, 0 of them to do" in plan.stdout and
+        check(plan.returncode == 0 and "46 runs planned, 0 of them to do" in plan.stdout and
               "bi-multihead-lr0.01-ls0-s1" in plan.stdout, f"--dry-run: {plan.stdout[-500:]}")
         fresh = run_grid(source, build, os.path.join(tmp, "fresh"), dry_run=True)
-        check("25 runs planned, 25 of them to do" in fresh.stdout and
+        check("26 runs planned, 26 of them to do" in fresh.stdout and
               "20 runs wait for tuning" in fresh.stdout,
               f"--dry-run before anything: {fresh.stdout[-500:]}")
 
         # 4. Collected into a repository's results, carried to an empty work directory.
         repo = os.path.join(tmp, "repo")
         collected = run_grid(source, build, killed, more=["--collect", repo])
-        check(collected.returncode == 0 and "45 finished runs" in collected.stdout,
+        check(collected.returncode == 0 and "46 finished runs" in collected.stdout,
               f"--collect: {collected.stdout[-500:]} {collected.stderr[-500:]}")
         copied = {}
         for folder, _, names in os.walk(repo):
@@ -252,7 +255,7 @@ def main():
         new = os.path.join(tmp, "new")
         os.makedirs(new)
         plan = run_grid(source, build, new, dry_run=True, more=["--results", repo])
-        check("45 runs planned, 0 of them to do" in plan.stdout,
+        check("46 runs planned, 0 of them to do" in plan.stdout,
               f"--dry-run on a new machine: {plan.stdout[-500:]}")
         again = run_grid(source, build, new, more=["--results", repo])
         check(again.returncode == 0 and not os.path.exists(os.path.join(new, "stub.log")),
