@@ -247,6 +247,12 @@ def gru_run(size, encoder, scoring, lr, ls, seed, test, width="half"):
                shape["steps"] // shape["eval_every"], shape["speed"], test, width)
 
 
+def lowest_dev(rows):
+    """The index of the row of lowest dev WER, the first among equals: how a
+    cell's recipe, and the Transformer's, is chosen."""
+    return min(range(len(rows)), key=lambda i: (rows[i]["dev_wer"], i))
+
+
 def transformer_run(size, recipe, seed):
     t = size["transformer"]
     steps, flags = t["recipes"][recipe]
@@ -263,17 +269,18 @@ def transformer_runs(size, rows):
     its row, the other seeds of the recipe of lowest dev WER among them (the
     first among equals), as a GRU cell's seeds follow its tuning; a note
     (text, the runs it waits to plan) until then."""
-    recipes = list(size["transformer"]["recipes"])
-    first, *others = size["transformer"].get("seeds", size["seeds"])
+    t = size["transformer"]
+    recipes = list(t["recipes"])
+    first, *others = t.get("seeds", size["seeds"])
     runs = ([transformer_run(size, recipe, first) for recipe in recipes] +
             [transformer_run(size, recipes[0], seed) for seed in others])
     done = [rows[run.name] for run in runs[:len(recipes)] if run.name in rows]
     if len(done) < len(recipes):
-        longest = max(recipes, key=lambda recipe: size["transformer"]["recipes"][recipe][0])
+        longest = max(recipes, key=lambda recipe: t["recipes"][recipe][0])
         waiting = [transformer_run(size, longest, seed) for seed in others]  # for the estimate
         return runs, [(f"the Transformer: {len(waiting)} runs of the recipe chosen on dev after "
                        f"its {len(recipes) - len(done)} first-seed runs still to do", waiting)]
-    chosen = min(range(len(recipes)), key=lambda i: (done[i]["dev_wer"], i))
+    chosen = lowest_dev(done)
     if chosen:
         runs += [transformer_run(size, recipes[chosen], seed) for seed in others]
     return runs, []
@@ -293,7 +300,7 @@ def tune_then_test(size, rows, cell, recipes, width):
                    for seed in size["seeds"]]
         return tuning, [], [(f"{width} {encoder} {scoring}: {len(waiting)} test runs after its "
                              f"{len(tuning) - len(done)} tuning runs still to do", waiting)], None
-    best = min(range(len(tuning)), key=lambda i: (done[i]["dev_wer"], i))
+    best = lowest_dev(done)
     lr, ls = recipes[best]
     tests = [gru_run(size, encoder, scoring, lr, ls, seed, True, width) for seed in size["seeds"]]
     return tuning, tests, [], (done[best]["dev_wer"], ls)
