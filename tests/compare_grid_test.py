@@ -147,7 +147,7 @@ def main():
                         for r in rows if r["scoring"] == "transformer"}
         check(transformers == {("published", "1"): "40", ("budget", "1"): "50",
                                ("cosine", "1"): "50", ("cosine-dropout0.3", "1"): "50",
-                               ("cosine-40000", "1"): "60",
+                               ("cosine-40000-average5", "1"): "60",
                                ("published", "2"): "40", ("cosine-dropout0.3", "2"): "50"},
               f"the Transformer's recipes, seeds and step caps: {transformers}")
         schedules = {c[c.index("--checkpoint") + 1].split("/")[-1]:
@@ -157,7 +157,7 @@ def main():
                             "transformer-budget-s1.ckpt.npz": None,
                             "transformer-cosine-s1.ckpt.npz": "cosine",
                             "transformer-cosine-dropout0.3-s1.ckpt.npz": "cosine",
-                            "transformer-cosine-40000-s1.ckpt.npz": "cosine",
+                            "transformer-cosine-40000-average5-s1.ckpt.npz": "cosine",
                             "transformer-published-s2.ckpt.npz": None,
                             "transformer-cosine-dropout0.3-s2.ckpt.npz": "cosine"},
               f"the Transformer's warm-up runs and their decays: {schedules}")
@@ -169,10 +169,14 @@ def main():
                            "transformer-budget-s1.ckpt.npz": "0.1",
                            "transformer-cosine-s1.ckpt.npz": "0.1",
                            "transformer-cosine-dropout0.3-s1.ckpt.npz": "0.3",
-                           "transformer-cosine-40000-s1.ckpt.npz": "0.1",
+                           "transformer-cosine-40000-average5-s1.ckpt.npz": "0.1",
                            "transformer-published-s2.ckpt.npz": "0.1",
                            "transformer-cosine-dropout0.3-s2.ckpt.npz": "0.3"},
               f"the Transformer's warm-up runs and their dropout: {dropouts}")
+        averaged = {c[c.index("--checkpoint") + 1].split("/")[-1]: c[c.index("--average-last") + 1]
+                    for c in training if "--warmup" in c and "--average-last" in c}
+        check(averaged == {"transformer-cosine-40000-average5-s1.ckpt.npz": "5"},
+              f"the Transformer's runs that average their last evaluations: {averaged}")
         full = sorted((e, s) for size, e, s in tests if size == "full" and s != "transformer")
         check(full == [("bidirectional", "dot"), ("unidirectional", "additive"),
                        ("unidirectional", "dot")], f"the cells confirmed at full size: {full}")
