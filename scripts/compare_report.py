@@ -338,15 +338,29 @@ def cells_table(cells):
                   "test PER %", "beam 5 WER %", "beam 5 PER %"], rows)
 
 
+def training_seconds(row):
+    """A run's training time: its wall_s less the grid's pauses in it (None if unknown)."""
+    return None if row["wall_s"] is None else row["wall_s"] - (row["paused_s"] or 0)
+
+
 def attention_table(cells):
-    rows = [[cell.size, cell.encoder, cell.scoring] +
-            [figure_sd([r[c] for r in cell.rows()], 3)
-             for c in ("entropy", "monotonic", "alignment_agreement")] +
-            [figure_sd([r[c] for r in cell.rows()], digits)
-             for c, digits in (("steps", 0), ("steps_per_s", 2), ("wall_s", 0))]
-            for cell in cells.values()]
+    """The attention's measures and the training's cost: steps a second and
+    seconds with the grid's pauses left out (runs.csv's steps_per_s, steps
+    over wall_s, keeps them; scaled by wall_s over the time without them,
+    a run never paused keeps its figure to the digit)."""
+    rows = []
+    for cell in cells.values():
+        runs = cell.rows()
+        seconds = [training_seconds(r) for r in runs]
+        rows.append([cell.size, cell.encoder, cell.scoring] +
+                    [figure_sd([r[c] for r in runs], 3)
+                     for c in ("entropy", "monotonic", "alignment_agreement")] +
+                    [figure_sd([r["steps"] for r in runs], 0),
+                     figure_sd([r["steps_per_s"] * r["wall_s"] / t if t else None
+                                for r, t in zip(runs, seconds)], 2),
+                     figure_sd(seconds, 0)])
     return table(["size", "encoder", "scoring", "row entropy (nats)", "monotonic", "alignment agreement",
-                  "steps", "steps/s", "wall s"], rows)
+                  "steps", "steps/s", "training s"], rows)
 
 
 def tuning_table(rows, cells):
@@ -451,7 +465,7 @@ def supported(results):
 def compute_line(rows):
     """The training time: each run's wall_s less the grid's pauses in it."""
     def hours(subset):
-        walls = [r["wall_s"] - (r["paused_s"] or 0) for r in subset if r["wall_s"] is not None]
+        walls = [t for t in map(training_seconds, subset) if t is not None]
         unknown = len(subset) - len(walls)
         return (f"{len(subset)} runs, {sum(walls) / 3600:.1f} h" +
                 (f" ({unknown} without a wall time)" if unknown else ""))
