@@ -85,9 +85,10 @@ ENCODERS = ("unidirectional", "bidirectional")
 # against 3.1 M), the shipped recipe's batch, schedule and evaluation;
 # "tiny" is a smoke test on the CMUdict sample (seconds a run). speed, for
 # the plan's time estimates, measured on this project's two-vCPU machine
-# beside other work (2026-12-04): training steps a second on two threads,
-# seconds a dev evaluation, seconds a test run's scoring (greedy, beam 5,
-# the answers).
+# beside other work (2026-12-04; the Transformer's with nothing beside it,
+# 2026-12-06): training steps a second on two threads, seconds a dev
+# evaluation, seconds a test run's scoring (greedy, beam 5, the answers;
+# the grid's for the confirmation's too).
 SIZES = {
     "grid": {
         "dict": DEFAULT_DICT,
@@ -98,7 +99,7 @@ SIZES = {
         "steps": 5000, "eval_every": 500, "checkpoint_every": 500,
         "grid": [(lr, ls) for lr in ("0.001", "0.003") for ls in ("0", "0.1")],
         "seeds": [1, 2, 3],
-        "speed": {"bahdanau": 16.0, "eval_s": 3.0, "transformer": 3.9, "score_s": 30.0},
+        "speed": {"steps_per_s": 16.0, "eval_s": 3.0, "score_s": 30.0},
         # The shipped model's widths and schedule (translate/src/g2p.cpp), its
         # learning rate and twice it (from 3e-3 its dev WER stalled once).
         "confirm": {
@@ -108,7 +109,7 @@ SIZES = {
                       "--eval-every", "500"],
             "steps": 5500, "eval_every": 500, "lrs": ("0.0015", "0.003"),
             "top": 2, "always": [("bidirectional", "dot")],
-            "speed": {"bahdanau": 5.5, "eval_s": 11.0},
+            "speed": {"steps_per_s": 5.5, "eval_s": 11.0},
         },
         "transformer": {
             "model": ["--model", "transformer", "--hidden", "256", "--blocks", "3", "--heads", "4",
@@ -144,6 +145,7 @@ SIZES = {
                         "cosine-40000-average5": (40000, ["--lr-schedule", "cosine",
                                                           "--average-last", "5"])},
             "eval_every": 1000,
+            "speed": {"steps_per_s": 6.8, "eval_s": 30.0, "score_s": 460.0},
         },
     },
     "tiny": {
@@ -155,7 +157,7 @@ SIZES = {
         "steps": 30, "eval_every": 10, "checkpoint_every": 10,
         "grid": [("0.01", "0"), ("0.01", "0.1")],
         "seeds": [1],
-        "speed": {"bahdanau": 60.0, "eval_s": 0.1, "transformer": 40.0, "score_s": 2.0},
+        "speed": {"steps_per_s": 60.0, "eval_s": 0.1, "score_s": 2.0},
         "confirm": {
             "model": ["--embed", "8", "--hidden", "12", "--layers", "1", "--dropout", "0.1"],
             "hidden": 12,
@@ -163,7 +165,7 @@ SIZES = {
                       "--eval-every", "10"],
             "steps": 20, "eval_every": 10, "lrs": ("0.01", "0.02"),
             "top": 2, "always": [("bidirectional", "dot")],
-            "speed": {"bahdanau": 60.0, "eval_s": 0.1},
+            "speed": {"steps_per_s": 60.0, "eval_s": 0.1},
         },
         "transformer": {
             "model": ["--model", "transformer", "--hidden", "8", "--blocks", "1", "--heads", "2",
@@ -179,20 +181,20 @@ SIZES = {
                         "cosine-40000-average5": (60, ["--lr-schedule", "cosine",
                                                        "--average-last", "5"])},
             "eval_every": 10,
+            "speed": {"steps_per_s": 40.0, "eval_s": 0.1, "score_s": 2.0},
         },
     },
 }
 
 
 class PauseClock:
-    """The seconds this process has spent stopped (kill -STOP ... kill -CONT
-    of the grid's process group): a thread wakes every second; a wake-up 5
-    seconds or more after the last one, less that second, was a pause (a
-    stopped process's threads stop with it). Shorter pauses go uncounted.
-    on_pause, if set, is called after each pause is counted."""
+    """Pauses of this process (kill -STOP ... kill -CONT of the grid's
+    process group): a thread wakes every second; a wake-up 5 seconds or more
+    after the last one, less that second, was a pause (a stopped process's
+    threads stop with it). Shorter pauses go uncounted. on_pause, if set, is
+    called with each pause's start (time.time()) and seconds."""
 
     def __init__(self):
-        self.paused = 0.0
         self.on_pause = None
         threading.Thread(target=self._watch, daemon=True).start()
 
@@ -201,10 +203,8 @@ class PauseClock:
         while True:
             time.sleep(1)
             now = time.monotonic()
-            if now - last >= 5:
-                self.paused += now - last - 1
-                if self.on_pause:
-                    self.on_pause()
+            if now - last >= 5 and self.on_pause:
+                self.on_pause(time.time() - (now - last - 1), now - last - 1)
             last = now
 
 
@@ -225,9 +225,9 @@ class Run:
         self.name = f"{short}-{recipe}-s{seed}"
 
     def estimate_s(self, size):
-        speed = size["speed"]
-        return (self.steps / self.speed["bahdanau"] + self.evals * self.speed["eval_s"] +
-                (speed["score_s"] if self.test else 0))
+        score_s = self.speed.get("score_s", size["speed"]["score_s"])
+        return (self.steps / self.speed["steps_per_s"] + self.evals * self.speed["eval_s"] +
+                (score_s if self.test else 0))
 
 
 def recipe_name(lr, ls):
@@ -261,10 +261,9 @@ def lowest_dev(rows):
 def transformer_run(size, recipe, seed):
     t = size["transformer"]
     steps, flags = t["recipes"][recipe]
-    speed = {"bahdanau": size["speed"]["transformer"], "eval_s": size["speed"]["eval_s"]}
     return Run("transformer", "transformer", recipe, seed,
                t["model"] + t["train"] + flags + ["--steps", str(steps), "--seed", str(seed)],
-               steps, steps // t["eval_every"], speed, True, "full")
+               steps, steps // t["eval_every"], t["speed"], True, "full")
 
 
 def transformer_runs(size, rows):
@@ -404,16 +403,22 @@ def do_run(run, args, size, program):
 
     def train():
         resume = ["--resume", checkpoint] if os.path.exists(checkpoint) else []
-        # The run's pauses in earlier sittings (the program's train_seconds
-        # spans its sittings), kept in WORK/RUN.paused at every pause.
+        # The run's pauses, [start, seconds], kept in WORK/RUN.paused at each
+        # one: the program's train_seconds spans its sittings up to the
+        # checkpoint it resumes from, so the pauses begun before that
+        # checkpoint was written count; the later ones fell in steps a killed
+        # sitting lost, and go with them.
         paused_file = base + ".paused"
-        earlier = float(open(paused_file).read()) if resume and os.path.exists(paused_file) else 0
-        start = CLOCK.paused if CLOCK else 0.0
+        pauses = []
+        if resume and os.path.exists(paused_file):
+            with open(paused_file, encoding="utf-8") as f:
+                pauses = [p for p in json.load(f) if p[0] < os.path.getmtime(checkpoint)]
 
-        def paused():
-            return earlier + (CLOCK.paused if CLOCK else 0.0) - start
+        def count(start, seconds):
+            pauses.append([start, seconds])
+            write_atomic(paused_file, json.dumps(pauses) + "\n")
         if CLOCK:
-            CLOCK.on_pause = lambda: write_atomic(paused_file, str(paused()))
+            CLOCK.on_pause = count
         try:
             out = run_program(program, ["--task", "g2p", "--dict", args.dict, *run.flags,
                                         "--checkpoint", checkpoint, "--checkpoint-every",
@@ -424,7 +429,7 @@ def do_run(run, args, size, program):
         finally:  # a failed run's file is not written for by later pauses
             if CLOCK:
                 CLOCK.on_pause = None
-        return out + f"grid_paused_seconds {paused()}\n"
+        return out + f"grid_paused_seconds {sum(seconds for _, seconds in pauses)}\n"
 
     stats = read_stats(stage(base + ".train.stats", train))
     row = {"run": run.name, "encoder": run.encoder, "scoring": run.scoring,

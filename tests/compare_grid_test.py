@@ -21,7 +21,8 @@ figures made up from the run's flags), standard library only:
    training resumes from its checkpoint (--resume), the scoring goes on
    without training again, and the results are the uninterrupted run's, byte
    for byte, but for the killed training run's paused_s: a pause of its
-   first sitting (its WORK/RUN.paused) is carried into its row.
+   first sitting (its WORK/RUN.paused) begun before the checkpoint it
+   resumes from is carried into its row, one begun after it is not.
 3. --dry-run: the plan, each run's state, the total.
 4. A new machine: --collect copies the finished runs into another results
    directory (the repository's docs/compare); with it and an empty work
@@ -210,9 +211,13 @@ def main():
         os.makedirs(killed)
         first = run_grid(source, build, killed, kill="training:uni-general-lr0.01-ls0.1-s0:20")
         check(first.returncode != 0, "the first sitting was not killed")
-        # a pause in the first sitting of the run it killed, as the pause clock keeps it
+        # two pauses in the first sitting of the run it killed, as the pause
+        # clock keeps them ([start, seconds]): one begun before its last
+        # checkpoint (in the time it carries), one after (lost with the steps
+        # after it): only the first counts
+        saved = os.path.getmtime(os.path.join(killed, "uni-general-lr0.01-ls0.1-s0.ckpt.npz"))
         with open(os.path.join(killed, "uni-general-lr0.01-ls0.1-s0.paused"), "w") as f:
-            f.write("7.5")
+            json.dump([[saved - 60, 7.5], [saved + 1, 100.0]], f)
         second = run_grid(source, build, killed, kill="beam:bi-dot-lr0.01-ls0-s1")
         check(second.returncode != 0, "the second sitting was not killed")
         third = run_grid(source, build, killed)
