@@ -96,6 +96,12 @@ def run_grid(source, build, work, kill="", dry_run=False, more=()):
                           capture_output=True, text=True)
 
 
+def last_flag(call, flag):
+    """The value after the last `flag` of a command line, or None."""
+    values = [a for i, a in enumerate(call) if i and call[i - 1] == flag]
+    return values[-1] if values else None
+
+
 def calls(work):
     with open(os.path.join(work, "stub.log")) as f:
         return [json.loads(line) for line in f]
@@ -151,9 +157,11 @@ def main():
                                ("cosine-40000-average5", "1"): "60",
                                ("published", "2"): "40", ("cosine-dropout0.3", "2"): "50"},
               f"the Transformer's recipes, seeds and step caps: {transformers}")
-        schedules = {c[c.index("--checkpoint") + 1].split("/")[-1]:
-                     c[c.index("--lr-schedule") + 1] if "--lr-schedule" in c else None
-                     for c in training if "--warmup" in c}
+        # The Transformer's warm-up runs by checkpoint file; a flag's last
+        # value is the one the program keeps.
+        warm = {os.path.basename(last_flag(c, "--checkpoint")): c
+                for c in training if "--warmup" in c}
+        schedules = {name: last_flag(c, "--lr-schedule") for name, c in warm.items()}
         check(schedules == {"transformer-published-s1.ckpt.npz": None,
                             "transformer-budget-s1.ckpt.npz": None,
                             "transformer-cosine-s1.ckpt.npz": "cosine",
@@ -162,10 +170,7 @@ def main():
                             "transformer-published-s2.ckpt.npz": None,
                             "transformer-cosine-dropout0.3-s2.ckpt.npz": "cosine"},
               f"the Transformer's warm-up runs and their decays: {schedules}")
-        # The last --dropout is the one the program keeps.
-        dropouts = {c[c.index("--checkpoint") + 1].split("/")[-1]:
-                    [a for i, a in enumerate(c) if i and c[i - 1] == "--dropout"][-1]
-                    for c in training if "--warmup" in c}
+        dropouts = {name: last_flag(c, "--dropout") for name, c in warm.items()}
         check(dropouts == {"transformer-published-s1.ckpt.npz": "0.1",
                            "transformer-budget-s1.ckpt.npz": "0.1",
                            "transformer-cosine-s1.ckpt.npz": "0.1",
@@ -174,8 +179,8 @@ def main():
                            "transformer-published-s2.ckpt.npz": "0.1",
                            "transformer-cosine-dropout0.3-s2.ckpt.npz": "0.3"},
               f"the Transformer's warm-up runs and their dropout: {dropouts}")
-        averaged = {c[c.index("--checkpoint") + 1].split("/")[-1]: c[c.index("--average-last") + 1]
-                    for c in training if "--warmup" in c and "--average-last" in c}
+        averaged = {name: last_flag(c, "--average-last") for name, c in warm.items()
+                    if "--average-last" in c}
         check(averaged == {"transformer-cosine-40000-average5-s1.ckpt.npz": "5"},
               f"the Transformer's runs that average their last evaluations: {averaged}")
         full = sorted((e, s) for size, e, s in tests if size == "full" and s != "transformer")
