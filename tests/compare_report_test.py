@@ -238,6 +238,18 @@ def main(source_dir):
         check("Chosen on dev: the recipe of lowest dev WER at seed 1, the first seed every "
               "recipe has. Its test WER over the seeds that did not choose it (1): 15.00." in report,
               "the report does not say how the Transformer's recipe is chosen, or its seed 2")
+        # Against the 25% target: cosine's word errors 1 (words 0-3), 1/2
+        # (4-5), 0: mean 12.5, sd 0.3112, so about 12.5 +- 1.96 * 31.12 /
+        # sqrt(40) = [2.86, 22.14], all of it below 25.
+        target = re.search(r"Against the target of 25% test WER: the chosen recipe's "
+                           r"(\S+)% over 2 seeds, 95% interval over the test words "
+                           r"\[(\S+), (\S+)\]: met, the interval below it too\.", report)
+        check(target is not None, "no sentence on the chosen recipe against the 25% target")
+        if target:
+            check(target[1] == "12.50", f"the chosen recipe's test WER {target[1]}, expected 12.50")
+            low, high = float(target[2]), float(target[3])
+            check.close(low, 2.86, 1.5, "the chosen recipe's WER, lower end")
+            check.close(high, 22.14, 1.5, "the chosen recipe's WER, upper end")
         for a, b, difference in (("budget", "published", "-5.00"), ("cosine", "published", "-7.50"),
                                  ("cosine", "additive", "+7.50")):
             against = (f"transformer ({b}) (full)" if b != "additive" else
@@ -247,6 +259,27 @@ def main(source_dir):
         check(p_values(table_row(report, "transformer (cosine) (full) − additive (bidirectional, "
                                  "full)")[3]) == [(0.5, 2, 0), (0.125, 4, 0)],
               "cosine − additive McNemar")
+
+        # The target's four verdicts, one seed with k of 40 words wrong: about
+        # 100 k / 40 +- 1.96 sqrt(p (1 - p) / 40) points, p = k / 40.
+        sys.path.insert(0, os.path.dirname(script))
+        import compare_report
+
+        class OneSeed:
+            def __init__(self, wrong):
+                self.runs = {"1": None}
+                self.errors = [1] * wrong + [0] * (40 - wrong)
+
+            def word_errors(self):
+                return self.errors
+
+        for wrong, verdict in ((4, "met, the interval below it too"),  # [0.7, 19.3]
+                               (8, "met by the mean; the interval reaches above it"),  # [7.6, 32.4]
+                               (12, "not met by the mean; the interval reaches below it"),
+                               (39, "not met, the interval above it too")):  # [92.7, 100]
+            line = compare_report.target_line(OneSeed(wrong))
+            check(line.endswith(f": {verdict}.") and f"recipe's {100 * wrong / 40:.2f}% over 1 seed,"
+                  in line, f"{wrong} of 40 wrong against the target: {line}")
 
         # Their cost without the grid's pauses: cosine's seed 1 trained 3,600
         # of its 5,400 s, at 5 x 5,400 / 3,600 = 7.5 steps a second; seed 2 at
