@@ -86,14 +86,16 @@ void BM_Pronounce(benchmark::State& state, int64_t beam) {
   ag::set_num_threads(1);
 }
 BENCHMARK_CAPTURE(BM_Pronounce, greedy, 1)
-    ->Name("pronounce/greedy/threads")
+    ->Name("pronounce/greedy")
+    ->ArgName("threads")
     ->Arg(1)
     ->Arg(2)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
     ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Pronounce, beam5, 5)
-    ->Name("pronounce/beam5/threads")
+    ->Name("pronounce/beam5")
+    ->ArgName("threads")
     ->Arg(2)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
