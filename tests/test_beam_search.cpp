@@ -3,10 +3,13 @@
 // bidirectional seq2seq and d2l's Transformer, K = 1, 3, 10: every
 // candidate's tokens, whether it finished, log P and length-normalised score.
 // Then K = 1 against greedy prediction, beam search against exhaustive
-// search over every sequence of a tiny model, and bad input.
+// search over every sequence of a tiny model, how often the source is
+// copied, and bad input.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "attograd/translate/predict.h"
@@ -40,6 +43,17 @@ std::unique_ptr<nn::EncoderDecoder> fixture_model(const std::string& name) {
   model->load_state_dict(state, /*strict=*/true);
   return model;
 }
+
+class ForwardEncoder : public nn::Encoder {
+ public:
+  explicit ForwardEncoder(nn::Encoder& inner) : Encoder("ForwardEncoder"), inner_(inner) {}
+  std::vector<Tensor> forward(const Tensor& src, const Tensor& lens) override {
+    return inner_.forward(src, lens);
+  }
+
+ private:
+  nn::Encoder& inner_;
+};
 
 TEST(BeamSearchTest, MatchesAPlainPythonBeamSearchOverTheTorchTwins) {
   for (const std::string name : {"bidirectional", "transformer"}) {
@@ -150,6 +164,59 @@ TEST(BeamSearchTest, LargeBeamEqualsExhaustiveSearch) {
   ASSERT_TRUE(result[0][0].finished);
   EXPECT_EQ(result[0][0].output, best_output);
   EXPECT_NEAR(result[0][0].score, best, 1e-12);
+}
+
+// The model's own decoder, watched: for each select_state call, whether it
+// replaced the source (enc_outputs, the keys' memory), a copy of every row's.
+class SourceCopyCounter : public nn::Decoder {
+ public:
+  explicit SourceCopyCounter(nn::Decoder& inner) : Decoder("SourceCopyCounter"), inner_(inner) {}
+  nn::DecoderState init_state(const std::vector<Tensor>& enc_outputs, const Tensor& lens) override {
+    return inner_.init_state(enc_outputs, lens);
+  }
+  Tensor forward(const Tensor& tgt, nn::DecoderState& state) override {
+    return inner_.forward(tgt, state);
+  }
+  Tensor alignment() const override { return inner_.alignment(); }
+  void select_state(nn::DecoderState& state, const Tensor& rows) const override {
+    const TensorImpl* source = state.tensors[0].impl();
+    inner_.select_state(state, rows);
+    copied.push_back(state.tensors[0].impl() != source);
+  }
+  mutable std::vector<bool> copied;  // one a call
+
+ private:
+  nn::Decoder& inner_;
+};
+
+// Each input keeps its rows while its hypotheses end (the spare ones idle),
+// so the decoder copies the source when the beam first widens and when the
+// idle rows pass a quarter, not whenever a hypothesis ends (predict.cpp's
+// next_rows): on the fixture's 3 inputs hypotheses end at every one of the 6
+// steps, and the source is copied twice (3 and 4 times at K = 3 and 10 when
+// the batch was compacted whenever a hypothesis ended).
+TEST(BeamSearchTest, CopiesTheSourceOnlyWhenTheRowsAreCompacted) {
+  auto trained = fixture_model("bidirectional");
+  auto watched = std::make_unique<SourceCopyCounter>(trained->decoder());
+  SourceCopyCounter* counter = watched.get();
+  nn::EncoderDecoder model(std::make_unique<ForwardEncoder>(trained->encoder()),
+                           std::move(watched));
+  const Tensor& src = fixture_tensor(kFile, "bidirectional.src");
+  const Tensor& valid = fixture_tensor(kFile, "bidirectional.src_valid_len");
+  for (const int64_t K : {3, 10}) {
+    SCOPED_TRACE("K=" + std::to_string(K));
+    counter->copied.clear();
+    const auto result = beam_search(model, src, valid, kSteps, {K, 0.75});
+    // A candidate that finished with L tokens ended at step L + 1.
+    std::set<size_t> ending_steps;
+    for (const auto& candidates : result)
+      for (const BeamCandidate& c : candidates)
+        if (c.finished) ending_steps.insert(c.output.size() + 1);
+    EXPECT_EQ(ending_steps.size(), static_cast<size_t>(kSteps));
+    ASSERT_EQ(counter->copied.size(), static_cast<size_t>(kSteps));
+    EXPECT_TRUE(counter->copied[0]);  // 1 row an input -> its hypotheses
+    EXPECT_EQ(std::count(counter->copied.begin(), counter->copied.end(), true), 2);
+  }
 }
 
 TEST(BeamSearchTest, RestoresTrainingModeAndRejectsBadInput) {
