@@ -44,17 +44,6 @@ std::unique_ptr<nn::EncoderDecoder> fixture_model(const std::string& name) {
   return model;
 }
 
-class ForwardEncoder : public nn::Encoder {
- public:
-  explicit ForwardEncoder(nn::Encoder& inner) : Encoder("ForwardEncoder"), inner_(inner) {}
-  std::vector<Tensor> forward(const Tensor& src, const Tensor& lens) override {
-    return inner_.forward(src, lens);
-  }
-
- private:
-  nn::Encoder& inner_;
-};
-
 TEST(BeamSearchTest, MatchesAPlainPythonBeamSearchOverTheTorchTwins) {
   for (const std::string name : {"bidirectional", "transformer"}) {
     auto model = fixture_model(name);
@@ -187,6 +176,18 @@ class SourceCopyCounter : public nn::Decoder {
 
  private:
   nn::Decoder& inner_;
+};
+
+// The model's own encoder, for a model built around the watched decoder.
+class ForwardEncoder : public nn::Encoder {
+ public:
+  explicit ForwardEncoder(nn::Encoder& inner) : Encoder("ForwardEncoder"), inner_(inner) {}
+  std::vector<Tensor> forward(const Tensor& src, const Tensor& lens) override {
+    return inner_.forward(src, lens);
+  }
+
+ private:
+  nn::Encoder& inner_;
 };
 
 // Each input keeps its rows while its hypotheses end (the spare ones idle),
