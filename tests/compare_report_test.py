@@ -265,19 +265,17 @@ def main(source_dir):
         sys.path.insert(0, os.path.dirname(script))
         import compare_report
 
-        class OneSeed:
-            def __init__(self, wrong):
-                self.runs = {"1": None}
-                self.errors = [1] * wrong + [0] * (40 - wrong)
-
-            def word_errors(self):
-                return self.errors
+        def one_seed(wrong):
+            cell = compare_report.Cell("full", "transformer", "transformer (t)")
+            cell.add({"run": "t-s1", "seed": "1", "recipe": "t"}, [1] * wrong + [0] * (40 - wrong),
+                     None, None)
+            return cell
 
         for wrong, verdict in ((4, "met, the interval below it too"),  # [0.7, 19.3]
                                (8, "met by the mean; the interval reaches above it"),  # [7.6, 32.4]
                                (12, "not met by the mean; the interval reaches below it"),
                                (39, "not met, the interval above it too")):  # [92.7, 100]
-            line = compare_report.target_line(OneSeed(wrong))
+            line = compare_report.target_line(one_seed(wrong))
             check(line.endswith(f": {verdict}.") and f"recipe's {100 * wrong / 40:.2f}% over 1 seed,"
                   in line, f"{wrong} of 40 wrong against the target: {line}")
 
