@@ -277,6 +277,23 @@ TEST(TranslateCli, AKilledRunResumesToTheSameBits) {
   };
   EXPECT_EQ(figures(whole.out), figures(resumed.out));
   EXPECT_NE(figures(whole.out).find("dev_wer "), std::string::npos) << whole.out;
+  // Resumed once more, from the checkpoint of its last step, the run trains
+  // no step, saves the same model and names the kept step's dev WER as the
+  // run never stopped does, though a resumed run has only its curve.
+  const ProgramRun finished = run(resumable + " --resume " + checkpoint);
+  ASSERT_EQ(finished.exit_code, 0) << finished.err;
+  EXPECT_NE(finished.err.find("resumed from " + checkpoint + " after step 3000\n"),
+            std::string::npos)
+      << finished.err;
+  EXPECT_EQ(read_file(ag::testing::scratch_file("translate_cli", "whole.npz")),
+            read_file(ag::testing::scratch_file("translate_cli", "resumed.npz")));
+  const auto kept_line = [](const std::string& err) {
+    const size_t at = err.find("\nkept the parameters of step ");
+    return at == std::string::npos ? std::string()
+                                   : err.substr(at + 1, err.find('\n', at + 1) - at);
+  };
+  ASSERT_NE(kept_line(whole.err), "") << whole.err;
+  EXPECT_EQ(kept_line(whole.err), kept_line(finished.err)) << finished.err;
 }
 
 // Another system's answers scored by the same code as a model's: a tiny

@@ -121,14 +121,16 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
   // Model selection on dev (in the run): the parameters of the fewest wrong answers.
   TrainingRun run(translator, d, options);
   const bool by_dev = run.by_dev();
-  std::string shown, best_shown;  // the headline of the last evaluation, of the best
+  std::string shown;  // the headline of the last evaluation
+  // The best is what the run selects on, its dev WER (the share of wrong
+  // answers, as the curve file's), so a resumed run, which has only its
+  // curve, shows it as a run never stopped does.
   double best_wrong = std::nan("");
+  const auto best_shown = [&] { return percent_figure("", "WER", best_wrong).text; };
   if (!o.resume.empty()) {
     run.resume(o.resume);
     for (const CurvePoint& point : run.curve())
       if (by_dev && !(1 - point.accuracy >= best_wrong)) best_wrong = 1 - point.accuracy;
-    if (by_dev && !std::isnan(best_wrong))
-      best_shown = percent_figure("", "wrong", best_wrong).text;
     std::fprintf(stderr, "resumed from %s after step %lld\n", o.resume.c_str(),
                  static_cast<long long>(run.steps_taken()));
   }
@@ -153,11 +155,8 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
       const CurvePoint point = run.evaluate();
       const Evaluation& e = run.last_evaluation();
       shown = (by_dev ? "  dev " : "  held-out ") + headline(task, e);
-      if (by_dev && !(1 - point.accuracy >= best_wrong)) {
-        best_wrong = 1 - point.accuracy;
-        best_shown = headline(task, e);
-      }
-      if (by_dev) shown += " (best " + best_shown + ")";
+      if (by_dev && !(1 - point.accuracy >= best_wrong)) best_wrong = 1 - point.accuracy;
+      if (by_dev) shown += " (best " + best_shown() + ")";
     }
     if (!o.checkpoint.empty() && (step % o.checkpoint_every == 0 || run.finished()))
       run.save_checkpoint(o.checkpoint);
@@ -222,7 +221,7 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
                    static_cast<long long>(figures.averaged));
     else
       std::fprintf(stderr, "kept the parameters of step %lld (best dev %s)\n",
-                   static_cast<long long>(figures.best_step), best_shown.c_str());
+                   static_cast<long long>(figures.best_step), best_shown().c_str());
   }
   if (!o.curve.empty()) write_curve(o.curve, run);
   return figures;
