@@ -121,16 +121,15 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
   // Model selection on dev (in the run): the parameters of the fewest wrong answers.
   TrainingRun run(translator, d, options);
   const bool by_dev = run.by_dev();
-  std::string shown;  // the headline of the last evaluation
-  // The best is what the run selects on, its dev WER (the share of wrong
-  // answers, as the curve file's), so a resumed run, which has only its
-  // curve, shows it as a run never stopped does.
-  double best_wrong = std::nan("");
-  const auto best_shown = [&] { return percent_figure("", "WER", best_wrong).text; };
+  // The headline of the last evaluation, and the best: the run's own, the
+  // dev WER it selects on (the share of wrong answers, as the curve file's),
+  // which a resumed run has from its checkpoint.
+  std::string shown;
+  const auto best_shown = [](double best_score) {
+    return percent_figure("", "WER", best_score).text;
+  };
   if (!o.resume.empty()) {
     run.resume(o.resume);
-    for (const CurvePoint& point : run.curve())
-      if (by_dev && !(1 - point.accuracy >= best_wrong)) best_wrong = 1 - point.accuracy;
     std::fprintf(stderr, "resumed from %s after step %lld\n", o.resume.c_str(),
                  static_cast<long long>(run.steps_taken()));
   }
@@ -152,11 +151,9 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
     if (step == 1000) figures.rss_first = rss_kib();
     const bool evaluate_now = run.evaluation_due();
     if (evaluate_now) {
-      const CurvePoint point = run.evaluate();
-      const Evaluation& e = run.last_evaluation();
-      shown = (by_dev ? "  dev " : "  held-out ") + headline(task, e);
-      if (by_dev && !(1 - point.accuracy >= best_wrong)) best_wrong = 1 - point.accuracy;
-      if (by_dev) shown += " (best " + best_shown() + ")";
+      run.evaluate();
+      shown = (by_dev ? "  dev " : "  held-out ") + headline(task, run.last_evaluation());
+      if (by_dev) shown += " (best " + best_shown(run.best_score()) + ")";
     }
     if (!o.checkpoint.empty() && (step % o.checkpoint_every == 0 || run.finished()))
       run.save_checkpoint(o.checkpoint);
@@ -221,7 +218,7 @@ TrainingFigures train_model(Translator& translator, const Dataset& d, const Opti
                    static_cast<long long>(figures.averaged));
     else
       std::fprintf(stderr, "kept the parameters of step %lld (best dev %s)\n",
-                   static_cast<long long>(figures.best_step), best_shown().c_str());
+                   static_cast<long long>(figures.best_step), best_shown(end.best_score).c_str());
   }
   if (!o.curve.empty()) write_curve(o.curve, run);
   return figures;

@@ -106,6 +106,11 @@ class TrainingRun {
   int64_t steps_taken() const;
   bool by_dev() const { return by_dev_; }  // the curve is the dev split's
   const std::vector<CurvePoint>& curve() const { return curve_; }
+  // The dev WER of the parameters kept so far (a resumed run's too); NaN
+  // before the first dev evaluation.
+  double best_score() const {
+    return best_.step() >= 0 ? best_.score() : std::numeric_limits<double>::quiet_NaN();
+  }
   // This sitting's last evaluation (its figures, for the log); count 0 before any.
   const Evaluation& last_evaluation() const { return last_; }
   const std::vector<double>& losses() const { return losses_; }  // every step's, in order
